@@ -1,0 +1,112 @@
+"""The stage interface every backend implements (embedded, Elasticsearch, OpenSearch)."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+
+from ..run import Ranking, Run
+
+
+@dataclass(frozen=True)
+class Query:
+    """One query as the backends see it. ``vector`` is set when a kNN stage needs it."""
+
+    qid: str
+    text: str
+    vector: Any = None  # numpy float32 array (dim,) or None
+    tags: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Document:
+    doc_id: str
+    fields: Mapping[str, str]  # e.g. {"title": ..., "text": ...}
+
+
+@dataclass
+class DocVectors:
+    """Document embeddings: row i of ``matrix`` belongs to ``doc_ids[i]``."""
+
+    doc_ids: Sequence[str]
+    matrix: Any  # numpy float32 (n, dim)
+    embedder_id: str = ""
+
+
+# ---- leaf retriever specs (validated config turns into these) ----
+
+@dataclass(frozen=True)
+class BM25Spec:
+    """Lexical retrieval. ``fields`` maps field name -> boost (Elasticsearch ``field^boost``).
+
+    ``multi_match_type`` follows Elasticsearch's multi_match: ``best_fields`` (max of
+    the per-field scores + tie_breaker * the others) or ``most_fields`` (sum)."""
+
+    fields: Tuple[Tuple[str, float], ...] = (("title", 1.0), ("text", 1.0))
+    multi_match_type: str = "best_fields"
+    tie_breaker: float = 0.0
+    k1: float = 1.2
+    b: float = 0.75
+    stopwords: Optional[str] = None  # None = no stop words (ES standard analyzer default)
+
+
+@dataclass(frozen=True)
+class KnnSpec:
+    """Vector retrieval over document embeddings."""
+
+    similarity: str = "cosine"  # cosine | dot_product | l2_norm
+    num_candidates: Optional[int] = None  # engines: HNSW candidates; embedded: exact, ignored
+    field: str = "embedding"
+    filter: Optional[Dict[str, Any]] = None
+
+
+@dataclass(frozen=True)
+class TemplateSpec:
+    """The team's own production query body with {{query_text}}, {{query_vector}}, {{k}}."""
+
+    body: Any = None  # JSON-able dict (frozen dataclass holds it by reference)
+    pipeline: Optional[str] = None
+
+
+LeafSpec = Any  # BM25Spec | KnnSpec | TemplateSpec
+
+
+@dataclass
+class SearchResult:
+    """One single-request search, for the latency pass."""
+
+    ranking: Ranking
+    server_took_ms: Optional[float] = None
+
+
+class Backend(abc.ABC):
+    """A search engine that answers leaf retrievers.
+
+    Life cycle: ``prepare`` (build or attach the index) -> many ``search_batch`` /
+    ``search_one`` -> ``close`` (delete what this backend created, nothing else).
+    Every method raises ``InfrastructureError`` when the engine cannot answer;
+    it never returns an empty ranking in place of an error.
+    """
+
+    name: str = "abstract"
+
+    @abc.abstractmethod
+    def prepare(self, documents: Optional[Sequence[Document]],
+                doc_vectors: Optional[DocVectors]) -> None:
+        """Index the suite's corpus (throwaway) or check the existing index is there."""
+
+    @abc.abstractmethod
+    def search_batch(self, spec: LeafSpec, queries: Sequence[Query], k: int) -> Run:
+        """Quality pass: every query, top ``k`` each, as fast as the engine allows."""
+
+    @abc.abstractmethod
+    def search_one(self, spec: LeafSpec, query: Query, k: int) -> SearchResult:
+        """Latency pass: exactly one request for one query, as production would send it."""
+
+    def describe(self) -> Dict[str, Any]:
+        """Engine name/version and index facts, for reports and baseline fingerprints."""
+        return {"backend": self.name}
+
+    def close(self) -> None:
+        """Release resources and delete throwaway indexes this backend created."""

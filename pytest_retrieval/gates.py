@@ -1,0 +1,65 @@
+"""Floors -> verdicts, and the failure message a person can act on (pure, no I/O)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+from .config import Floor
+
+
+@dataclass
+class GateOutcome:
+    suite: str
+    floor: Floor
+    value: Optional[float]  # None: could not be measured (an error, never a pass)
+    passed: bool
+    message: str
+
+    def as_dict(self) -> dict:
+        return {"retriever": self.floor.retriever, "metric": self.floor.metric,
+                "value": self.value, "op": self.floor.op, "threshold": self.floor.threshold,
+                "passed": self.passed}
+
+
+def fmt(x: float, other: Optional[float] = None) -> str:
+    """4 decimals, or as many as it takes to show that two different numbers differ."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    s = f"{x:.4f}"
+    if other is not None and x != other and s == f"{other:.4f}":
+        return repr(float(x))
+    return s
+
+
+def compare(value: float, op: str, threshold: float) -> bool:
+    """Exact comparison: nothing is rounded before a verdict. NaN never passes."""
+    if value is None or math.isnan(value):
+        return False
+    return value >= threshold if op == ">=" else value <= threshold
+
+
+def check_floor(suite_name: str, floor: Floor, value: float,
+                worst: List[Tuple[str, float, str]] = (), n_queries: Optional[int] = None,
+                unit: str = "") -> GateOutcome:
+    passed = compare(value, floor.op, floor.threshold)
+    head = f"{suite_name} :: {floor.retriever} :: {floor.metric}"
+    v, t = fmt(value, floor.threshold), fmt(floor.threshold, value)
+    if passed:
+        msg = f"{head} = {v}{unit} ({floor.op} {t}{unit}: ok)"
+    else:
+        word = "below the floor" if floor.op == ">=" else "above the ceiling"
+        gap = abs(value - floor.threshold) if not math.isnan(value) else math.nan
+        lines = [f"{head} = {v}{unit}, {word} {floor.op} {t}{unit} (short by {fmt(gap)}{unit})"]
+        if floor.origin:
+            lines.append(f"  floor set at {floor.origin}")
+        if n_queries is not None and not floor.is_latency:
+            lines.append(f"  averaged over {n_queries} judged queries")
+        if worst:
+            lines.append(f"  worst {len(worst)} queries for {floor.metric}:")
+            for qid, val, text in worst:
+                t_ = (text[:77] + "...") if len(text) > 80 else text
+                lines.append(f"    {fmt(val)}  {qid}  {t_}")
+        msg = "\n".join(lines)
+    return GateOutcome(suite_name, floor, value, passed, msg)

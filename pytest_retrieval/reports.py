@@ -1,0 +1,126 @@
+"""Report writers: the terminal summary table and the JSON report. No logic lives here."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Dict, List, Sequence
+
+from . import __version__
+
+REPORT_VERSION = 1
+
+
+def _cell(x: Any) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.4f}" if isinstance(x, float) else str(x)
+
+
+def _ms(x: Any) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.1f}"
+
+
+def _table(header: List[str], rows: List[List[str]]) -> List[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(header)]
+    fmt = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)  # noqa: E731
+                                  for i, (c, w) in enumerate(zip(cells, widths)))
+    return [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+
+
+def render_summary(result: Any, outcomes: Sequence[Any]) -> List[str]:
+    suite = result.suite
+    info = result.backend_info
+    engine = info.get("engine") or info.get("backend", "?")
+    version = f" {info['version']}" if info.get("version") else ""
+    first = next(iter(result.retrievers.values()), None)
+    n_eval = len(first.evaluation.evaluated) if first else 0
+    lines = [f"{suite.name} ({suite.path.name}) on {engine}{version}: "
+             f"{n_eval} judged queries, profile {suite.model.evaluation.profile}"]
+    header = ["retriever"] + list(suite.metrics) + ["p50 ms", "p95 ms"]
+    rows = []
+    for name, r in result.retrievers.items():
+        row = [name] + [_cell(r.evaluation.aggregate.get(m)) for m in suite.metrics]
+        row += [_ms(r.latency.p50 if r.latency else None), _ms(r.latency.p95 if r.latency else None)]
+        rows.append(row)
+    lines += ["  " + l for l in _table(header, rows)]
+    if outcomes:
+        lines.append("  gates:")
+        for o in outcomes:
+            mark = "PASS" if o.passed else "FAIL"
+            unit = " ms" if o.floor.is_latency else ""
+            lines.append(f"    {mark}  {o.floor.retriever} {o.floor.metric} = {_cell(o.value)}{unit}"
+                         f" ({o.floor.op} {_cell(o.floor.threshold)}{unit})")
+    ev = first.evaluation if first else None
+    if ev is not None and ev.no_relevant:
+        lines.append(f"  {len(ev.no_relevant)} queries without a relevant judgment are left out "
+                     f"of the averages: {', '.join(ev.no_relevant[:10])}")
+    for r in result.retrievers.values():
+        if r.evaluation.missing:
+            lines.append(f"  {r.name}: {len(r.evaluation.missing)} queries returned no hits "
+                         f"(scored 0, counted)")
+        for w in r.warnings:
+            lines.append(f"  warning: {r.name}: {w}")
+    for w in result.warnings:
+        lines.append(f"  warning: {w}")
+    return lines
+
+
+def suite_report(state: Any) -> Dict[str, Any]:
+    if state.result is None:
+        return {"suite": state.suite.name, "file": str(state.suite.path),
+                "error": str(state.error) if state.error else "not run"}
+    result = state.result
+    retrievers = []
+    for name, r in result.retrievers.items():
+        ev = r.evaluation
+        per_query: Dict[str, Dict[str, float]] = {}
+        for metric, values in ev.per_query.items():
+            for qid, v in values.items():
+                per_query.setdefault(qid, {})[metric] = v
+        retrievers.append({
+            "name": name,
+            "type": r.kind,
+            "metrics": dict(ev.aggregate),
+            "latency_ms": r.latency.as_dict() if r.latency else None,
+            "per_query": per_query,
+            "queries_without_hits": list(ev.missing),
+            "warnings": list(r.warnings),
+        })
+    first = next(iter(result.retrievers.values()), None)
+    return {
+        "suite": result.suite.name,
+        "file": str(result.suite.path),
+        "backend": result.backend_info,  # never holds credentials (backends describe() only facts)
+        "profile": result.suite.model.evaluation.profile,
+        "ties": result.suite.model.evaluation.ties,
+        "queries": {"judged": len(first.evaluation.evaluated) if first else 0,
+                    "no_relevant": list(first.evaluation.no_relevant) if first else []},
+        "retrievers": retrievers,
+        "gates": [o.as_dict() for o in state.outcomes],
+        "warnings": list(result.warnings),
+    }
+
+
+def write_json_report(path: Path, states: Sequence[Any]) -> None:
+    doc = {"version": REPORT_VERSION, "plugin_version": __version__,
+           "suites": [suite_report(s) for s in states]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=2, sort_keys=False, allow_nan=False,
+                              default=_json_default), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _json_default(o: Any) -> Any:
+    try:
+        import numpy as np
+        if isinstance(o, np.generic):
+            return o.item()
+    except ImportError:  # pragma: no cover
+        pass
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")

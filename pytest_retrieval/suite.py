@@ -1,0 +1,335 @@
+"""Running a suite: judgments -> backend -> every retriever -> metrics and latency.
+
+The retrieval runs once per suite; every gate item of the suite reads the result.
+Leaf retrievers (bm25, knn, template) go to the backend; stages built on others
+(rrf, weighted, linear) are fused client-side from the leaves' candidates with the
+pure functions of ``fusion``, the same way on every backend.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from .backends.base import (Backend, BM25Spec, Document, DocVectors, KnnSpec, Query,
+                            TemplateSpec)
+from .config import FUSION_TYPES, Suite
+from .errors import ConfigError, InfrastructureError
+from .judgments import (JudgmentSet, Overlap, check_overlap, load_beir, load_corpus,
+                        load_qrels, load_queries, load_tags, reconcile_ids)
+from .run import Ranking, Run
+from .stats import LatencySummary, summarize_latency
+
+
+@dataclass
+class RetrieverResult:
+    name: str
+    kind: str
+    run: Run
+    evaluation: Any  # metrics.Evaluation
+    latency: Optional[LatencySummary] = None
+    warnings: List[str] = field(default_factory=list)
+
+    @property
+    def metrics(self) -> Dict[str, float]:
+        return dict(self.evaluation.aggregate)
+
+
+@dataclass
+class SuiteResult:
+    suite: Suite
+    judgments: JudgmentSet
+    overlap: Overlap
+    retrievers: Dict[str, RetrieverResult]
+    backend_info: Dict[str, Any]
+    warnings: List[str] = field(default_factory=list)
+
+    def value(self, retriever: str, metric: str) -> float:
+        r = self.retrievers[retriever]
+        if metric.endswith("_ms"):
+            if r.latency is None:
+                raise KeyError(f"no latency measured for {retriever}")
+            return getattr(r.latency, metric.replace("_ms", ""))
+        return r.evaluation.aggregate[metric]
+
+
+# ------------------------------------------------------------------ judgments
+
+def load_judgments(suite: Suite) -> JudgmentSet:
+    j = suite.model.judgments
+    key = ("judgments",)
+    if j.beir:
+        js = load_beir(suite.resolve_path(key + ("beir",), j.beir), j.split,
+                       with_corpus=_needs_corpus(suite) and not j.corpus)
+    else:
+        js = JudgmentSet(queries={}, qrels={})
+    if j.queries:
+        p = suite.resolve_path(key + ("queries",), j.queries)
+        js.queries = load_queries(p)
+        js.sources["queries"] = str(p)
+    if j.qrels:
+        p = suite.resolve_path(key + ("qrels",), j.qrels)
+        js.qrels = load_qrels(p)
+        js.sources["qrels"] = str(p)
+    if j.corpus and _needs_corpus(suite):
+        p = suite.resolve_path(key + ("corpus",), j.corpus)
+        js.corpus = load_corpus(p)
+        js.sources["corpus"] = str(p)
+    if j.tags:
+        p = suite.resolve_path(key + ("tags",), j.tags)
+        js.tags = load_tags(p)
+        js.sources["tags"] = str(p)
+    if j.inline:
+        from .judgments import as_id
+        for q in j.inline:
+            qid = as_id(q.id)
+            js.queries[qid] = q.text
+            if q.relevant:
+                js.qrels.setdefault(qid, {}).update({as_id(d): g for d, g in q.relevant.items()})
+            if q.tags:
+                js.tags[qid] = tuple(q.tags)
+        js.sources.setdefault("queries", f"{suite.path} (inline)")
+        js.sources.setdefault("qrels", f"{suite.path} (inline)")
+    if j.documents:
+        from .judgments import as_id
+        docs = [Document(as_id(d.id), {k: v for k, v in (("title", d.title), ("text", d.text)) if v})
+                for d in j.documents]
+        js.corpus = (js.corpus or []) + docs
+    qsrc = js.sources.get("queries", "queries")
+    js.qrels = reconcile_ids(js.queries, js.qrels, reference_name=qsrc,
+                             other_name=js.sources.get("qrels", "qrels"))
+    if js.tags:
+        js.tags = reconcile_ids(js.queries, js.tags, reference_name=qsrc,
+                                other_name=js.sources.get("tags", "tags"))
+    return js
+
+
+def _needs_corpus(suite: Suite) -> bool:
+    b = suite.model.backend
+    return b.type == "embedded" or not b.index.name
+
+
+# -------------------------------------------------------------------- backend
+
+def make_backend(suite: Suite) -> Backend:
+    b = suite.model.backend
+    if b.type == "embedded":
+        from .backends.embedded import EmbeddedBackend
+        return EmbeddedBackend()
+    if b.connection is None:
+        raise suite.error(("backend",), f"backend {b.type} needs a 'connection' (hosts, auth)")
+    conn = b.connection.model_dump()
+    for secret in ("api_key", "password"):
+        if conn.get(secret) is not None:
+            conn[secret] = conn[secret].get_secret_value()
+    if conn.get("ca_certs"):
+        conn["ca_certs"] = str(suite.resolve_path(("backend", "connection", "ca_certs"),
+                                                  conn["ca_certs"]))
+    index = b.index.model_dump()
+    index["suite"] = suite.name
+    if b.type == "elasticsearch":
+        from .backends.elasticsearch import ElasticsearchBackend
+        return ElasticsearchBackend(conn, index)
+    from .backends.opensearch import OpenSearchBackend
+    return OpenSearchBackend(conn, index)
+
+
+def leaf_spec(suite: Suite, name: str) -> Any:
+    r = suite.model.retrievers[name]
+    if r.type == "bm25":
+        if isinstance(r.fields, dict):
+            fields = tuple((f, float(w)) for f, w in r.fields.items())
+        else:
+            fields = tuple(_field_boost(suite, name, i, f) for i, f in enumerate(r.fields))
+        return BM25Spec(fields=fields, multi_match_type=r.multi_match_type,
+                        tie_breaker=r.tie_breaker, k1=r.k1, b=r.b, stopwords=r.stopwords)
+    if r.type == "knn":
+        return KnnSpec(similarity=r.similarity, num_candidates=r.num_candidates,
+                       field=r.field or suite.model.backend.index.vector_field, filter=r.filter)
+    if r.type == "template":
+        if suite.model.backend.type == "embedded":
+            raise suite.error(("retrievers", name, "body"),
+                              "template retrievers need backend type elasticsearch or opensearch")
+        return TemplateSpec(body=r.body, pipeline=r.pipeline)
+    raise AssertionError(r.type)
+
+
+def _field_boost(suite: Suite, name: str, i: int, text: str):
+    field_, _, boost = text.partition("^")
+    try:
+        return field_, float(boost) if boost else 1.0
+    except ValueError:
+        raise suite.error(("retrievers", name, "fields", i),
+                          f"bad boost in {text!r} (expected field^number)") from None
+
+
+def fusion_config(suite: Suite, name: str, depth: int):
+    from .fusion import FusionConfig
+
+    r = suite.model.retrievers[name]
+    engine = suite.model.backend.type
+    window = r.window or depth
+    try:
+        if r.type == "rrf":
+            semantics = r.semantics or ("opensearch" if engine == "opensearch" else "elasticsearch")
+            return FusionConfig(method="rrf", semantics=semantics, rank_constant=r.rank_constant,
+                                window=window)
+        if r.type == "weighted":
+            return FusionConfig(method="weighted", semantics="opensearch",
+                                normalization=r.normalization, combination=r.combination,
+                                weights=tuple(r.weights) if r.weights else None, window=window)
+        return FusionConfig(method="linear", semantics="elasticsearch", normalization=r.normalizer,
+                            weights=tuple(r.weights) if r.weights else None, window=window)
+    except ValueError as exc:
+        raise suite.error(("retrievers", name), str(exc)) from None
+
+
+# ------------------------------------------------------------------ the runner
+
+class SuiteRunner:
+    def __init__(self, suite: Suite, *, progress: Optional[Callable[[str], None]] = None,
+                 backend: Optional[Backend] = None):
+        self.suite = suite
+        self.progress = progress or (lambda msg: None)
+        self._backend = backend
+
+    def run(self) -> SuiteResult:
+        from .metrics import evaluate
+
+        suite = self.suite
+        model = suite.model
+        js = load_judgments(suite)
+        where = js.sources.get("qrels", str(suite.path))
+        overlap = check_overlap(js, where=where)
+        warnings: List[str] = []
+        if overlap.qrels_without_query:
+            ex = ", ".join(repr(q) for q in overlap.qrels_without_query[:5])
+            warnings.append(f"{len(overlap.qrels_without_query)} judged query id(s) have no query "
+                            f"text and score 0 (e.g. {ex})")
+
+        qids = [q for q in js.queries if q in js.qrels]
+        depth = max([model.evaluation.depth] + [_metric_k(m) for m in suite.metrics])
+        fusions = {n: fusion_config(suite, n, depth) for n in suite.order
+                   if model.retrievers[n].type in FUSION_TYPES}
+        leaf_depth = max([depth] + [f.window for f in fusions.values()])
+
+        queries = [Query(q, js.queries[q], None, js.tags.get(q, ())) for q in qids]
+        leaves = {n: leaf_spec(suite, n) for n in suite.order
+                  if model.retrievers[n].type not in FUSION_TYPES}
+        needs_vectors = any(isinstance(s, KnnSpec) or (isinstance(s, TemplateSpec)
+                                                       and "{{query_vector}}" in repr(s.body))
+                            for s in leaves.values())
+        embedder = None
+        if needs_vectors:
+            if model.embedder is None:
+                raise suite.error(("embedder",), "knn retrievers need an 'embedder' section")
+            embedder = self._embedder()
+            self.progress(f"embedding {len(queries)} queries ({embedder.id})")
+            vecs = embedder.embed_queries([q.qid for q in queries], [q.text for q in queries])
+            queries = [Query(q.qid, q.text, vecs[i], q.tags) for i, q in enumerate(queries)]
+
+        backend = self._backend or make_backend(suite)
+        results: Dict[str, RetrieverResult] = {}
+        try:
+            documents = js.corpus if _needs_corpus(suite) else None
+            if _needs_corpus(suite) and not documents:
+                raise suite.error(("judgments",), "this backend builds its index from the corpus: "
+                                  "add judgments.corpus (or beir), or name an existing index")
+            doc_vectors = None
+            if documents and embedder is not None:
+                doc_vectors = self._doc_vectors(embedder, documents)
+            self.progress(f"preparing {backend.name} backend ({len(documents or [])} documents)")
+            backend.prepare(documents, doc_vectors)
+            backend_info = backend.describe()
+
+            runs: Dict[str, Run] = {}
+            for name in suite.order:
+                self.progress(f"retrieving {name}")
+                if name in leaves:
+                    runs[name] = backend.search_batch(leaves[name], queries, leaf_depth)
+                else:
+                    from .fusion import fuse_runs
+                    r = model.retrievers[name]
+                    runs[name] = fuse_runs([runs[s] for s in r.of], fusions[name], k=leaf_depth)
+            for name in suite.order:
+                ev = evaluate(js.qrels, {q: rk.top(depth) for q, rk in runs[name].items()},
+                              suite.metrics,
+                              gain="exp" if model.evaluation.profile == "exp" else "linear",
+                              ties=model.evaluation.ties,
+                              relevance_threshold=model.judgments.relevance_threshold)
+                rr = RetrieverResult(name, model.retrievers[name].type, runs[name], ev)
+                if name in fusions:
+                    from .fusion import fusion_warnings
+                    rr.warnings.extend(fusion_warnings(fusions[name], _max_k(suite.metrics)))
+                results[name] = rr
+            if model.latency.enabled:
+                for name in suite.order:
+                    self.progress(f"latency {name}")
+                    results[name].latency = self._latency(backend, leaves, fusions, name, queries,
+                                                          depth, leaf_depth)
+        finally:
+            backend.close()
+        return SuiteResult(suite, js, overlap, results, backend_info, warnings)
+
+    # ---------------------------------------------------------------- helpers
+
+    def _embedder(self):
+        from .embedders import make_embedder
+
+        cfg = self.suite.model.embedder.model_dump(exclude_none=True)
+        cfg.pop("document_template", None)
+        for key in ("queries", "query_ids", "documents", "document_ids", "model"):
+            if key in cfg and cfg["type"] in ("precomputed", "onnx"):
+                cfg[key] = str(self.suite.resolve_path(("embedder", key), cfg[key]))
+        return make_embedder(cfg, self.suite.path.parent)
+
+    def _doc_vectors(self, embedder, documents: Sequence[Document]) -> DocVectors:
+        from .embedders import embed_corpus
+
+        template = getattr(self.suite.model.embedder, "document_template", "{title} {text}")
+        self.progress(f"embedding {len(documents)} documents ({embedder.id})")
+        return embed_corpus(embedder, documents, template=template)
+
+    def _latency(self, backend: Backend, leaves, fusions, name: str, queries: Sequence[Query],
+                 depth: int, leaf_depth: int) -> LatencySummary:
+        """One query at a time, the whole stage tree, as production would serve it."""
+        from .fusion import fuse
+
+        model = self.suite.model
+
+        def single(n: str, q: Query):
+            if n in leaves:
+                res = backend.search_one(leaves[n], q, leaf_depth)
+                return res.ranking, res.server_took_ms
+            parts = [single(s, q) for s in model.retrievers[n].of]
+            took = [t for _, t in parts if t is not None]
+            return fuse([p[0] for p in parts], fusions[n]), (sum(took) if took else None)
+
+        cfg = model.latency
+        sample = list(queries[: cfg.max_queries] if cfg.max_queries else queries)
+        if not sample:
+            return summarize_latency([], [], warmup=0, repetitions=0)
+        for q in (sample * ((cfg.warmup // len(sample)) + 1))[: cfg.warmup]:
+            single(name, q)
+        wall: List[float] = []
+        took: List[float] = []
+        for _ in range(cfg.repetitions):
+            for q in sample:
+                t0 = time.perf_counter()
+                _, server = single(name, q)
+                wall.append((time.perf_counter() - t0) * 1000.0)
+                if server is not None:
+                    took.append(float(server))
+        return summarize_latency(wall, took, warmup=cfg.warmup, repetitions=cfg.repetitions)
+
+
+def _metric_k(metric: str) -> int:
+    _, _, k = metric.partition("@")
+    return int(k) if k.isdigit() else 0
+
+
+def _max_k(metrics: Sequence[str]) -> int:
+    ks = [_metric_k(m) for m in metrics]
+    return max([k for k in ks if k] or [10])
