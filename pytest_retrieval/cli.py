@@ -59,9 +59,24 @@ def _fuse(args: argparse.Namespace) -> int:
         if len(weights) != len(args.runs):
             raise RetrievalError(f"--weights: {len(weights)} weight(s) for {len(args.runs)} runs")
     try:
-        cfg = FusionConfig(method=args.method, semantics=args.semantics, rank_constant=args.rank_constant,
-                           window=args.window, normalization=args.norm, combination=args.combine,
-                           weights=weights)
+        if args.method == "rrf":
+            cfg = FusionConfig(method="rrf", semantics=args.semantics or "elasticsearch",
+                               window=args.window,
+                               rank_constant=args.rank_constant or 60)
+        elif args.method == "weighted":
+            cfg = FusionConfig(method="weighted", semantics="opensearch", window=args.window,
+                               normalization=args.norm or "min_max",
+                               combination=args.combine or "arithmetic_mean", weights=weights)
+        else:
+            cfg = FusionConfig(method="linear", semantics="elasticsearch", window=args.window,
+                               normalization=args.norm or "minmax", weights=weights)
+        for opt, value, allowed in (("--rank-constant", args.rank_constant, "rrf"),
+                                    ("--combine", args.combine, "weighted")):
+            if value is not None and args.method != allowed:
+                raise RetrievalError(f"{opt} applies to --method {allowed} only")
+        if args.method == "weighted" and args.semantics not in (None, "opensearch"):
+            raise RetrievalError("weighted fusion is OpenSearch's normalization-processor: "
+                                 "use --semantics opensearch")
     except ValueError as exc:
         raise RetrievalError(str(exc)) from None
     runs = [load_trec_run(Path(p)) for p in args.runs]
@@ -98,11 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("fuse", help="fuse TREC runs (RRF or weighted) into a TREC run on stdout")
     f.add_argument("runs", nargs="+")
     f.add_argument("--method", choices=("rrf", "weighted", "linear"), default="rrf")
-    f.add_argument("--semantics", choices=("elasticsearch", "opensearch"), default="elasticsearch")
-    f.add_argument("--rank-constant", type=int, default=60)
+    f.add_argument("--semantics", choices=("elasticsearch", "opensearch"), default=None,
+                   help="whose exact semantics (rrf default: elasticsearch)")
+    f.add_argument("--rank-constant", type=int, default=None, help="rrf only (default 60)")
     f.add_argument("--window", type=int, default=100)
-    f.add_argument("--norm", default="min_max", help="min_max | l2 (weighted); minmax | l2_norm | none (linear)")
-    f.add_argument("--combine", default="arithmetic_mean",
+    f.add_argument("--norm", default=None, help="min_max | l2 (weighted); minmax | l2_norm | none (linear)")
+    f.add_argument("--combine", default=None,
                    choices=("arithmetic_mean", "geometric_mean", "harmonic_mean"))
     f.add_argument("--weights", default=None, help="comma-separated, one per run")
     f.add_argument("-k", type=int, default=None, help="hits per query in the output (default: window)")

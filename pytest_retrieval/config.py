@@ -272,6 +272,54 @@ class Suite:
         base = Path(file).parent if file else self.path.parent
         return (base / p)
 
+    def fusion(self, name: str, depth: int):
+        """The ``fusion.FusionConfig`` of a fusion retriever; window defaults to ``depth``."""
+        from .fusion import FusionConfig
+
+        r = self.model.retrievers[name]
+        engine = self.model.backend.type
+        window = r.window or depth
+        try:
+            if r.type == "rrf":
+                # embedded: exact reference semantics; an engine: that engine's semantics
+                semantics = r.semantics or {"opensearch": "opensearch",
+                                            "elasticsearch": "elasticsearch"}.get(engine)
+                return FusionConfig(method="rrf", semantics=semantics,
+                                    rank_constant=r.rank_constant, window=window)
+            weights = tuple(r.weights) if r.weights else None
+            if r.type == "weighted":
+                return FusionConfig(method="weighted", normalization=r.normalization,
+                                    combination=r.combination, weights=weights, window=window)
+            return FusionConfig(method="linear", normalization=r.normalizer, weights=weights,
+                                window=window)
+        except ValueError as exc:
+            key = ("retrievers", name)
+            for attr in ("weights", "rank_constant", "window", "semantics", "normalization"):
+                if attr in str(exc) and key + (attr,) in self.positions:
+                    key = key + (attr,)
+                    break
+            raise self.error(key, str(exc)) from None
+
+    def bm25_fields(self, name: str) -> Tuple[Tuple[str, float], ...]:
+        """``['title^2', 'text']`` or ``{title: 2, text: 1}`` -> ((field, boost), ...)."""
+        fields = self.model.retrievers[name].fields
+        if isinstance(fields, dict):
+            return tuple((f, float(w)) for f, w in fields.items())
+        out = []
+        for i, text in enumerate(fields):
+            field_, _, boost = text.partition("^")
+            try:
+                value = float(boost) if boost else 1.0
+            except ValueError:
+                value = -1.0
+            if not field_ or value < 0:
+                raise self.error(("retrievers", name, "fields", i),
+                                 f"bad field {text!r} (expected name or name^boost, boost >= 0)")
+            out.append((field_, value))
+        if not out:
+            raise self.error(("retrievers", name, "fields"), "no fields to search")
+        return tuple(out)
+
     def error(self, key: KeyPath, message: str) -> ConfigError:
         file, line = locate(self.positions, key)
         return ConfigError(message, file=file or str(self.path), key=format_path(key), line=line)
@@ -311,6 +359,9 @@ def _data_path(data: Any, loc: Tuple[Any, ...]) -> KeyPath:
 
 def _pydantic_error(exc: ValidationError, data: Any, positions: Positions, path: Path) -> ConfigError:
     errors = exc.errors(include_url=False)
+    # the most telling problem first: a misspelt key also shows up as a missing one
+    order = {"extra_forbidden": 0, "union_tag_invalid": 1, "union_tag_not_found": 2, "missing": 9}
+    errors.sort(key=lambda e: order.get(e.get("type", ""), 5))
     err = errors[0]
     loc = tuple(err.get("loc", ()))
     key = _data_path(data, loc)
@@ -394,9 +445,10 @@ def load_suite(path: Path, *, overrides: Tuple[Path, ...] = (),
         if weights is not None and len(weights) != len(r.of):
             raise suite.error(("retrievers", name_, "weights"),
                               f"{len(weights)} weight(s) for {len(r.of)} retrievers in 'of'")
-        if r.type == "weighted" and weights is not None and abs(sum(weights) - 1.0) > 1e-6:
-            raise suite.error(("retrievers", name_, "weights"),
-                              f"weights must sum to 1 (OpenSearch normalization-processor), got {sum(weights):g}")
+        if r.type in FUSION_TYPES:
+            suite.fusion(name_, model.evaluation.depth)  # validates now, at collection
+        if r.type == "bm25":
+            suite.bm25_fields(name_)
         if r.type == "knn" and model.embedder is None and model.backend.type == "embedded":
             raise suite.error(("retrievers", name_), "a knn retriever needs an 'embedder' section")
     suite.order = _topological(retrievers, suite)

@@ -45,13 +45,17 @@ def check_floor(suite_name: str, floor: Floor, value: float,
                 unit: str = "") -> GateOutcome:
     passed = compare(value, floor.op, floor.threshold)
     head = f"{suite_name} :: {floor.retriever} :: {floor.metric}"
-    v, t = fmt(value, floor.threshold), fmt(floor.threshold, value)
+    if floor.is_latency:
+        v, t = f"{value:.2f}", f"{floor.threshold:g}"
+    else:
+        v, t = fmt(value, floor.threshold), fmt(floor.threshold, value)
     if passed:
         msg = f"{head} = {v}{unit} ({floor.op} {t}{unit}: ok)"
     else:
         word = "below the floor" if floor.op == ">=" else "above the ceiling"
         gap = abs(value - floor.threshold) if not math.isnan(value) else math.nan
-        lines = [f"{head} = {v}{unit}, {word} {floor.op} {t}{unit} (short by {fmt(gap)}{unit})"]
+        by = f"{gap:.2f}" if floor.is_latency else fmt(gap)
+        lines = [f"{head} = {v}{unit}, {word} {floor.op} {t}{unit} (off by {by}{unit})"]
         if floor.origin:
             lines.append(f"  floor set at {floor.origin}")
         if n_queries is not None and not floor.is_latency:

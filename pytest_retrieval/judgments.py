@@ -209,8 +209,8 @@ def load_qrels(path: Path) -> Qrels:
                 parts = line.split("\t")
             else:
                 parts = line.split()
-            if n == 1 and not _looks_numeric(parts[-1]):
-                continue  # header line (BEIR: query-id corpus-id score)
+            if n == 1 and _is_header(parts):
+                continue  # BEIR header: query-id corpus-id score
             if len(parts) == 4:
                 qid, _iter, did, g = parts
             elif len(parts) == 3:
@@ -226,12 +226,9 @@ def load_qrels(path: Path) -> Qrels:
     return qrels
 
 
-def _looks_numeric(s: str) -> bool:
-    try:
-        float(s)
-        return True
-    except ValueError:
-        return False
+def _is_header(parts: List[str]) -> bool:
+    return (parts[0].strip().lower() in ("query-id", "query_id", "qid", "query", "topic")
+            or parts[-1].strip().lower() in ("score", "relevance", "grade", "rel", "label"))
 
 
 def _add_judgment(qrels: Qrels, qid: str, did: str, grade: int, path: Path, n: int) -> None:

@@ -35,8 +35,9 @@ def _table(header: List[str], rows: List[List[str]]) -> List[str]:
 def render_summary(result: Any, outcomes: Sequence[Any]) -> List[str]:
     suite = result.suite
     info = result.backend_info
-    engine = info.get("engine") or info.get("backend", "?")
-    version = f" {info['version']}" if info.get("version") else ""
+    engine = info.get("backend", "?")
+    detail = " ".join(str(info[k]) for k in ("engine", "version") if info.get(k))
+    version = f" ({detail})" if detail else ""
     first = next(iter(result.retrievers.values()), None)
     n_eval = len(first.evaluation.evaluated) if first else 0
     lines = [f"{suite.name} ({suite.path.name}) on {engine}{version}: "
@@ -53,8 +54,9 @@ def render_summary(result: Any, outcomes: Sequence[Any]) -> List[str]:
         for o in outcomes:
             mark = "PASS" if o.passed else "FAIL"
             unit = " ms" if o.floor.is_latency else ""
-            lines.append(f"    {mark}  {o.floor.retriever} {o.floor.metric} = {_cell(o.value)}{unit}"
-                         f" ({o.floor.op} {_cell(o.floor.threshold)}{unit})")
+            show = _ms if o.floor.is_latency else _cell
+            lines.append(f"    {mark}  {o.floor.retriever} {o.floor.metric} = {show(o.value)}{unit}"
+                         f" ({o.floor.op} {show(o.floor.threshold)}{unit})")
     ev = first.evaluation if first else None
     if ev is not None and ev.no_relevant:
         lines.append(f"  {len(ev.no_relevant)} queries without a relevant judgment are left out "

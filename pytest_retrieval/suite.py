@@ -139,10 +139,7 @@ def make_backend(suite: Suite) -> Backend:
 def leaf_spec(suite: Suite, name: str) -> Any:
     r = suite.model.retrievers[name]
     if r.type == "bm25":
-        if isinstance(r.fields, dict):
-            fields = tuple((f, float(w)) for f, w in r.fields.items())
-        else:
-            fields = tuple(_field_boost(suite, name, i, f) for i, f in enumerate(r.fields))
+        fields = suite.bm25_fields(name)
         return BM25Spec(fields=fields, multi_match_type=r.multi_match_type,
                         tie_breaker=r.tie_breaker, k1=r.k1, b=r.b, stopwords=r.stopwords)
     if r.type == "knn":
@@ -154,36 +151,6 @@ def leaf_spec(suite: Suite, name: str) -> Any:
                               "template retrievers need backend type elasticsearch or opensearch")
         return TemplateSpec(body=r.body, pipeline=r.pipeline)
     raise AssertionError(r.type)
-
-
-def _field_boost(suite: Suite, name: str, i: int, text: str):
-    field_, _, boost = text.partition("^")
-    try:
-        return field_, float(boost) if boost else 1.0
-    except ValueError:
-        raise suite.error(("retrievers", name, "fields", i),
-                          f"bad boost in {text!r} (expected field^number)") from None
-
-
-def fusion_config(suite: Suite, name: str, depth: int):
-    from .fusion import FusionConfig
-
-    r = suite.model.retrievers[name]
-    engine = suite.model.backend.type
-    window = r.window or depth
-    try:
-        if r.type == "rrf":
-            semantics = r.semantics or ("opensearch" if engine == "opensearch" else "elasticsearch")
-            return FusionConfig(method="rrf", semantics=semantics, rank_constant=r.rank_constant,
-                                window=window)
-        if r.type == "weighted":
-            return FusionConfig(method="weighted", semantics="opensearch",
-                                normalization=r.normalization, combination=r.combination,
-                                weights=tuple(r.weights) if r.weights else None, window=window)
-        return FusionConfig(method="linear", semantics="elasticsearch", normalization=r.normalizer,
-                            weights=tuple(r.weights) if r.weights else None, window=window)
-    except ValueError as exc:
-        raise suite.error(("retrievers", name), str(exc)) from None
 
 
 # ------------------------------------------------------------------ the runner
@@ -211,7 +178,7 @@ class SuiteRunner:
 
         qids = [q for q in js.queries if q in js.qrels]
         depth = max([model.evaluation.depth] + [_metric_k(m) for m in suite.metrics])
-        fusions = {n: fusion_config(suite, n, depth) for n in suite.order
+        fusions = {n: suite.fusion(n, depth) for n in suite.order
                    if model.retrievers[n].type in FUSION_TYPES}
         leaf_depth = max([depth] + [f.window for f in fusions.values()])
 
@@ -262,7 +229,7 @@ class SuiteRunner:
                 rr = RetrieverResult(name, model.retrievers[name].type, runs[name], ev)
                 if name in fusions:
                     from .fusion import fusion_warnings
-                    rr.warnings.extend(fusion_warnings(fusions[name], _max_k(suite.metrics)))
+                    rr.warnings.extend(fusion_warnings(fusions[name], _gated_k(suite, name)))
                 results[name] = rr
             if model.latency.enabled:
                 for name in suite.order:
@@ -330,6 +297,7 @@ def _metric_k(metric: str) -> int:
     return int(k) if k.isdigit() else 0
 
 
-def _max_k(metrics: Sequence[str]) -> int:
-    ks = [_metric_k(m) for m in metrics]
+def _gated_k(suite: Suite, retriever: str) -> int:
+    """The deepest cut-off a floor of this retriever looks at (10 when none names one)."""
+    ks = [_metric_k(f.metric) for f in suite.floors if f.retriever == retriever]
     return max([k for k in ks if k] or [10])

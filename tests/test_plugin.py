@@ -1,0 +1,176 @@
+"""The plugin end to end through pytest itself (pytester): collection, verdicts, messages,
+errors vs failures, reports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+SUITE = """\
+suite: tiny
+judgments:
+  inline:
+    - {id: q1, text: "solar panels efficiency", relevant: {d1: 1, d4: 2, d2: 0}, tags: [energy]}
+    - {id: q2, text: "river flood defences", relevant: {d3: 1}}
+    - {id: 3, text: "quantum gravity", relevant: {d5: 1}}
+    - {id: q4, text: "no relevant doc judged", relevant: {d1: 0}}
+  documents:
+    - {id: d1, title: "Solar panels", text: "efficiency of solar panels in winter"}
+    - {id: d2, title: "Panels", text: "solar efficiency measured"}
+    - {id: d3, title: "Floods", text: "river flood defences in cities"}
+    - {id: d4, title: "Wind", text: "wind turbines and solar farms"}
+    - {id: d5, title: "Physics", text: "loop gravity theories"}
+latency:
+  warmup: 1
+retrievers:
+  bm25:
+    type: bm25
+    fields: [title^2, text]
+  text_only:
+    type: bm25
+    fields: [text]
+  rrf:
+    type: rrf
+    of: [bm25, text_only]
+floors:
+  bm25:
+    ndcg@10: 0.5
+    p95_ms: 10000
+  rrf:
+    recall@10: 0.5
+"""
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester):
+    def make(text: str = SUITE, name: str = "retrieval_tiny.yaml"):
+        return pytester.makefile(".yaml", **{name[:-5]: textwrap.dedent(text)})
+    return make
+
+
+def test_items_are_named_by_suite_retriever_metric(pytester, suite) -> None:
+    suite()
+    result = pytester.runpytest_subprocess("--collect-only", "-q")
+    lines = [l for l in result.outlines if "::" in l]
+    assert lines == ["retrieval_tiny.yaml::bm25::ndcg@10", "retrieval_tiny.yaml::bm25::p95_ms",
+                     "retrieval_tiny.yaml::rrf::recall@10"]
+
+
+def test_passing_suite_prints_the_summary_table(pytester, suite) -> None:
+    suite()
+    result = pytester.runpytest_subprocess("-q")
+    result.assert_outcomes(passed=3)
+    out = result.stdout.str()
+    assert "retrieval summary" in out
+    assert "tiny (retrieval_tiny.yaml) on embedded (" in out
+    assert "p95 ms" in out and "PASS  bm25 ndcg@10" in out
+    assert "queries without a relevant judgment are left out" in out and "q4" in out
+
+
+def test_failed_gate_says_what_got_worse_and_for_which_queries(pytester, suite) -> None:
+    suite(SUITE.replace("ndcg@10: 0.5", "ndcg@10: 0.99"))
+    result = pytester.runpytest_subprocess("-q")
+    result.assert_outcomes(passed=2, failed=1)
+    out = result.stdout.str()
+    assert "tiny :: bm25 :: ndcg@10 = " in out
+    assert "below the floor >= 0.9900" in out
+    assert "floor set at" in out and "retrieval_tiny.yaml:" in out
+    assert "worst 3 queries for ndcg@10" in out
+    assert "Traceback" not in out and "def runtest" not in out
+
+
+def test_bad_yaml_is_one_line_collection_error(pytester, suite) -> None:
+    suite(SUITE.replace("ndcg@10: 0.5", "ndcg@11x: 0.5"))
+    result = pytester.runpytest_subprocess("-q")
+    assert result.ret != 0
+    out = result.stdout.str()
+    assert "ConfigError:" in out and "floors.bm25.ndcg@11x" in out
+    assert "Traceback" not in out and "raise " not in out
+
+
+def test_missing_data_file_is_an_error_not_a_failure(pytester, suite) -> None:
+    text = SUITE.replace("  inline:", "  qrels: missing.trec\n  queries: missing.jsonl\n  inline:")
+    suite(text)
+    result = pytester.runpytest_subprocess("-q")
+    result.assert_outcomes(errors=3)
+    out = result.stdout.str()
+    assert "missing.jsonl: file not found" in out and "Traceback" not in out
+
+
+def test_latency_floor_without_latency_pass_errors_never_passes(pytester, suite) -> None:
+    suite()
+    result = pytester.runpytest_subprocess("-q", "--retrieval-no-latency")
+    # the p95 floor cannot be judged: collection refuses it (never a silent pass)
+    assert result.ret != 0
+    assert "latency floor given but latency.enabled is false" in result.stdout.str()
+
+
+def test_json_report_and_junit_properties(pytester, suite) -> None:
+    suite()
+    report = pytester.path / "out" / "report.json"
+    junit = pytester.path / "junit.xml"
+    result = pytester.runpytest_subprocess("-q", f"--retrieval-report={report}", f"--junitxml={junit}")
+    result.assert_outcomes(passed=3)
+    doc = json.loads(report.read_text())
+    assert doc["version"] == 1
+    (s,) = doc["suites"]
+    assert s["suite"] == "tiny"
+    names = [r["name"] for r in s["retrievers"]]
+    assert names == ["bm25", "text_only", "rrf"]
+    bm25 = s["retrievers"][0]
+    assert set(bm25["latency_ms"]) >= {"p50", "p95", "p99"}
+    assert set(bm25["per_query"]) == {"q1", "q2", "3"}
+    assert {"retriever", "metric", "value", "op", "threshold", "passed"} <= set(s["gates"][0])
+    props = {p.get("name"): p.get("value") for p in ET.parse(junit).iter("property")}
+    assert props["retrieval_metric"] in ("ndcg@10", "p95_ms", "recall@10")
+    assert "retrieval_value" in props and "retrieval_threshold" in props
+
+
+def test_profile_switch_on_the_command_line(pytester, suite) -> None:
+    suite()
+    report = pytester.path / "r.json"
+    pytester.runpytest_subprocess("-q", f"--retrieval-report={report}", "--retrieval-profile=trec")
+    assert json.loads(report.read_text())["suites"][0]["profile"] == "trec"
+
+
+def test_team_override_file(pytester, suite) -> None:
+    suite()
+    pytester.makefile(".yaml", team="floors:\n  bm25:\n    ndcg@10: 0.999\n")
+    result = pytester.runpytest_subprocess("-q", "--retrieval-override=team.yaml")
+    result.assert_outcomes(passed=2, failed=1)
+    assert "team.yaml:3" in result.stdout.str()
+
+
+def test_fixtures_for_python_tests(pytester, suite) -> None:
+    suite()
+    pytester.makepyfile(test_code="""
+        def test_floors(retrieval_suite, assert_floor):
+            result = retrieval_suite("retrieval_tiny.yaml")
+            assert set(result.retrievers) == {"bm25", "text_only", "rrf"}
+            per_query = result.retrievers["bm25"].evaluation.per_query["ndcg@10"]
+            assert set(per_query) == {"q1", "q2", "3"}
+            assert_floor(result, "bm25", "ndcg@10", 0.1)
+
+        def test_floor_fails_readably(retrieval_suite, assert_floor):
+            result = retrieval_suite("retrieval_tiny.yaml")
+            assert_floor(result, "bm25", "nDCG@10", 1.01)
+    """)
+    result = pytester.runpytest_subprocess("-q", "test_code.py")
+    result.assert_outcomes(passed=1, failed=1)
+    assert "tiny :: bm25 :: ndcg@10" in result.stdout.str()
+
+
+def test_importing_the_plugin_stays_cheap() -> None:
+    # an installed-but-unused plugin must not pull heavy libraries into pytest start-up
+    code = ("import sys, pytest_retrieval.plugin; "
+            "heavy = [m for m in ('numpy', 'pydantic', 'yaml', 'bm25s', 'elasticsearch', "
+            "'opensearchpy', 'onnxruntime') if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
