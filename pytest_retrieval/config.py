@@ -104,19 +104,16 @@ class OnnxEmbedderConfig(_Strict):
     max_length: Annotated[int, Field(gt=0)] = 256
     batch_size: Annotated[int, Field(gt=0)] = 32
     normalize: bool = True
-    document_template: str = "{title} {text}"
 
 
 class SentenceTransformersEmbedderConfig(_Strict):
     type: Literal["sentence-transformers"]
     model: str
-    document_template: str = "{title} {text}"
 
 
 class CallableEmbedderConfig(_Strict):
     type: Literal["callable"]
     function: str = Field(description="module:function taking a list of texts")
-    document_template: str = "{title} {text}"
 
 
 EmbedderConfig = Annotated[Union[PrecomputedEmbedderConfig, OnnxEmbedderConfig,

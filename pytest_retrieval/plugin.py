@@ -57,6 +57,7 @@ class SuiteState:
         self.result: Any = None
         self.error: Optional[BaseException] = None
         self.outcomes: List[Any] = []
+        self.warned: set = set()
 
     def ensure_run(self, config: pytest.Config) -> Any:
         if self.result is None and self.error is None:
@@ -180,8 +181,10 @@ class GateItem(pytest.Item):
             ("retrieval_suite", result.suite.name), ("retrieval_retriever", floor.retriever),
             ("retrieval_metric", floor.metric), ("retrieval_value", repr(value)),
             ("retrieval_op", floor.op), ("retrieval_threshold", repr(floor.threshold))])
-        for w in r.warnings:
-            self.warn(pytest.PytestWarning(f"{result.suite.name} :: {floor.retriever}: {w}"))
+        if floor.retriever not in self.state.warned:  # once per retriever, not per item
+            self.state.warned.add(floor.retriever)
+            for w in r.warnings:
+                self.warn(pytest.PytestWarning(f"{result.suite.name} :: {floor.retriever}: {w}"))
         if not outcome.passed:
             raise GateFailed(outcome.message)
 

@@ -246,7 +246,6 @@ class SuiteRunner:
         from .embedders import make_embedder
 
         cfg = self.suite.model.embedder.model_dump(exclude_none=True)
-        cfg.pop("document_template", None)
         for key in ("queries", "query_ids", "documents", "document_ids", "model"):
             if key in cfg and cfg["type"] in ("precomputed", "onnx"):
                 cfg[key] = str(self.suite.resolve_path(("embedder", key), cfg[key]))
@@ -255,9 +254,8 @@ class SuiteRunner:
     def _doc_vectors(self, embedder, documents: Sequence[Document]) -> DocVectors:
         from .embedders import embed_corpus
 
-        template = getattr(self.suite.model.embedder, "document_template", "{title} {text}")
         self.progress(f"embedding {len(documents)} documents ({embedder.id})")
-        return embed_corpus(embedder, documents, template=template)
+        return embed_corpus(embedder, documents)
 
     def _latency(self, backend: Backend, leaves, fusions, name: str, queries: Sequence[Query],
                  depth: int, leaf_depth: int) -> LatencySummary:
