@@ -278,9 +278,10 @@ class Suite:
         window = r.window or depth
         try:
             if r.type == "rrf":
-                # embedded: exact reference semantics; an engine: that engine's semantics
-                semantics = r.semantics or {"opensearch": "opensearch",
-                                            "elasticsearch": "elasticsearch"}.get(engine)
+                # OpenSearch's rounding on OpenSearch; Elasticsearch's float32 sums elsewhere
+                # (embedded included, so a suite ranks alike on embedded and Elasticsearch)
+                semantics = r.semantics or ("opensearch" if engine == "opensearch"
+                                            else "elasticsearch")
                 return FusionConfig(method="rrf", semantics=semantics,
                                     rank_constant=r.rank_constant, window=window)
             weights = tuple(r.weights) if r.weights else None

@@ -369,9 +369,10 @@ class Overlap:
     qrels_without_query: List[str] = field(default_factory=list)
 
     def describe(self) -> str:
-        s = (f"{self.queries} queries, {self.qrels} with judgments, {self.both} in both")
+        s = (f"{self.queries} queries, {self.qrels} judged, {self.both} with both a text "
+             f"and a relevant judgment")
         if self.run is not None:
-            s += f"; run has {self.run} queries, {self.run_and_judged} of them judged"
+            s += f"; {self.run} sent to every retriever"
         return s
 
 

@@ -41,7 +41,8 @@ def render_summary(result: Any, outcomes: Sequence[Any]) -> List[str]:
     first = next(iter(result.retrievers.values()), None)
     n_eval = len(first.evaluation.evaluated) if first else 0
     lines = [f"{suite.name} ({suite.path.name}) on {engine}{version}: "
-             f"{n_eval} judged queries, profile {suite.model.evaluation.profile}"]
+             f"{n_eval} judged queries, profile {suite.model.evaluation.profile}",
+             f"  ids: {result.overlap.describe()}"]
     header = ["retriever"] + list(suite.metrics) + ["p50 ms", "p95 ms"]
     rows = []
     for name, r in result.retrievers.items():
@@ -100,6 +101,8 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "backend": result.backend_info,  # never holds credentials (backends describe() only facts)
         "profile": result.suite.model.evaluation.profile,
         "ties": result.suite.model.evaluation.ties,
+        "overlap": {"queries": result.overlap.queries, "qrels": result.overlap.qrels,
+                    "both": result.overlap.both, "run": result.overlap.run},
         "queries": {"judged": len(first.evaluation.evaluated) if first else 0,
                     "no_relevant": list(first.evaluation.no_relevant) if first else []},
         "retrievers": retrievers,

@@ -177,6 +177,7 @@ class SuiteRunner:
                             f"text and score 0 (e.g. {ex})")
 
         qids = [q for q in js.queries if q in js.qrels]
+        overlap.run, overlap.run_and_judged = len(qids), len(qids)
         depth = max([model.evaluation.depth] + [_metric_k(m) for m in suite.metrics])
         fusions = {n: suite.fusion(n, depth) for n in suite.order
                    if model.retrievers[n].type in FUSION_TYPES}
