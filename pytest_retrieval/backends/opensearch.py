@@ -1,0 +1,232 @@
+"""OpenSearch 2.x backend: BM25 (match/multi_match), kNN (``knn`` query on a ``knn_vector``
+field, Lucene HNSW engine), query templates with an optional search pipeline, and a
+server-side ``hybrid`` query through a normalization / score-ranker (RRF) search pipeline.
+
+    OpenSearchBackend(connection={"hosts": ["https://search:9200"], "username": ..., "password": ...},
+                      index={"name": "products"})          # an existing index, read-only
+    OpenSearchBackend(connection={...}, index={})          # a throwaway index per run
+
+kNN: the query's ``k`` is the number of HNSW candidates (``KnnSpec.num_candidates``,
+default max(2k, 100)) and ``size`` is k, which is what Elasticsearch's ``num_candidates``
+does, so both engines search the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+from ..errors import ConfigError, InfrastructureError
+from ..run import Run
+from .base import BM25Spec, KnnSpec, Query, TemplateSpec
+from ._search_engine import (INDEX_PREFIX, META_CREATOR, ConnectionSettings, SearchEngineBackend,
+                             _HTTPError, _Unreachable, bm25_query, default_num_candidates,
+                             vector_to_list, log)
+
+_SPACE_TYPES = {"cosine": "cosinesimil", "dot_product": "innerproduct", "l2_norm": "l2",
+                "max_inner_product": "innerproduct"}
+_PIPELINE_DESCRIPTION_PREFIX = f"{META_CREATOR} "
+
+
+def normalization_pipeline(technique: str = "min_max", combination: str = "arithmetic_mean",
+                           weights: Optional[Sequence[float]] = None) -> Dict[str, Any]:
+    """A search pipeline body with a ``normalization-processor`` (score fusion).
+
+    technique: min_max | l2 (| z_score on newer engines); combination: arithmetic_mean |
+    geometric_mean | harmonic_mean; weights: one per hybrid sub-query."""
+    comb: Dict[str, Any] = {"technique": combination}
+    if weights is not None:
+        comb["parameters"] = {"weights": [float(w) for w in weights]}
+    return {"phase_results_processors": [{"normalization-processor": {
+        "normalization": {"technique": technique}, "combination": comb}}]}
+
+
+def rrf_pipeline(rank_constant: int = 60) -> Dict[str, Any]:
+    """A search pipeline body with a ``score-ranker-processor`` doing reciprocal rank fusion."""
+    return {"phase_results_processors": [{"score-ranker-processor": {
+        "combination": {"technique": "rrf", "rank_constant": int(rank_constant)}}}]}
+
+
+class OpenSearchBackend(SearchEngineBackend):
+    name = "opensearch"
+    default_port = 9200
+    vector_field_types = ("knn_vector",)
+
+    def __init__(self, connection, index, *, suite: Optional[str] = None):
+        self._pipelines: List[str] = []
+        super().__init__(connection, index, suite=suite)
+
+    # ---- adapter -------------------------------------------------------------------------
+
+    def _make_client(self, conn: ConnectionSettings) -> Any:
+        try:
+            from opensearchpy import OpenSearch
+        except ImportError:
+            raise ConfigError("the opensearch backend needs the 'opensearch-py' client: "
+                              "pip install 'pytest-retrieval[opensearch]'") from None
+        if conn.api_key:
+            raise ConfigError("OpenSearch has no API keys: use username/password", key="connection.api_key")
+        kwargs: Dict[str, Any] = {
+            "hosts": conn.hosts,
+            "timeout": conn.request_timeout,
+            "max_retries": conn.max_retries,
+            "retry_on_timeout": conn.retry_on_timeout,
+            "verify_certs": conn.verify_certs,
+            "ssl_show_warn": conn.verify_certs,
+            # one pooled connection per concurrent search, or urllib3 discards and reconnects
+            "pool_maxsize": max(10, conn.concurrency + 2),
+        }
+        if conn.ca_certs:
+            kwargs["ca_certs"] = conn.ca_certs
+        if conn.username is not None:
+            kwargs["http_auth"] = (conn.username, conn.password or "")
+        return OpenSearch(**kwargs)
+
+    def _raw_request(self, method: str, path: str, params: Optional[Mapping[str, Any]],
+                     body: Any, ndjson: bool) -> Any:
+        from opensearchpy.exceptions import TransportError
+
+        headers = {"accept": "application/json"}
+        if body is not None:
+            headers["content-type"] = "application/x-ndjson" if ndjson else "application/json"
+        try:
+            return self._client.transport.perform_request(method, path, params=dict(params or {}),
+                                                          body=body, headers=headers)
+        except TransportError as exc:
+            if isinstance(exc.status_code, int):
+                raise _HTTPError(exc.status_code, exc.info if exc.info is not None else exc.error) from None
+            raise _Unreachable(f"{type(exc).__name__}: {exc.error}") from None
+
+    def _helpers(self) -> Any:
+        from opensearchpy import helpers
+        return helpers
+
+    def _check_engine(self, engine: str, version: str) -> None:
+        if engine != "opensearch":
+            raise InfrastructureError(f"opensearch backend: {', '.join(self._conn.hosts)} is "
+                                      f"{engine} {version}, not OpenSearch")
+        try:
+            major = int(version.split(".")[0])
+        except ValueError:
+            return
+        if major < 2:
+            raise InfrastructureError(f"opensearch backend needs OpenSearch >= 2 (lucene k-NN engine), "
+                                      f"the server is {version}")
+
+    def _extra_index_settings(self) -> Dict[str, Any]:
+        return {"index.knn": True}
+
+    def _vector_mapping(self, dims: int, similarity: str) -> Dict[str, Any]:
+        if similarity not in _SPACE_TYPES:
+            raise ConfigError(f"similarity must be one of {', '.join(_SPACE_TYPES)}, not {similarity!r}")
+        return {"type": "knn_vector", "dimension": dims,
+                "method": {"name": "hnsw", "engine": "lucene", "space_type": _SPACE_TYPES[similarity]}}
+
+    def knn_query(self, spec: KnnSpec, vector: List[float], k: int) -> Dict[str, Any]:
+        """The ``knn`` query clause (also a hybrid sub-query)."""
+        clause: Dict[str, Any] = {"vector": vector, "k": default_num_candidates(spec, k)}
+        if spec.filter:
+            clause["filter"] = spec.filter
+        return {"knn": {spec.field: clause}}
+
+    def _knn_body(self, spec: KnnSpec, vector: List[float], k: int) -> Dict[str, Any]:
+        return {"query": self.knn_query(spec, vector, k)}
+
+    def _search_params(self, spec: Any) -> Dict[str, Any]:
+        if isinstance(spec, TemplateSpec) and spec.pipeline:
+            return {"search_pipeline": spec.pipeline}
+        return {}
+
+    # ---- search pipelines ----------------------------------------------------------------
+
+    def create_search_pipeline(self, body: Mapping[str, Any], name: Optional[str] = None) -> str:
+        """Create a search pipeline (e.g. ``normalization_pipeline()``, ``rrf_pipeline()``);
+        it is deleted by ``close()``. Returns its name."""
+        name = name or f"{INDEX_PREFIX}{self._suite_slug}-{secrets.token_hex(4)}"
+        if not name.startswith(INDEX_PREFIX):
+            raise ConfigError(f"pipelines this backend creates are named {INDEX_PREFIX}*, not {name!r}")
+        body = dict(body)
+        body.setdefault("description", _PIPELINE_DESCRIPTION_PREFIX + json.dumps(self._meta()))
+        self._request("PUT", f"/_search/pipeline/{name}", body=body, what=f"creating search pipeline {name!r}")
+        self._pipelines.append(name)
+        log.info("opensearch: created search pipeline %s", name)
+        return name
+
+    def delete_search_pipeline(self, name: str) -> None:
+        """Delete a search pipeline this backend created (never another one)."""
+        if name not in self._pipelines:
+            raise RuntimeError(f"refusing to delete search pipeline {name!r}: not created by this backend")
+        self._request("DELETE", f"/_search/pipeline/{name}", what=f"deleting search pipeline {name!r}",
+                      ok_status=(404,))
+        self._pipelines.remove(name)
+
+    def _close_extras(self) -> None:
+        for name in list(self._pipelines):
+            self.delete_search_pipeline(name)
+
+    def reap_leftovers(self) -> List[str]:
+        reaped = super().reap_leftovers()
+        found = self._request("GET", "/_search/pipeline", what="listing search pipelines",
+                              ok_status=(401, 403, 404))
+        if isinstance(found, _HTTPError) or not isinstance(found, Mapping):
+            return reaped
+        now = time.time()
+        for name, body in sorted(found.items()):
+            if name in self._pipelines or not name.startswith(INDEX_PREFIX):
+                continue
+            desc = (body or {}).get("description") or ""
+            if not desc.startswith(_PIPELINE_DESCRIPTION_PREFIX):
+                continue
+            try:
+                meta = json.loads(desc[len(_PIPELINE_DESCRIPTION_PREFIX):])
+            except ValueError:
+                continue
+            why = self._is_stale(meta, now)
+            if why is None:
+                continue
+            resp = self._request("DELETE", f"/_search/pipeline/{name}",
+                                 what=f"reaping search pipeline {name!r}", ok_status=(404,))
+            if not isinstance(resp, _HTTPError):
+                log.warning("opensearch: deleted leftover search pipeline %s (%s)", name, why)
+                reaped.append(name)
+        return reaped
+
+    # ---- server-side hybrid ---------------------------------------------------------------
+
+    def hybrid_body(self, bm25: BM25Spec, knn: KnnSpec, query: Query, k: int,
+                    pagination_depth: Optional[int] = None) -> Dict[str, Any]:
+        if query.vector is None:
+            raise ConfigError(f"query {query.qid!r} has no vector: a hybrid query needs query embeddings")
+        hybrid: Dict[str, Any] = {"queries": [bm25_query(bm25, query.text),
+                                              self.knn_query(knn, vector_to_list(query.vector), k)]}
+        if pagination_depth is not None:
+            hybrid["pagination_depth"] = int(pagination_depth)
+        return {"query": {"hybrid": hybrid}, "size": k, "_source": False}
+
+    def search_hybrid(self, bm25: BM25Spec, knn: KnnSpec, queries: Sequence[Query], k: int,
+                      pipeline: Union[str, Mapping[str, Any]],
+                      pagination_depth: Optional[int] = None) -> Run:
+        """Server-side hybrid: a ``hybrid`` query (BM25 + kNN sub-queries) fused by a search
+        pipeline, given by name or as a body (then created for this call and deleted after)."""
+        self._check_k(k)
+        self._target()
+        self._ensure_variant(bm25)  # may rebuild the throwaway index under a new name
+        self._ensure_variant(knn)
+        self._check_fields(bm25)
+        self._check_fields(knn)
+        index = self._target()
+        bodies = [(q.qid, self.hybrid_body(bm25, knn, q, k, pagination_depth)) for q in queries]
+        temporary = None
+        if isinstance(pipeline, str):
+            name = pipeline
+        elif isinstance(pipeline, Mapping):
+            name = temporary = self.create_search_pipeline(pipeline)
+        else:
+            raise ConfigError("search_hybrid needs a pipeline name or a pipeline body")
+        try:
+            return self._search_each(index, bodies, {"search_pipeline": name}, k)
+        finally:
+            if temporary is not None:
+                self.delete_search_pipeline(temporary)

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""HTTP helper for scripts/engines (stdlib only: runs before any project install).
+
+    _engines_http.py probe  URL              -> prints "<distribution> <version>", exit 1 if nothing answers
+    _engines_http.py wait   URL TIMEOUT PID  -> waits for cluster health yellow; exit 1 on timeout/death
+    _engines_http.py info   NAME URL         -> prints version and plugins of a running engine
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+
+
+def get(url: str, timeout: float = 5.0):
+    req = urllib.request.Request(url, headers={"Accept": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        body = resp.read().decode("utf-8", "replace")
+    try:
+        return json.loads(body)
+    except ValueError:
+        return body
+
+
+def root_info(url: str):
+    """(distribution, version number, GET / body).
+
+    Elasticsearch's integ-test distribution has no ``rest-root`` module, so ``GET /`` answers
+    405 there: fall back to the local node's info, which every distribution has."""
+    try:
+        data = get(url.rstrip("/") + "/")
+    except urllib.error.HTTPError as exc:
+        if exc.code not in (404, 405):
+            raise
+        nodes = get(url.rstrip("/") + "/_nodes/_local?filter_path=nodes.*.version")["nodes"]
+        number = next(iter(nodes.values()))["version"]
+        return "elasticsearch", number, {"version": {"number": number}}
+    version = data.get("version", {})
+    return version.get("distribution", "elasticsearch"), version.get("number", "?"), data
+
+
+def probe(url: str) -> int:
+    try:
+        dist, number, _ = root_info(url)
+    except Exception:  # noqa: BLE001 - anything means "not up"
+        return 1
+    print(f"{dist} {number}")
+    return 0
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return True  # unknown pid: rely on the timeout only
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is dead for our purposes
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ", 1)[1][:1] != "Z"
+    except OSError:
+        return True
+
+
+def wait(url: str, timeout: float, pid: int) -> int:
+    deadline = time.monotonic() + timeout
+    health = url.rstrip("/") + "/_cluster/health?wait_for_status=yellow&timeout=5s"
+    last = "no answer yet"
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            print(f"process {pid} exited during start-up", file=sys.stderr)
+            return 1
+        try:
+            data = get(health, timeout=10)
+            status = data.get("status") if isinstance(data, dict) else None
+            if status in ("yellow", "green"):
+                return 0
+            last = f"cluster status {status}"
+        except urllib.error.HTTPError as exc:  # 408 while waiting for yellow
+            last = f"HTTP {exc.code}"
+        except Exception as exc:  # noqa: BLE001
+            last = type(exc).__name__
+        time.sleep(1)
+    print(f"timed out after {timeout:.0f}s waiting for {url} to be yellow ({last})", file=sys.stderr)
+    return 1
+
+
+def info(name: str, url: str) -> int:
+    try:
+        dist, number, data = root_info(url)
+        plugins = get(url.rstrip("/") + "/_cat/plugins?h=component,version&s=component&format=json")
+    except Exception as exc:  # noqa: BLE001
+        print(f"{name}: cannot read {url}: {exc}", file=sys.stderr)
+        return 1
+    lucene = data.get("version", {}).get("lucene_version")
+    print(f"{name}: {dist} {number}{f' (lucene {lucene})' if lucene else ''} at {url}")
+    try:
+        nodes = get(url.rstrip("/") + "/_nodes/_local?filter_path=nodes.*.modules.name")["nodes"]
+        modules = sorted(m["name"] for m in next(iter(nodes.values()))["modules"])
+        print(f"  modules: {', '.join(modules)}")
+    except Exception:  # noqa: BLE001 - informational only
+        pass
+    if plugins:
+        for p in plugins:
+            print(f"  plugin {p.get('component')} {p.get('version')}")
+    else:
+        print("  plugins: none")
+    return 0
+
+
+def main(argv) -> int:
+    if len(argv) >= 2 and argv[0] == "probe":
+        return probe(argv[1])
+    if len(argv) >= 3 and argv[0] == "wait":
+        return wait(argv[1], float(argv[2]), int(argv[3]) if len(argv) > 3 else 0)
+    if len(argv) >= 3 and argv[0] == "info":
+        return info(argv[1], argv[2])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,153 @@
+"""Session fixtures of the engine tests: real Elasticsearch and OpenSearch.
+
+Start them with ``scripts/engines up`` (Elasticsearch on 19200, OpenSearch on 19201), or
+point ``PYTEST_RETRIEVAL_ES_URL`` / ``PYTEST_RETRIEVAL_OS_URL`` elsewhere. An engine that
+cannot be reached skips its tests, except under ``CI=true`` where that is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List
+
+import numpy as np
+import pytest
+
+from pytest_retrieval.backends.base import DocVectors, Document, Query
+
+ES_URL = os.environ.get("PYTEST_RETRIEVAL_ES_URL", "http://127.0.0.1:19200")
+OS_URL = os.environ.get("PYTEST_RETRIEVAL_OS_URL", "http://127.0.0.1:19201")
+ENGINE_URLS = {"elasticsearch": ES_URL, "opensearch": OS_URL}
+
+N_DOCS = 300
+N_QUERIES = 30
+
+
+def http(url: str, method: str = "GET", path: str = "/", body: Any = None, timeout: float = 10):
+    """A tiny raw HTTP client for the tests' own setup and checks (outside the backends)."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url.rstrip("/") + path, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return resp.status, json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        raw = exc.read()
+        try:
+            return exc.code, json.loads(raw or b"null")
+        except ValueError:
+            return exc.code, raw.decode(errors="replace")
+
+
+def _require(engine: str) -> str:
+    url = ENGINE_URLS[engine]
+    try:
+        status, _ = http(url, path="/_cluster/health", timeout=5)
+        ok = status == 200
+    except Exception as exc:  # noqa: BLE001
+        ok, status = False, f"{type(exc).__name__}: {exc}"
+    if not ok:
+        msg = (f"{engine} is not reachable at {url} ({status}); "
+               f"start it with `scripts/engines up {engine}`")
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg, pytrace=False)
+        pytest.skip(msg)
+    return url
+
+
+@pytest.fixture(scope="session")
+def es_url() -> str:
+    return _require("elasticsearch")
+
+
+@pytest.fixture(scope="session")
+def os_url() -> str:
+    return _require("opensearch")
+
+
+@dataclass
+class Collection:
+    documents: List[Document]
+    vectors: DocVectors
+    queries: List[Query]
+    qrels: Dict[str, Dict[str, int]]
+
+
+@pytest.fixture(scope="session")
+def scifact_small(scifact_dir: Path) -> Collection:
+    """A few hundred SciFact documents (including the relevant ones of the chosen test
+    queries, so BM25 and kNN have something to find) with their MiniLM vectors."""
+    qrels: Dict[str, Dict[str, int]] = {}
+    with open(scifact_dir / "qrels" / "test.tsv") as fh:
+        next(fh)
+        for line in fh:
+            qid, did, rel = line.rstrip("\n").split("\t")
+            qrels.setdefault(qid, {})[did] = int(rel)
+    chosen_q = list(qrels)[:N_QUERIES]
+    wanted = {d for q in chosen_q for d in qrels[q]}
+    documents: List[Document] = []
+    with open(scifact_dir / "corpus.jsonl") as fh:
+        for line in fh:
+            d = json.loads(line)
+            if d["_id"] in wanted or len(documents) < N_DOCS - len(wanted):
+                documents.append(Document(d["_id"], {"title": d["title"], "text": d["text"]}))
+            if len(documents) >= N_DOCS and wanted <= {x.doc_id for x in documents}:
+                break
+    emb = scifact_dir / "embeddings" / "all-MiniLM-L6-v2"
+    corpus_ids = (emb / "corpus_ids.txt").read_text().split()
+    row = {d: i for i, d in enumerate(corpus_ids)}
+    matrix = np.load(emb / "corpus.npy", mmap_mode="r")
+    vectors = DocVectors([d.doc_id for d in documents],
+                         np.asarray(matrix[[row[d.doc_id] for d in documents]], dtype=np.float32))
+    q_ids = (emb / "query_ids.txt").read_text().split()
+    q_row = {q: i for i, q in enumerate(q_ids)}
+    q_matrix = np.load(emb / "queries.npy")
+    texts = {}
+    with open(scifact_dir / "queries.jsonl") as fh:
+        for line in fh:
+            q = json.loads(line)
+            texts[q["_id"]] = q["text"]
+    queries = [Query(q, texts[q], q_matrix[q_row[q]]) for q in chosen_q]
+    return Collection(documents, vectors, queries, {q: qrels[q] for q in chosen_q})
+
+
+def backend_class(engine: str):
+    if engine == "elasticsearch":
+        from pytest_retrieval.backends.elasticsearch import ElasticsearchBackend
+        return ElasticsearchBackend
+    from pytest_retrieval.backends.opensearch import OpenSearchBackend
+    return OpenSearchBackend
+
+
+def vector_mapping(engine: str, dims: int) -> Dict[str, Any]:
+    if engine == "elasticsearch":
+        return {"type": "dense_vector", "dims": dims, "index": True, "similarity": "cosine",
+                "index_options": {"type": "hnsw"}}
+    return {"type": "knn_vector", "dimension": dims,
+            "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil"}}
+
+
+def random_name(tag: str) -> str:
+    return f"pytest-retrieval-{tag}-{secrets.token_hex(4)}"
+
+
+@pytest.fixture(scope="session", params=["elasticsearch", "opensearch"])
+def engine(request) -> str:
+    """Parametrises a test over both engines (each skipped/failed if unreachable)."""
+    _require(request.param)
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def prepared(engine: str, scifact_small: Collection):
+    """A prepared throwaway-index backend per engine, shared by the read-only tests."""
+    backend = backend_class(engine)({"hosts": [ENGINE_URLS[engine]]}, {"suite": "engine tests"})
+    backend.prepare(scifact_small.documents, scifact_small.vectors)
+    yield backend
+    backend.close()

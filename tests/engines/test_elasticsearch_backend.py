@@ -1,0 +1,64 @@
+"""Elasticsearch-only behaviour: dense_vector mapping, top-level knn, no search pipelines,
+and agreement with OpenSearch where both engines should give the same answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_retrieval.backends.base import BM25Spec, KnnSpec, TemplateSpec
+from pytest_retrieval.backends.elasticsearch import ElasticsearchBackend
+from pytest_retrieval.backends.opensearch import OpenSearchBackend
+from pytest_retrieval.errors import ConfigError
+
+from .conftest import http
+
+pytestmark = pytest.mark.engines
+
+K = 10
+
+
+@pytest.fixture(scope="module")
+def esb(es_url, scifact_small):
+    backend = ElasticsearchBackend({"hosts": [es_url]}, {"suite": "elasticsearch tests"})
+    backend.prepare(scifact_small.documents, scifact_small.vectors)
+    yield backend
+    backend.close()
+
+
+def test_throwaway_mapping(esb, es_url):
+    name = esb.describe()["index"]
+    _, body = http(es_url, path=f"/{name}")
+    mapping = body[name]["mappings"]["properties"]["embedding"]
+    assert mapping["type"] == "dense_vector" and mapping["dims"] == 384
+    assert mapping["similarity"] == "cosine" and mapping["index_options"]["type"] == "hnsw"
+    assert body[name]["settings"]["index"]["number_of_shards"] == "1"
+
+
+def test_knn_request_shape(esb, scifact_small):
+    body = esb.build_body(KnnSpec(filter={"match": {"text": "cell"}}), scifact_small.queries[0], 7)
+    assert body["size"] == 7 and body["_source"] is False
+    assert body["knn"]["k"] == 7 and body["knn"]["num_candidates"] == 100
+    assert body["knn"]["filter"] == {"match": {"text": "cell"}}
+    filtered = esb.search_batch(KnnSpec(filter={"match": {"text": "cell"}}), scifact_small.queries[:5], 7)
+    assert all(len(r) <= 7 for r in filtered.values())
+
+
+def test_search_pipeline_is_opensearch_only(esb, scifact_small):
+    with pytest.raises(ConfigError, match="pipeline"):
+        esb.search_batch(TemplateSpec(body={"query": {"match_all": {}}}, pipeline="p"),
+                         scifact_small.queries[:1], K)
+
+
+def test_same_answers_as_opensearch(esb, os_url, scifact_small):
+    """Same Lucene BM25 and HNSW on both: same rankings, same scores (up to float noise)."""
+    queries = scifact_small.queries
+    with OpenSearchBackend({"hosts": [os_url]}, {"suite": "parity"}) as osb:
+        osb.prepare(scifact_small.documents, scifact_small.vectors)
+        for spec in (BM25Spec(), BM25Spec(fields=(("title", 2.0), ("text", 1.0)), tie_breaker=0.3),
+                     KnnSpec()):
+            a = esb.search_batch(spec, queries, K)
+            b = osb.search_batch(spec, queries, K)
+            for q in queries:
+                assert a[q.qid].scores == pytest.approx(b[q.qid].scores, rel=1e-5), (spec, q.qid)
+                if len(set(a[q.qid].scores)) == len(a[q.qid].scores):  # no ties
+                    assert a[q.qid].doc_ids == b[q.qid].doc_ids, (spec, q.qid)
