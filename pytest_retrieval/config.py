@@ -73,6 +73,8 @@ class ConnectionConfig(_Strict):
     request_timeout: Annotated[float, Field(gt=0)] = 30.0
     max_retries: Annotated[int, Field(ge=0)] = 3
     retry_on_timeout: bool = True
+    batch_size: Annotated[int, Field(ge=1)] = Field(100, description="Queries per _msearch request.")
+    concurrency: Annotated[int, Field(ge=1)] = Field(3, description="_msearch requests in flight.")
 
 
 class IndexConfig(_Strict):
@@ -80,6 +82,8 @@ class IndexConfig(_Strict):
     mappings: Optional[Dict[str, Any]] = None
     settings: Optional[Dict[str, Any]] = None
     vector_field: str = "embedding"
+    reap_after_hours: Annotated[float, Field(gt=0)] = Field(
+        24, description="Throwaway indexes of crashed runs older than this are deleted.")
 
 
 class BackendConfig(_Strict):
