@@ -182,7 +182,8 @@ TINY = [
 
 
 def lucene_field_scores(docs, field, query_terms, k1=1.2, b=0.75, stopwords=None):
-    """Lucene BM25 with exact lengths: idf = ln(1 + (N - n + 0.5)/(n + 0.5)),
+    """Elasticsearch/OpenSearch BM25 (LegacyBM25Similarity) with exact lengths:
+    (k1 + 1) * idf * tf part, idf = ln(1 + (N - n + 0.5)/(n + 0.5)),
     tf part = tf / (tf + k1 * (1 - b + b * dl/avgdl)); N, n, avgdl over docs with the field."""
     an = Analyzer(stopwords)
     toks = {d.doc_id: an.tokens(d.fields.get(field)) for d in docs}
@@ -197,7 +198,7 @@ def lucene_field_scores(docs, field, query_terms, k1=1.2, b=0.75, stopwords=None
         for q in query_terms:
             if q in tf:
                 idf = math.log(1 + (n_docs - df[q] + 0.5) / (df[q] + 0.5))
-                s += idf * tf[q] / (tf[q] + k1 * (1 - b + b * len(terms) / avgdl))
+                s += (k1 + 1) * idf * tf[q] / (tf[q] + k1 * (1 - b + b * len(terms) / avgdl))
         if s > 0:
             scores[doc_id] = s
     return scores

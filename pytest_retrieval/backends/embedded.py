@@ -12,8 +12,10 @@ BM25 (``BM25Spec``)
     count only the documents that have at least one term in that field, and a document
     without the field gets no score from it. Per field, a query scores like a ``match``
     query with ``operator: or``: the sum over the query's terms (a repeated term counts
-    twice, as in Lucene) of ``idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` with
-    ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``. Fields combine like ``multi_match``:
+    twice, as in Lucene) of ``(k1 + 1) * idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` with
+    ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``. The ``(k1 + 1)`` factor is what both engines
+    apply on top of Lucene's ``BM25Similarity`` (``LegacyBM25Similarity``; ``_explain`` shows it
+    as a ``boost`` of 2.2 for k1 = 1.2), so scores are on the engines' scale. Fields combine like ``multi_match``:
     ``best_fields`` = max over fields of ``boost * score`` + ``tie_breaker`` * the sum of the
     other fields' ``boost * score``; ``most_fields`` = the sum of ``boost * score``. Only
     documents scoring > 0 are hits (a document matching no query term is not returned; a
@@ -325,6 +327,7 @@ class EmbeddedBackend(Backend):
                    for field, boost in spec.fields]
         tie = float(spec.tie_breaker)
         best = spec.multi_match_type == "best_fields"
+        scale = 1.0 + float(spec.k1)
 
         run: Run = {}
         for query in queries:
@@ -332,9 +335,10 @@ class EmbeddedBackend(Backend):
             per_field = []
             for index, boost in indexes:
                 scores = index.scores(terms) if terms else None
-                if scores is not None and boost != 1.0:
-                    scores *= boost
                 if scores is not None:
+                    # (k1 + 1): Elasticsearch/OpenSearch score with LegacyBM25Similarity, which
+                    # multiplies Lucene's BM25 by (k1 + 1) (their explain shows it as "boost")
+                    scores *= boost * scale
                     per_field.append(scores)
             if not per_field:
                 run[query.qid] = Ranking()

@@ -199,8 +199,12 @@ class OpenSearchBackend(SearchEngineBackend):
                     pagination_depth: Optional[int] = None) -> Dict[str, Any]:
         if query.vector is None:
             raise ConfigError(f"query {query.qid!r} has no vector: a hybrid query needs query embeddings")
+        # Each sub-query keeps its top ``pagination_depth`` (else ``size``) hits per shard
+        # (neural-search HybridCollectorManager#getSubqueryResultsRetrievalSize), so the kNN
+        # sub-query's k follows that window, exactly as a kNN leaf searched to that depth.
+        window = max(k, int(pagination_depth)) if pagination_depth is not None else k
         hybrid: Dict[str, Any] = {"queries": [bm25_query(bm25, query.text),
-                                              self.knn_query(knn, vector_to_list(query.vector), k)]}
+                                              self.knn_query(knn, vector_to_list(query.vector), window)]}
         if pagination_depth is not None:
             hybrid["pagination_depth"] = int(pagination_depth)
         return {"query": {"hybrid": hybrid}, "size": k, "_source": False}

@@ -151,3 +151,62 @@ def prepared(engine: str, scifact_small: Collection):
     backend.prepare(scifact_small.documents, scifact_small.vectors)
     yield backend
     backend.close()
+
+
+# ---- the whole SciFact collection (parity tests): each engine index built once per session ----
+
+SCIFACT_SUITE = "scifact parity"
+
+
+@pytest.fixture(scope="session")
+def scifact_full(scifact_dir: Path) -> Collection:
+    """All 5,183 SciFact abstracts with their precomputed MiniLM vectors, and the 300 queries
+    of the BEIR test split (with their query vectors), in qrels order."""
+    from pytest_retrieval.judgments import load_beir
+
+    js = load_beir(scifact_dir, "test")
+    emb = scifact_dir / "embeddings" / "all-MiniLM-L6-v2"
+    vectors = DocVectors((emb / "corpus_ids.txt").read_text().split(),
+                         np.load(emb / "corpus.npy").astype(np.float32, copy=False),
+                         embedder_id="all-MiniLM-L6-v2 (precomputed)")
+    q_row = {q: i for i, q in enumerate((emb / "query_ids.txt").read_text().split())}
+    q_matrix = np.load(emb / "queries.npy").astype(np.float32, copy=False)
+    queries = [Query(q, js.queries[q], q_matrix[q_row[q]]) for q in js.qrels]
+    assert len(js.corpus) == 5183 and len(queries) == 300
+    return Collection(js.corpus, vectors, queries, js.qrels)
+
+
+def _scifact_backend(engine: str, collection: Collection):
+    """A throwaway 1-shard index of the whole collection (the backend's own mapping: standard
+    analyzer on title/text, HNSW cosine vectors); deleted by close()."""
+    backend = backend_class(engine)({"hosts": [ENGINE_URLS[engine]]}, {"suite": SCIFACT_SUITE})
+    try:
+        backend.prepare(collection.documents, collection.vectors)
+    except BaseException:
+        backend.close()
+        raise
+    return backend
+
+
+@pytest.fixture(scope="session")
+def scifact_es(es_url: str, scifact_full: Collection):
+    backend = _scifact_backend("elasticsearch", scifact_full)
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(scope="session")
+def scifact_os(os_url: str, scifact_full: Collection):
+    backend = _scifact_backend("opensearch", scifact_full)
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(scope="session")
+def scifact_embedded(scifact_full: Collection):
+    from pytest_retrieval.backends.embedded import EmbeddedBackend
+
+    backend = EmbeddedBackend()
+    backend.prepare(scifact_full.documents, scifact_full.vectors)
+    yield backend
+    backend.close()
