@@ -174,3 +174,19 @@ def test_importing_the_plugin_stays_cheap() -> None:
             "'opensearchpy', 'onnxruntime') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_unreachable_engine_is_an_error_and_hides_credentials(pytester, suite) -> None:
+    text = SUITE.replace("latency:\n", "backend:\n  type: elasticsearch\n  connection:\n"
+                         "    hosts: ['http://127.0.0.1:9']\n    username: gate\n"
+                         "    password: hunter2-very-secret\n    max_retries: 0\n"
+                         "    request_timeout: 2\nlatency:\n")
+    suite(text)
+    report = pytester.path / "r.json"
+    result = pytester.runpytest_subprocess("-q", f"--retrieval-report={report}")
+    result.assert_outcomes(errors=3)  # never failed, never passed
+    out = result.stdout.str() + result.stderr.str()
+    assert "InfrastructureError" in out and "127.0.0.1:9" in out
+    assert "hunter2-very-secret" not in out and "Traceback" not in out
+    assert "hunter2-very-secret" not in report.read_text()
+    assert "error" in json.loads(report.read_text())["suites"][0]
