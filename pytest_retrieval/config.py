@@ -250,6 +250,10 @@ class Floor:
     def is_latency(self) -> bool:
         return self.metric in LATENCY_KEYS
 
+    @property
+    def is_lift(self) -> bool:
+        return self.metric.startswith("lift@")
+
 
 @dataclass
 class Suite:
@@ -475,17 +479,25 @@ def load_suite(path: Path, *, overrides: Tuple[Path, ...] = (),
             key = ("floors", r_name, m)
             if isinstance(value, bool):
                 raise suite.error(key, f"floor must be a number, got {value!r}")
-            if m in LATENCY_KEYS:
+            try:
+                canon, op = floor_key(str(m))
+            except ValueError as exc:
+                raise suite.error(key, str(exc)) from None
+            if canon in LATENCY_KEYS:
                 if value <= 0:
                     raise suite.error(key, f"latency floor must be > 0 ms, got {value!r}")
                 if not model.latency.enabled:
                     raise suite.error(key, "latency floor given but latency.enabled is false")
-                canon, op = m, "<="
+            elif canon.startswith("lift@"):
+                if not getattr(retrievers[r_name], "of", None):
+                    raise suite.error(key, f"{canon} needs a retriever built on others (with 'of'); "
+                                      f"{r_name!r} is a {retrievers[r_name].type} leaf")
+                if not -1.0 <= float(value) <= 1.0:
+                    raise suite.error(key, f"a lift lies in [-1, 1]; floor {value!r} can never be met")
+                inner = canon[len("lift@"):]
+                if inner not in metrics:
+                    metrics.append(inner)
             else:
-                try:
-                    canon, op = str(parse_metric(str(m))), ">="
-                except ValueError as exc:
-                    raise suite.error(key, str(exc)) from None
                 if not 0.0 <= float(value) <= 1.0:
                     raise suite.error(key, f"{canon} lies in [0, 1]; floor {value!r} can never be met"
                                       if value > 1 else f"floor {value!r} is below 0")
@@ -498,6 +510,18 @@ def load_suite(path: Path, *, overrides: Tuple[Path, ...] = (),
         raise suite.error(("floors",), "no floors: a suite must gate at least one retriever metric")
     suite.metrics = metrics
     return suite
+
+
+def floor_key(key: str) -> Tuple[str, str]:
+    """A floor's metric key -> (canonical key, op). ``p95_ms`` (<=), ``ndcg@10`` (>=),
+    ``lift@ndcg@10`` (>=: the stage's value minus its best input's)."""
+    from .metrics import parse_metric
+
+    if key in LATENCY_KEYS:
+        return key, "<="
+    if key.lower().startswith("lift@"):
+        return "lift@" + str(parse_metric(key[len("lift@"):])), ">="
+    return str(parse_metric(key)), ">="
 
 
 def _topological(retrievers: Dict[str, Any], suite: Suite) -> List[str]:

@@ -161,21 +161,10 @@ class GateItem(pytest.Item):
         result = self.state.result
         floor = self.floor
         r = result.retrievers[floor.retriever]
-        if floor.is_latency:
-            if r.latency is None or not r.latency.samples_ms:
-                from .errors import InfrastructureError
-                raise InfrastructureError(
-                    f"{result.suite.name} :: {floor.retriever} :: {floor.metric}: no latency was "
-                    f"measured (latency pass disabled or no queries); a latency floor cannot pass")
-            value = getattr(r.latency, floor.metric[:-3])
-            outcome = check_floor(result.suite.name, floor, value, unit=" ms")
-        else:
-            ev = r.evaluation
-            value = ev.aggregate[floor.metric]
-            texts = result.judgments.queries
-            worst = [(q, v, texts.get(q, "")) for q, v in ev.worst(floor.metric, 5)]
-            outcome = check_floor(result.suite.name, floor, value, worst,
-                                  n_queries=len(ev.evaluated))
+        value, worst = result.gate_value(floor.retriever, floor.metric)
+        outcome = check_floor(result.suite.name, floor, value, worst,
+                              n_queries=len(r.evaluation.evaluated),
+                              unit=" ms" if floor.is_latency else "")
         self.state.outcomes.append(outcome)
         self.user_properties.extend([
             ("retrieval_suite", result.suite.name), ("retrieval_retriever", floor.retriever),
@@ -229,18 +218,12 @@ def retrieval_suite(pytestconfig: pytest.Config):
 def assert_floor():
     """``assert_floor(result, "bm25", "ndcg@10", 0.6)``: fails with the gate's full message."""
     def check(result: Any, retriever: str, metric: str, floor: float) -> None:
-        from .config import LATENCY_KEYS, Floor
+        from .config import Floor, floor_key
         from .gates import check_floor
-        from .metrics import parse_metric
 
-        latency = metric in LATENCY_KEYS
-        canon = metric if latency else str(parse_metric(metric))
-        f = Floor(retriever, canon, "<=" if latency else ">=", float(floor))
-        value = result.value(retriever, canon)
-        worst = []
-        if not latency:
-            ev = result.retrievers[retriever].evaluation
-            worst = [(q, v, result.judgments.queries.get(q, "")) for q, v in ev.worst(canon, 5)]
+        canon, op = floor_key(metric)
+        f = Floor(retriever, canon, op, float(floor))
+        value, worst = result.gate_value(retriever, canon)
         outcome = check_floor(result.suite.name, f, value, worst)
         if not outcome.passed:
             pytest.fail(outcome.message, pytrace=False)

@@ -24,6 +24,12 @@ def _ms(x: Any) -> str:
     return f"{x:.1f}"
 
 
+def _delta(x: Any, digits: int = 4) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:+.{digits}f}"
+
+
 def _table(header: List[str], rows: List[List[str]]) -> List[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
               for i, h in enumerate(header)]
@@ -50,6 +56,19 @@ def render_summary(result: Any, outcomes: Sequence[Any]) -> List[str]:
         row += [_ms(r.latency.p50 if r.latency else None), _ms(r.latency.p95 if r.latency else None)]
         rows.append(row)
     lines += ["  " + l for l in _table(header, rows)]
+    from .comparison import stage_rows
+
+    stages = stage_rows(result)
+    if stages:
+        lines += ["  stages (deltas against bm25 and against each stage's best input):"]
+        head = ["stage", "builds on", stages[0].metric, "vs bm25", "vs input", "mrr@10",
+                "recall@window of inputs", "p95 ms", "p95 vs input"]
+        body = [[r.name, "+".join(r.builds_on) or "-", _cell(r.value), _delta(r.delta_vs_bm25),
+                 _delta(r.delta_vs_input), _cell(r.mrr),
+                 " ".join(f"{k}@{r.window}={v:.3f}" for k, v in r.candidate_recall.items()) or "-",
+                 _ms(r.p95_ms), _delta(r.delta_p95_ms, 1)] for r in stages]
+        lines += ["    " + l for l in _table(head, body)]
+        lines += [f"    {r.name}: {r.verdict}" for r in stages if r.verdict]
     if outcomes:
         lines.append("  gates:")
         for o in outcomes:
@@ -74,6 +93,8 @@ def render_summary(result: Any, outcomes: Sequence[Any]) -> List[str]:
 
 
 def suite_report(state: Any) -> Dict[str, Any]:
+    from .comparison import stage_rows
+
     if state.result is None:
         return {"suite": state.suite.name, "file": str(state.suite.path),
                 "error": str(state.error) if state.error else "not run"}
@@ -106,6 +127,7 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "queries": {"judged": len(first.evaluation.evaluated) if first else 0,
                     "no_relevant": list(first.evaluation.no_relevant) if first else []},
         "retrievers": retrievers,
+        "stages": [r.as_dict() for r in stage_rows(result)],
         "gates": [o.as_dict() for o in state.outcomes],
         "warnings": list(result.warnings),
     }

@@ -31,6 +31,8 @@ class RetrieverResult:
     evaluation: Any  # metrics.Evaluation
     latency: Optional[LatencySummary] = None
     warnings: List[str] = field(default_factory=list)
+    window: Optional[int] = None  # candidates taken from each input (fusion / rerank stages)
+    candidate_recall: Dict[str, float] = field(default_factory=dict)  # input -> recall@window
 
     @property
     def metrics(self) -> Dict[str, float]:
@@ -46,13 +48,41 @@ class SuiteResult:
     backend_info: Dict[str, Any]
     warnings: List[str] = field(default_factory=list)
 
+    def inputs(self, retriever: str) -> List[str]:
+        """The retrievers a stage builds on (empty for a leaf)."""
+        return list(getattr(self.suite.model.retrievers[retriever], "of", None) or [])
+
     def value(self, retriever: str, metric: str) -> float:
         r = self.retrievers[retriever]
         if metric.endswith("_ms"):
-            if r.latency is None:
-                raise KeyError(f"no latency measured for {retriever}")
-            return getattr(r.latency, metric.replace("_ms", ""))
+            if r.latency is None or not r.latency.samples_ms:
+                raise InfrastructureError(
+                    f"{self.suite.name} :: {retriever} :: {metric}: no latency was measured "
+                    f"(latency pass disabled or no queries); a latency floor cannot pass")
+            return getattr(r.latency, metric[: -len("_ms")])
+        if metric.startswith("lift@"):
+            inner = metric[len("lift@"):]
+            best = max(self.value(i, inner) for i in self.inputs(retriever))
+            return self.value(retriever, inner) - best
         return r.evaluation.aggregate[metric]
+
+    def gate_value(self, retriever: str, metric: str, n_worst: int = 5):
+        """(value, worst queries as (qid, per-query value, text)) for a floor's metric.
+
+        For a lift, the per-query values are the stage's minus its best input's."""
+        value = self.value(retriever, metric)
+        texts = self.judgments.queries
+        if metric.endswith("_ms"):
+            return value, []
+        if metric.startswith("lift@"):
+            inner = metric[len("lift@"):]
+            best = max(self.inputs(retriever), key=lambda i: self.value(i, inner))
+            mine = self.retrievers[retriever].evaluation.per_query[inner]
+            base = self.retrievers[best].evaluation.per_query[inner]
+            diffs = sorted(((mine[q] - base[q], q) for q in mine))[:n_worst]
+            return value, [(q, d, texts.get(q, "")) for d, q in diffs]
+        ev = self.retrievers[retriever].evaluation
+        return value, [(q, v, texts.get(q, "")) for q, v in ev.worst(metric, n_worst)]
 
 
 # ------------------------------------------------------------------ judgments
@@ -231,6 +261,13 @@ class SuiteRunner:
                 if name in fusions:
                     from .fusion import fusion_warnings
                     rr.warnings.extend(fusion_warnings(fusions[name], _gated_k(suite, name)))
+                    rr.window = fusions[name].window
+                    key = f"recall@{rr.window}"
+                    for inp in model.retrievers[name].of:
+                        rr.candidate_recall[inp] = evaluate(
+                            js.qrels, runs[inp], [key],
+                            relevance_threshold=model.judgments.relevance_threshold,
+                        ).aggregate[key]
                 results[name] = rr
             if model.latency.enabled:
                 for name in suite.order:

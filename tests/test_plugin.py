@@ -190,3 +190,12 @@ def test_unreachable_engine_is_an_error_and_hides_credentials(pytester, suite) -
     assert "hunter2-very-secret" not in out and "Traceback" not in out
     assert "hunter2-very-secret" not in report.read_text()
     assert "error" in json.loads(report.read_text())["suites"][0]
+
+
+def test_lift_floor_compares_a_stage_with_its_best_input(pytester, suite) -> None:
+    suite(SUITE.replace("    recall@10: 0.5\n", "    recall@10: 0.5\n    lift@ndcg@10: 0.5\n"))
+    result = pytester.runpytest_subprocess("-q")
+    result.assert_outcomes(passed=3, failed=1)
+    out = result.stdout.str()
+    assert "tiny :: rrf :: lift@ndcg@10 = " in out and "below the floor >= 0.5000" in out
+    assert "stages (deltas against bm25" in out
