@@ -205,6 +205,21 @@ class LatencyConfig(_Strict):
     max_queries: Optional[Annotated[int, Field(ge=1)]] = None
 
 
+class RegressionConfig(_Strict):
+    """Paired comparison of every query against a committed baseline (non-inferiority)."""
+
+    baseline: Optional[str] = Field(None, description="Baseline JSON (default: <suite file stem>.baseline.json beside it).")
+    max_drop: Dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(
+        description="metric -> the largest mean drop tolerated, e.g. {ndcg@10: 0.01}.", min_length=1)
+    retrievers: Optional[List[str]] = Field(None, description="Retrievers compared (default: all).")
+    strata: bool = Field(False, description="Also one gate per query tag, Holm-corrected across tags.")
+    confidence: Annotated[float, Field(gt=0.5, lt=1)] = 0.95
+    resamples: Annotated[int, Field(ge=100)] = 10000
+    seed: int = 0
+    on_fingerprint_mismatch: Literal["floors_only", "error"] = Field(
+        "floors_only", description="When queries/qrels/corpus changed since the baseline.")
+
+
 FloorValue = Union[float, int]
 
 
@@ -221,6 +236,7 @@ class SuiteFile(_Strict):
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     latency: LatencyConfig = Field(default_factory=LatencyConfig)
     retrievers: Dict[str, RetrieverConfig] = Field(min_length=1)
+    regression: Optional[RegressionConfig] = None
     floors: Dict[str, Dict[str, FloorValue]] = Field(
         default_factory=dict,
         description="retriever -> {metric: floor}. Quality metrics pass when value >= floor; "
@@ -245,6 +261,11 @@ class Floor:
     op: str  # ">=" or "<="
     threshold: float
     origin: str = ""  # "file:line" where the floor was written
+    stratum: Optional[str] = None  # a query tag: the floor holds on that stratum's mean
+
+    @property
+    def name(self) -> str:
+        return f"{self.metric}[{self.stratum}]" if self.stratum else self.metric
 
     @property
     def is_latency(self) -> bool:
@@ -266,6 +287,7 @@ class Suite:
     floors: List[Floor]
     order: List[str]  # retrievers in dependency order
     metrics: List[str]  # canonical metrics to evaluate (summary + floors)
+    regression: List[Tuple[str, str, float]] = field(default_factory=list)  # (retriever, metric, max_drop)
     files: List[str] = field(default_factory=list)  # every file that went into it
 
     def resolve_path(self, key: KeyPath, value: str) -> Path:
@@ -342,7 +364,7 @@ def _known_keys() -> List[str]:
                       IndexConfig, BackendConfig, PrecomputedEmbedderConfig, OnnxEmbedderConfig,
                       CallableEmbedderConfig, BM25RetrieverConfig, KnnRetrieverConfig,
                       TemplateRetrieverConfig, RRFRetrieverConfig, WeightedRetrieverConfig,
-                      LinearRetrieverConfig, EvaluationConfig, LatencyConfig):
+                      LinearRetrieverConfig, EvaluationConfig, LatencyConfig, RegressionConfig):
             keys.update(model.model_fields)
         keys.add("include")
         _ALL_KEYS = sorted(keys)
@@ -480,9 +502,12 @@ def load_suite(path: Path, *, overrides: Tuple[Path, ...] = (),
             if isinstance(value, bool):
                 raise suite.error(key, f"floor must be a number, got {value!r}")
             try:
-                canon, op = floor_key(str(m))
+                canon, op, stratum = floor_key(str(m))
             except ValueError as exc:
                 raise suite.error(key, str(exc)) from None
+            if stratum and (canon in LATENCY_KEYS or canon.startswith("lift@")):
+                raise suite.error(key, "latency and lift floors hold for the whole suite, "
+                                       "not per stratum")
             if canon in LATENCY_KEYS:
                 if value <= 0:
                     raise suite.error(key, f"latency floor must be > 0 ms, got {value!r}")
@@ -505,23 +530,44 @@ def load_suite(path: Path, *, overrides: Tuple[Path, ...] = (),
                     metrics.append(canon)
             file, line = locate(positions, key)
             suite.floors.append(Floor(r_name, canon, op, float(value),
-                                      origin=f"{file}:{line}" if file else ""))
-    if not suite.floors:
+                                      origin=f"{file}:{line}" if file else "", stratum=stratum))
+    reg = model.regression
+    if reg is not None:
+        names = reg.retrievers or list(retrievers)
+        for i, r_name in enumerate(names):
+            if r_name not in retrievers:
+                raise suite.error(("regression", "retrievers", i), f"unknown retriever {r_name!r}")
+        for m, margin in reg.max_drop.items():
+            try:
+                canon = str(parse_metric(str(m)))
+            except ValueError as exc:
+                raise suite.error(("regression", "max_drop", m), str(exc)) from None
+            if canon not in metrics:
+                metrics.append(canon)
+            suite.regression += [(r_name, canon, float(margin)) for r_name in names]
+    if not suite.floors and not suite.regression:
         raise suite.error(("floors",), "no floors: a suite must gate at least one retriever metric")
     suite.metrics = metrics
     return suite
 
 
-def floor_key(key: str) -> Tuple[str, str]:
-    """A floor's metric key -> (canonical key, op). ``p95_ms`` (<=), ``ndcg@10`` (>=),
-    ``lift@ndcg@10`` (>=: the stage's value minus its best input's)."""
+def floor_key(key: str) -> Tuple[str, str, Optional[str]]:
+    """A floor's metric key -> (canonical key, op, stratum). ``p95_ms`` (<=), ``ndcg@10`` (>=),
+    ``lift@ndcg@10`` (>=: the stage's value minus its best input's), ``ndcg@10[multi-hop]``
+    (>=, on the queries tagged ``multi-hop`` only)."""
     from .metrics import parse_metric
 
+    stratum = None
+    if key.endswith("]") and "[" in key:
+        key, _, stratum = key[:-1].partition("[")
+        if not stratum.strip():
+            raise ValueError("empty stratum in [...]: write metric[tag]")
+        stratum = stratum.strip()
     if key in LATENCY_KEYS:
-        return key, "<="
+        return key, "<=", stratum
     if key.lower().startswith("lift@"):
-        return "lift@" + str(parse_metric(key[len("lift@"):])), ">="
-    return str(parse_metric(key)), ">="
+        return "lift@" + str(parse_metric(key[len("lift@"):])), ">=", stratum
+    return str(parse_metric(key)), ">=", stratum
 
 
 def _topological(retrievers: Dict[str, Any], suite: Suite) -> List[str]:

@@ -19,6 +19,7 @@ class GateOutcome:
 
     def as_dict(self) -> dict:
         return {"retriever": self.floor.retriever, "metric": self.floor.metric,
+                "stratum": self.floor.stratum,
                 "value": self.value, "op": self.floor.op, "threshold": self.floor.threshold,
                 "passed": self.passed}
 
@@ -44,7 +45,7 @@ def check_floor(suite_name: str, floor: Floor, value: float,
                 worst: List[Tuple[str, float, str]] = (), n_queries: Optional[int] = None,
                 unit: str = "") -> GateOutcome:
     passed = compare(value, floor.op, floor.threshold)
-    head = f"{suite_name} :: {floor.retriever} :: {floor.metric}"
+    head = f"{suite_name} :: {floor.retriever} :: {floor.name}"
     if floor.is_latency:
         v, t = f"{value:.2f}", f"{floor.threshold:g}"
     else:
@@ -59,9 +60,10 @@ def check_floor(suite_name: str, floor: Floor, value: float,
         if floor.origin:
             lines.append(f"  floor set at {floor.origin}")
         if n_queries is not None and not floor.is_latency:
-            lines.append(f"  averaged over {n_queries} judged queries")
+            tagged = f" tagged {floor.stratum!r}" if floor.stratum else ""
+            lines.append(f"  averaged over {n_queries} judged queries{tagged}")
         if worst:
-            lines.append(f"  worst {len(worst)} queries for {floor.metric}:")
+            lines.append(f"  worst {len(worst)} queries for {floor.name}:")
             for qid, val, text in worst:
                 t_ = (text[:77] + "...") if len(text) > 80 else text
                 lines.append(f"    {fmt(val)}  {qid}  {t_}")

@@ -25,6 +25,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 default=None, help="run every suite on this backend instead of the file's")
     g.addoption("--retrieval-override", metavar="FILE", action="append", default=[],
                 help="a YAML file merged over every suite (e.g. a team's floors); repeatable")
+    g.addoption("--retrieval-baseline-update", action="store_true", default=False,
+                help="write each suite's baseline (per-query values, latency, input fingerprint) "
+                     "instead of comparing against it; review the diff and commit it")
     g.addoption("--retrieval-no-latency", action="store_true", default=False,
                 help="skip the latency pass (latency floors then error, they never pass)")
 
@@ -57,7 +60,16 @@ class SuiteState:
         self.result: Any = None
         self.error: Optional[BaseException] = None
         self.outcomes: List[Any] = []
+        self.regressions: List[Any] = []
         self.warned: set = set()
+        self._baseline: Any = None
+
+    def baseline(self, config: pytest.Config):
+        """(Baseline, note) or (None, why the comparison falls back to floors only)."""
+        if self._baseline is None:
+            from .regression import load_comparable_baseline
+            self._baseline = load_comparable_baseline(self.suite, self.result)
+        return self._baseline
 
     def ensure_run(self, config: pytest.Config) -> Any:
         if self.result is None and self.error is None:
@@ -119,24 +131,31 @@ class RetrievalSuiteFile(pytest.File):
         by_retriever: Dict[str, List[Any]] = {}
         for floor in state.suite.floors:
             by_retriever.setdefault(floor.retriever, []).append(floor)
+        regression: Dict[str, List[Any]] = {}
+        for r_name, metric, max_drop in state.suite.regression:
+            regression.setdefault(r_name, []).append((metric, max_drop))
         for name in state.suite.order:
-            if name in by_retriever:
-                yield RetrieverNode.from_parent(self, name=name, floors=by_retriever[name],
-                                                state=state)
+            if name in by_retriever or name in regression:
+                yield RetrieverNode.from_parent(self, name=name, floors=by_retriever.get(name, []),
+                                                regression=regression.get(name, ()), state=state)
 
     def repr_failure(self, excinfo):  # type: ignore[override]
         return _one_line(excinfo) or super().repr_failure(excinfo)
 
 
 class RetrieverNode(pytest.Collector):
-    def __init__(self, *, floors: List[Any], state: SuiteState, **kw: Any):
+    def __init__(self, *, floors: List[Any], state: SuiteState, regression=(), **kw: Any):
         super().__init__(**kw)
         self.floors = floors
+        self.regression = list(regression)
         self.state = state
 
     def collect(self):
         for floor in self.floors:
-            yield GateItem.from_parent(self, name=floor.metric, floor=floor, state=self.state)
+            yield GateItem.from_parent(self, name=floor.name, floor=floor, state=self.state)
+        for metric, max_drop in self.regression:
+            yield RegressionItem.from_parent(self, name=f"baseline:{metric}", metric=metric,
+                                             max_drop=max_drop, state=self.state)
 
 
 class GateFailed(AssertionError):
@@ -161,9 +180,9 @@ class GateItem(pytest.Item):
         result = self.state.result
         floor = self.floor
         r = result.retrievers[floor.retriever]
-        value, worst = result.gate_value(floor.retriever, floor.metric)
+        value, worst = result.gate_value(floor.retriever, floor.metric, stratum=floor.stratum)
         outcome = check_floor(result.suite.name, floor, value, worst,
-                              n_queries=len(r.evaluation.evaluated),
+                              n_queries=result.n_queries(floor.retriever, floor.stratum),
                               unit=" ms" if floor.is_latency else "")
         self.state.outcomes.append(outcome)
         self.user_properties.extend([
@@ -196,6 +215,51 @@ class GateItem(pytest.Item):
         return self.path, line, f"{self.parent.name}::{self.name}"
 
 
+class RegressionItem(pytest.Item):
+    """Non-inferiority against the committed baseline: paired, per query (and per stratum)."""
+
+    def __init__(self, *, metric: str, max_drop: float, state: SuiteState, **kw: Any):
+        super().__init__(**kw)
+        self.metric = metric
+        self.max_drop = max_drop
+        self.state = state
+        self.add_marker("retrieval")
+
+    def setup(self) -> None:
+        self.state.ensure_run(self.config)
+
+    def runtest(self) -> None:
+        from .regression import RegressionOutcome, judge_against_baseline
+
+        retriever = self.parent.name
+        if self.config.getoption("retrieval_baseline_update"):
+            pytest.skip("--retrieval-baseline-update: writing the baseline, not comparing")
+        baseline, note = self.state.baseline(self.config)
+        if baseline is None:
+            pytest.skip(note)
+        outcome: RegressionOutcome = judge_against_baseline(
+            self.state.result, baseline, retriever, self.metric, self.max_drop)
+        self.state.regressions.append(outcome)
+        self.user_properties.extend([
+            ("retrieval_suite", self.state.suite.name), ("retrieval_retriever", retriever),
+            ("retrieval_metric", f"baseline:{self.metric}"),
+            ("retrieval_mean_diff", repr(outcome.overall.mean_diff)),
+            ("retrieval_ci_low", repr(outcome.overall.ci_low)), ("retrieval_max_drop", repr(self.max_drop))])
+        if not outcome.passed:
+            raise GateFailed(outcome.message)
+
+    def repr_failure(self, excinfo, style=None):  # type: ignore[override]
+        if excinfo.errisinstance(GateFailed):
+            return str(excinfo.value)
+        return _one_line(excinfo) or super().repr_failure(excinfo, style=style)
+
+    def _repr_failure_py(self, excinfo, style=None):
+        return _one_line(excinfo) or super()._repr_failure_py(excinfo, style=style)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.parent.name}::{self.name}"
+
+
 # ------------------------------------------------------------------ fixtures
 
 @pytest.fixture(scope="session")
@@ -221,9 +285,9 @@ def assert_floor():
         from .config import Floor, floor_key
         from .gates import check_floor
 
-        canon, op = floor_key(metric)
-        f = Floor(retriever, canon, op, float(floor))
-        value, worst = result.gate_value(retriever, canon)
+        canon, op, stratum = floor_key(metric)
+        f = Floor(retriever, canon, op, float(floor), stratum=stratum)
+        value, worst = result.gate_value(retriever, canon, stratum=stratum)
         outcome = check_floor(result.suite.name, f, value, worst)
         if not outcome.passed:
             pytest.fail(outcome.message, pytrace=False)
@@ -241,11 +305,21 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
 
     terminalreporter.section("retrieval summary")
     for state in states:
-        for line in render_summary(state.result, state.outcomes):
+        note = state._baseline[1] if state._baseline is not None else ""
+        for line in render_summary(state.result, state.outcomes, state.regressions, note):
             terminalreporter.write_line(line)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if session.config.getoption("retrieval_baseline_update", False):
+        from .regression import update_baseline
+
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
+        for state in session.config.stash.get(_STATE, {}).values():
+            if state.result is not None:
+                written = update_baseline(state.suite, state.result)
+                if tr is not None:
+                    tr.write_line(f"[retrieval] baseline written: {written}")
     path = session.config.getoption("retrieval_report", None)
     if not path:
         return

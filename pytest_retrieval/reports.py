@@ -24,6 +24,24 @@ def _ms(x: Any) -> str:
     return f"{x:.1f}"
 
 
+def _power_line(result: Any) -> str:
+    """The smallest drop of the headline metric the suite can detect (95%, power 0.8)."""
+    from .significance import estimate_sd_diff, minimum_detectable_drop
+
+    metric = "ndcg@10" if "ndcg@10" in result.suite.metrics else result.suite.metrics[0]
+    first = next(iter(result.retrievers.values()), None)
+    if first is None or len(first.evaluation.evaluated) < 2:
+        return ""
+    values = first.evaluation.per_query[metric]
+    reg = result.suite.model.regression
+    confidence = reg.confidence if reg is not None else 0.95
+    mdd = minimum_detectable_drop(estimate_sd_diff(values), len(values), confidence=confidence,
+                                  power=0.8)
+    return (f"  power: with {len(values)} queries a {metric} drop of {mdd:.4f} is detected with "
+            f"80% power at {confidence:.0%} confidence (estimated from {first.name}'s per-query "
+            f"spread; more queries detect smaller drops)")
+
+
 def _delta(x: Any, digits: int = 4) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
@@ -38,7 +56,8 @@ def _table(header: List[str], rows: List[List[str]]) -> List[str]:
     return [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
 
 
-def render_summary(result: Any, outcomes: Sequence[Any]) -> List[str]:
+def render_summary(result: Any, outcomes: Sequence[Any], regressions: Sequence[Any] = (),
+                   baseline_note: str = "") -> List[str]:
     suite = result.suite
     info = result.backend_info
     engine = info.get("backend", "?")
@@ -75,8 +94,24 @@ def render_summary(result: Any, outcomes: Sequence[Any]) -> List[str]:
             mark = "PASS" if o.passed else "FAIL"
             unit = " ms" if o.floor.is_latency else ""
             show = _ms if o.floor.is_latency else _cell
-            lines.append(f"    {mark}  {o.floor.retriever} {o.floor.metric} = {show(o.value)}{unit}"
+            lines.append(f"    {mark}  {o.floor.retriever} {o.floor.name} = {show(o.value)}{unit}"
                          f" ({o.floor.op} {show(o.floor.threshold)}{unit})")
+    if regressions or baseline_note:
+        lines.append(f"  against the baseline: {baseline_note}" if baseline_note
+                     else "  against the baseline:")
+        for reg in regressions:
+            o = reg.overall
+            mark = "PASS" if reg.passed else "FAIL"
+            lines.append(f"    {mark}  {reg.retriever} {reg.metric}: mean diff {o.mean_diff:+.4f} "
+                         f"(lower bound {o.ci_low:+.4f} at {o.confidence:.0%}, margin -{reg.max_drop:g}), "
+                         f"won/lost/tied {o.won}/{o.lost}/{o.tied}, p={o.p_randomization:.3g}")
+            for tag, v in sorted(reg.strata.items()):
+                if v.result is not None:
+                    lines.append(f"          [{tag}] {v.result.mean_diff:+.4f} over {v.result.n} queries, "
+                                 f"Holm p(drop)={v.p_adjusted:.3g}: {'ok' if v.passed else 'REGRESSED'}")
+    power = _power_line(result)
+    if power:
+        lines.append(power)
     ev = first.evaluation if first else None
     if ev is not None and ev.no_relevant:
         lines.append(f"  {len(ev.no_relevant)} queries without a relevant judgment are left out "
@@ -129,6 +164,7 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "retrievers": retrievers,
         "stages": [r.as_dict() for r in stage_rows(result)],
         "gates": [o.as_dict() for o in state.outcomes],
+        "regressions": [r.as_dict() for r in getattr(state, "regressions", [])],
         "warnings": list(result.warnings),
     }
 

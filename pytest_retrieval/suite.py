@@ -66,12 +66,34 @@ class SuiteResult:
             return self.value(retriever, inner) - best
         return r.evaluation.aggregate[metric]
 
-    def gate_value(self, retriever: str, metric: str, n_worst: int = 5):
+    def stratum_queries(self, retriever: str, stratum: str) -> List[str]:
+        ev = self.retrievers[retriever].evaluation
+        return [q for q in ev.evaluated if stratum in self.judgments.tags.get(q, ())]
+
+    def n_queries(self, retriever: str, stratum: Optional[str] = None) -> int:
+        if stratum:
+            return len(self.stratum_queries(retriever, stratum))
+        return len(self.retrievers[retriever].evaluation.evaluated)
+
+    def gate_value(self, retriever: str, metric: str, n_worst: int = 5,
+                   stratum: Optional[str] = None):
         """(value, worst queries as (qid, per-query value, text)) for a floor's metric.
 
-        For a lift, the per-query values are the stage's minus its best input's."""
-        value = self.value(retriever, metric)
+        For a lift, the per-query values are the stage's minus its best input's. With a
+        stratum, the mean and the worst queries are over the queries carrying that tag."""
         texts = self.judgments.queries
+        if stratum:
+            qids = self.stratum_queries(retriever, stratum)
+            if not qids:
+                raise ConfigError(f"{self.suite.name} :: {retriever} :: {metric}[{stratum}]: no "
+                                  f"judged query is tagged {stratum!r}; tags seen: "
+                                  f"{', '.join(sorted({t for ts in self.judgments.tags.values() for t in ts})) or 'none'}")
+            per_query = self.retrievers[retriever].evaluation.per_query[metric]
+            values = sorted((per_query[q], q) for q in qids)
+            import math
+            return (math.fsum(v for v, _ in values) / len(values),
+                    [(q, v, texts.get(q, "")) for v, q in values[:n_worst]])
+        value = self.value(retriever, metric)
         if metric.endswith("_ms"):
             return value, []
         if metric.startswith("lift@"):
