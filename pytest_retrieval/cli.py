@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("schema", help="print the JSON Schema of suite files")
     s.set_defaults(func=_schema)
+
+    from .judge.cli import register as register_judge
+    register_judge(sub)  # pytest-retrieval judge clicks|llm|pool|import|agree
     return p
 
 

@@ -207,6 +207,17 @@ def leaf_spec(suite: Suite, name: str) -> Any:
 
 # ------------------------------------------------------------------ the runner
 
+@dataclass
+class Retrieval:
+    """What the engines returned for a suite: runs per retriever, latency, engine facts."""
+
+    depth: int
+    fusions: Dict[str, Any]
+    runs: Dict[str, Run] = field(default_factory=dict)
+    latency: Dict[str, LatencySummary] = field(default_factory=dict)
+    backend_info: Dict[str, Any] = field(default_factory=dict)
+
+
 class SuiteRunner:
     def __init__(self, suite: Suite, *, progress: Optional[Callable[[str], None]] = None,
                  backend: Optional[Backend] = None):
@@ -230,7 +241,37 @@ class SuiteRunner:
 
         qids = [q for q in js.queries if q in js.qrels]
         overlap.run, overlap.run_and_judged = len(qids), len(qids)
-        depth = max([model.evaluation.depth] + [_metric_k(m) for m in suite.metrics])
+        got = self.retrieve(js, qids, latency=model.latency.enabled)
+        depth, runs, fusions = got.depth, got.runs, got.fusions
+        results: Dict[str, RetrieverResult] = {}
+        for name in suite.order:
+            ev = evaluate(js.qrels, {q: rk.top(depth) for q, rk in runs[name].items()},
+                          suite.metrics,
+                          gain="exp" if model.evaluation.profile == "exp" else "linear",
+                          ties=model.evaluation.ties,
+                          relevance_threshold=model.judgments.relevance_threshold)
+            rr = RetrieverResult(name, model.retrievers[name].type, runs[name], ev,
+                                 latency=got.latency.get(name))
+            if name in fusions:
+                from .fusion import fusion_warnings
+                rr.warnings.extend(fusion_warnings(fusions[name], _gated_k(suite, name)))
+                rr.window = fusions[name].window
+                key = f"recall@{rr.window}"
+                for inp in model.retrievers[name].of:
+                    rr.candidate_recall[inp] = evaluate(
+                        js.qrels, runs[inp], [key],
+                        relevance_threshold=model.judgments.relevance_threshold,
+                    ).aggregate[key]
+            results[name] = rr
+        return SuiteResult(suite, js, overlap, results, got.backend_info, warnings)
+
+    def retrieve(self, js: JudgmentSet, qids: Sequence[str], *, min_depth: int = 0,
+                 latency: bool = False) -> "Retrieval":
+        """Every retriever of the suite over ``qids``: the quality pass (and, if asked, the
+        latency pass). Shared by the gate run and by pooling for annotation."""
+        suite = self.suite
+        model = suite.model
+        depth = max([model.evaluation.depth, min_depth] + [_metric_k(m) for m in suite.metrics])
         fusions = {n: suite.fusion(n, depth) for n in suite.order
                    if model.retrievers[n].type in FUSION_TYPES}
         leaf_depth = max([depth] + [f.window for f in fusions.values()])
@@ -251,7 +292,7 @@ class SuiteRunner:
             queries = [Query(q.qid, q.text, vecs[i], q.tags) for i, q in enumerate(queries)]
 
         backend = self._backend or make_backend(suite)
-        results: Dict[str, RetrieverResult] = {}
+        out = Retrieval(depth=depth, fusions=fusions)
         try:
             documents = js.corpus if _needs_corpus(suite) else None
             if _needs_corpus(suite) and not documents:
@@ -262,43 +303,26 @@ class SuiteRunner:
                 doc_vectors = self._doc_vectors(embedder, documents)
             self.progress(f"preparing {backend.name} backend ({len(documents or [])} documents)")
             backend.prepare(documents, doc_vectors)
-            backend_info = backend.describe()
-
-            runs: Dict[str, Run] = {}
+            out.backend_info = dict(backend.describe())
+            if embedder is not None:
+                out.backend_info.setdefault("embedder", embedder.id)
             for name in suite.order:
                 self.progress(f"retrieving {name}")
                 if name in leaves:
-                    runs[name] = backend.search_batch(leaves[name], queries, leaf_depth)
+                    out.runs[name] = backend.search_batch(leaves[name], queries, leaf_depth)
                 else:
                     from .fusion import fuse_runs
                     r = model.retrievers[name]
-                    runs[name] = fuse_runs([runs[s] for s in r.of], fusions[name], k=leaf_depth)
-            for name in suite.order:
-                ev = evaluate(js.qrels, {q: rk.top(depth) for q, rk in runs[name].items()},
-                              suite.metrics,
-                              gain="exp" if model.evaluation.profile == "exp" else "linear",
-                              ties=model.evaluation.ties,
-                              relevance_threshold=model.judgments.relevance_threshold)
-                rr = RetrieverResult(name, model.retrievers[name].type, runs[name], ev)
-                if name in fusions:
-                    from .fusion import fusion_warnings
-                    rr.warnings.extend(fusion_warnings(fusions[name], _gated_k(suite, name)))
-                    rr.window = fusions[name].window
-                    key = f"recall@{rr.window}"
-                    for inp in model.retrievers[name].of:
-                        rr.candidate_recall[inp] = evaluate(
-                            js.qrels, runs[inp], [key],
-                            relevance_threshold=model.judgments.relevance_threshold,
-                        ).aggregate[key]
-                results[name] = rr
-            if model.latency.enabled:
+                    out.runs[name] = fuse_runs([out.runs[s] for s in r.of], fusions[name],
+                                               k=leaf_depth)
+            if latency:
                 for name in suite.order:
                     self.progress(f"latency {name}")
-                    results[name].latency = self._latency(backend, leaves, fusions, name, queries,
-                                                          depth, leaf_depth)
+                    out.latency[name] = self._latency(backend, leaves, fusions, name, queries,
+                                                      depth, leaf_depth)
         finally:
             backend.close()
-        return SuiteResult(suite, js, overlap, results, backend_info, warnings)
+        return out
 
     # ---------------------------------------------------------------- helpers
 

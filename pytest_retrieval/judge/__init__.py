@@ -1,0 +1,48 @@
+"""Judgment authoring: where the labels of a judgment set come from, and whether to trust them.
+
+* :mod:`.clicks`: a click log -> graded qrels and a queries file (optional position-bias
+  correction).
+* :mod:`.llm`: an LLM judge grades (query, document) pairs 0-3 with a versioned prompt,
+  strict parsing, a resumable disk cache, a thread pool, a rate limit and retries.
+* :mod:`.pool`: the unjudged top-k of every retriever of one or more suites, exported for
+  people to grade and imported back into qrels with conflict reporting.
+* :mod:`.agreement`: kappa (plain, linear and quadratic weighted), exact and adjacent
+  agreement and the confusion matrix between two label sources.
+* :mod:`.cli`: ``pytest-retrieval judge clicks|llm|pool|import|agree``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# name -> submodule; imported on first use, so ``pytest-retrieval --help`` and the other
+# commands do not pay for urllib, threads and the judgment readers
+_EXPORTS = {
+    "Agreement": "agreement", "cohen_kappa": "agreement", "compare_qrels": "agreement",
+    "ClickGrading": "clicks", "ClickJudgments": "clicks", "grade_clicks": "clicks",
+    "stable_query_id": "clicks", "write_click_judgments": "clicks",
+    "AnthropicJudge": "llm", "CallableJudge": "llm", "GradingReport": "llm", "Judge": "llm",
+    "JudgeCache": "llm", "JudgePair": "llm", "OpenAICompatibleJudge": "llm", "Prices": "llm",
+    "RetryPolicy": "llm", "grade_pairs": "llm", "make_judge": "llm", "parse_grade": "llm",
+    "prompt_template": "llm",
+    "Pool": "pool", "PoolPair": "pool", "import_annotations": "pool", "merge_qrels": "pool",
+    "pool_runs": "pool", "pool_suites": "pool", "read_annotations": "pool",
+    "read_pairs": "pool", "write_annotation_file": "pool", "write_qrels": "pool",
+    "write_queries": "pool",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_EXPORTS))
