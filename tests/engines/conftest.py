@@ -178,10 +178,21 @@ def scifact_full(scifact_dir: Path) -> Collection:
 
 def _scifact_backend(engine: str, collection: Collection):
     """A throwaway 1-shard index of the whole collection (the backend's own mapping: standard
-    analyzer on title/text, HNSW cosine vectors); deleted by close()."""
-    backend = backend_class(engine)({"hosts": [ENGINE_URLS[engine]]}, {"suite": SCIFACT_SUITE})
+    analyzer on title/text, HNSW cosine vectors); deleted by close().
+
+    Built with periodic refresh off (the backend refreshes once at the end) and merged to one
+    segment: a bulk load under a 1 s refresh leaves many small segments that the engine merges
+    in the background, each merge rebuilding HNSW graphs, so an approximate kNN search could
+    answer differently a minute later (and Elasticsearch searches segments concurrently, whose
+    shared kNN bound is timing-dependent). One segment keeps every search of the session
+    repeatable, which the exact server/client comparisons need."""
+    backend = backend_class(engine)({"hosts": [ENGINE_URLS[engine]]},
+                                    {"suite": SCIFACT_SUITE, "settings": {"refresh_interval": "-1"}})
     try:
         backend.prepare(collection.documents, collection.vectors)
+        status, body = http(ENGINE_URLS[engine], "POST",
+                            f"/{backend.index_name}/_forcemerge?max_num_segments=1", timeout=300)
+        assert status == 200, f"force merge of {backend.index_name} failed: {body}"
     except BaseException:
         backend.close()
         raise
