@@ -162,17 +162,31 @@ class GateFailed(AssertionError):
     """A floor that was not met. Its message is the whole report."""
 
 
-class GateItem(pytest.Item):
-    def __init__(self, *, floor: Any, state: SuiteState, **kw: Any):
+class _SuiteItem(pytest.Item):
+    """An item that reads its suite's shared run. The retrieval happens in ``setup``, so an
+    engine or data problem is a pytest ERROR, not a failed gate (and never a pass)."""
+
+    def __init__(self, *, state: SuiteState, **kw: Any):
         super().__init__(**kw)
-        self.floor = floor
         self.state = state
         self.add_marker("retrieval")
 
     def setup(self) -> None:
-        # Retrieval happens here, so an engine or data problem is a pytest ERROR, not a
-        # failed gate (and never a pass).
         self.state.ensure_run(self.config)
+
+    def repr_failure(self, excinfo, style=None):  # type: ignore[override]
+        if excinfo.errisinstance(GateFailed):
+            return str(excinfo.value)
+        return _one_line(excinfo) or super().repr_failure(excinfo, style=style)
+
+    def _repr_failure_py(self, excinfo, style=None):  # setup/teardown errors
+        return _one_line(excinfo) or super()._repr_failure_py(excinfo, style=style)
+
+
+class GateItem(_SuiteItem):
+    def __init__(self, *, floor: Any, **kw: Any):
+        super().__init__(**kw)
+        self.floor = floor
 
     def runtest(self) -> None:
         from .gates import check_floor
@@ -196,14 +210,6 @@ class GateItem(pytest.Item):
         if not outcome.passed:
             raise GateFailed(outcome.message)
 
-    def repr_failure(self, excinfo, style=None):  # type: ignore[override]
-        if excinfo.errisinstance(GateFailed):
-            return str(excinfo.value)
-        return _one_line(excinfo) or super().repr_failure(excinfo, style=style)
-
-    def _repr_failure_py(self, excinfo, style=None):  # setup/teardown errors
-        return _one_line(excinfo) or super()._repr_failure_py(excinfo, style=style)
-
     def reportinfo(self):
         origin = self.floor.origin
         line = None
@@ -215,18 +221,13 @@ class GateItem(pytest.Item):
         return self.path, line, f"{self.parent.name}::{self.name}"
 
 
-class RegressionItem(pytest.Item):
+class RegressionItem(_SuiteItem):
     """Non-inferiority against the committed baseline: paired, per query (and per stratum)."""
 
-    def __init__(self, *, metric: str, max_drop: float, state: SuiteState, **kw: Any):
+    def __init__(self, *, metric: str, max_drop: float, **kw: Any):
         super().__init__(**kw)
         self.metric = metric
         self.max_drop = max_drop
-        self.state = state
-        self.add_marker("retrieval")
-
-    def setup(self) -> None:
-        self.state.ensure_run(self.config)
 
     def runtest(self) -> None:
         from .regression import RegressionOutcome, judge_against_baseline
@@ -247,14 +248,6 @@ class RegressionItem(pytest.Item):
             ("retrieval_ci_low", repr(outcome.overall.ci_low)), ("retrieval_max_drop", repr(self.max_drop))])
         if not outcome.passed:
             raise GateFailed(outcome.message)
-
-    def repr_failure(self, excinfo, style=None):  # type: ignore[override]
-        if excinfo.errisinstance(GateFailed):
-            return str(excinfo.value)
-        return _one_line(excinfo) or super().repr_failure(excinfo, style=style)
-
-    def _repr_failure_py(self, excinfo, style=None):
-        return _one_line(excinfo) or super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self):
         return self.path, None, f"{self.parent.name}::{self.name}"

@@ -172,11 +172,10 @@ def suite_report(state: Any) -> Dict[str, Any]:
 def write_json_report(path: Path, states: Sequence[Any]) -> None:
     doc = {"version": REPORT_VERSION, "plugin_version": __version__,
            "suites": [suite_report(s) for s in states]}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=2, sort_keys=False, allow_nan=False,
-                              default=_json_default), encoding="utf-8")
-    tmp.replace(path)
+    from .fileio import atomic_write
+
+    text = json.dumps(doc, indent=2, sort_keys=False, allow_nan=False, default=_json_default)
+    atomic_write(path, lambda fh: fh.write(text + "\n"), fsync=False)
 
 
 def _json_default(o: Any) -> Any:

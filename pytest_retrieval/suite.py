@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .backends.base import (Backend, BM25Spec, Document, DocVectors, KnnSpec, Query,
@@ -19,7 +18,7 @@ from .config import FUSION_TYPES, Suite
 from .errors import ConfigError, InfrastructureError
 from .judgments import (JudgmentSet, Overlap, check_overlap, load_beir, load_corpus,
                         load_qrels, load_queries, load_tags, reconcile_ids)
-from .run import Ranking, Run
+from .run import Run
 from .stats import LatencySummary, summarize_latency
 
 

@@ -28,12 +28,12 @@ import json
 import os
 import random
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence,
                     Set, Tuple, Union)
 
+from ..fileio import atomic_write
 from ..errors import ConfigError
 from ..judgments import Qrels, load_qrels
 from ..run import Run
@@ -53,26 +53,6 @@ __all__ = [
 
 
 # ------------------------------------------------------------------ shared writers
-
-def atomic_write(path: PathLike, write: Callable[[Any], None], *,
-                 newline: Optional[str] = None) -> None:
-    """Write ``path`` through a temporary file in the same folder, then rename: a crash
-    never leaves a half-written qrels file behind, and ``--out`` may be the input file."""
-    path = Path(path)
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
 
 def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: PathLike) -> int:
     """Write qrels; the format follows the extension: ``.jsonl`` (``{"query_id", "doc_id",

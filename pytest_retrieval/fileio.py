@@ -1,0 +1,33 @@
+"""Atomic file writes: a reader never sees half a file, a crash never leaves one behind."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable, TextIO, Union
+
+
+def atomic_write(path: Union[str, Path], write: Callable[[TextIO], None], *,
+                 newline: str = "\n", fsync: bool = True) -> Path:
+    """Write through ``write(fh)`` to a temporary file beside ``path``, then rename it over
+    ``path`` (keeping an existing file's permissions). ``path`` may be the file being read."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = (path.stat().st_mode & 0o777) if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
+            write(fh)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
