@@ -551,6 +551,9 @@ class SearchEngineBackend(Backend):
         settings: Dict[str, Any] = {
             "index.number_of_shards": 1,
             "index.number_of_replicas": 0,
+            # no periodic refresh while bulk loading: one refresh + a merge to one segment
+            # afterwards, so every run searches the same segment layout (repeatable answers)
+            "index.refresh_interval": "-1",
             "index.similarity.default.type": "BM25",
             "index.similarity.default.k1": v["k1"],
             "index.similarity.default.b": v["b"],
@@ -588,6 +591,8 @@ class SearchEngineBackend(Backend):
         try:
             expected = self._bulk_index(name, documents or (), vectors)
             self._request("POST", f"/{name}/_refresh", what=f"refreshing index {name!r}")
+            self._request("POST", f"/{name}/_forcemerge", params={"max_num_segments": 1},
+                          what=f"merging index {name!r} to one segment")
             self._doc_count = self._count(name)
         except BaseException:
             self._delete_throwaway()
