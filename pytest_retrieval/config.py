@@ -201,8 +201,14 @@ class EvaluationConfig(_Strict):
 class LatencyConfig(_Strict):
     enabled: bool = True
     warmup: Annotated[int, Field(ge=0)] = 5
-    repetitions: Annotated[int, Field(ge=1)] = 1
+    repetitions: Union[Annotated[int, Field(ge=1)], Literal["auto"]] = Field(
+        "auto", description="Passes over the queries; auto = enough for 20 samples above the "
+                            "gated percentile (p95: 400 samples, p99: 2000).")
     max_queries: Optional[Annotated[int, Field(ge=1)]] = None
+    verdict: Literal["ci", "point"] = Field(
+        "ci", description="ci: fail only when the percentile's lower confidence bound is above "
+                          "the ceiling (does not flake on noise); point: compare the estimate.")
+    confidence: Annotated[float, Field(gt=0.5, lt=1)] = 0.95
 
 
 class RegressionConfig(_Strict):

@@ -69,3 +69,24 @@ def check_floor(suite_name: str, floor: Floor, value: float,
                 lines.append(f"    {fmt(val)}  {qid}  {t_}")
         msg = "\n".join(lines)
     return GateOutcome(suite_name, floor, value, passed, msg)
+
+
+def latency_ci_outcome(suite_name: str, floor: Floor, samples_ms, *,
+                       confidence: float = 0.95) -> GateOutcome:
+    """A latency ceiling judged on the percentile's confidence interval: fails only when the
+    lower bound is above the ceiling (noise alone rarely fails it; see significance)."""
+    from .significance import latency_verdict
+
+    q = int(floor.metric[1:3])
+    v = latency_verdict(samples_ms, floor.threshold, q=q, confidence=confidence)
+    head = f"{suite_name} :: {floor.retriever} :: {floor.name}"
+    msg = (f"{head} = {v.point:.2f} ms ({confidence:.0%} lower bound {v.lo:.2f} ms, upper "
+           f"{v.hi:.2f} ms, n={v.n}) {'<=' if v.passed else '>'} ceiling {floor.threshold:g} ms")
+    if not v.passed:
+        msg = msg.replace(" = ", " is slower than its ceiling: ", 1)
+        if floor.origin:
+            msg += f"\n  floor set at {floor.origin}"
+    if not v.enough_samples:
+        msg += (f"\n  note: {v.n} samples; p{q} wants {v.needed} (20 above the percentile) "
+                f"for a tight interval: raise latency.repetitions")
+    return GateOutcome(suite_name, floor, v.point, v.passed, msg)

@@ -198,6 +198,11 @@ class GateItem(_SuiteItem):
         outcome = check_floor(result.suite.name, floor, value, worst,
                               n_queries=result.n_queries(floor.retriever, floor.stratum),
                               unit=" ms" if floor.is_latency else "")
+        lat = result.suite.model.latency
+        if floor.is_latency and lat.verdict == "ci":
+            from .gates import latency_ci_outcome
+            outcome = latency_ci_outcome(result.suite.name, floor, r.latency.samples_ms,
+                                         confidence=lat.confidence)
         self.state.outcomes.append(outcome)
         self.user_properties.extend([
             ("retrieval_suite", result.suite.name), ("retrieval_retriever", floor.retriever),

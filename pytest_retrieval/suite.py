@@ -359,18 +359,25 @@ class SuiteRunner:
         sample = list(queries[: cfg.max_queries] if cfg.max_queries else queries)
         if not sample:
             return summarize_latency([], [], warmup=0, repetitions=0)
+        repetitions = cfg.repetitions
+        if repetitions == "auto":
+            import math
+            from .significance import repetitions_needed
+            qs = [int(f.metric[1:3]) for f in self.suite.floors
+                  if f.retriever == name and f.is_latency] or [50]
+            repetitions = max(1, math.ceil(repetitions_needed(max(qs)) / len(sample)))
         for q in (sample * ((cfg.warmup // len(sample)) + 1))[: cfg.warmup]:
             single(name, q)
         wall: List[float] = []
         took: List[float] = []
-        for _ in range(cfg.repetitions):
+        for _ in range(repetitions):
             for q in sample:
                 t0 = time.perf_counter()
                 _, server = single(name, q)
                 wall.append((time.perf_counter() - t0) * 1000.0)
                 if server is not None:
                     took.append(float(server))
-        return summarize_latency(wall, took, warmup=cfg.warmup, repetitions=cfg.repetitions)
+        return summarize_latency(wall, took, warmup=cfg.warmup, repetitions=repetitions)
 
 
 def _metric_k(metric: str) -> int:

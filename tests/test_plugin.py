@@ -199,3 +199,12 @@ def test_lift_floor_compares_a_stage_with_its_best_input(pytester, suite) -> Non
     out = result.stdout.str()
     assert "tiny :: rrf :: lift@ndcg@10 = " in out and "below the floor >= 0.5000" in out
     assert "stages (deltas against bm25" in out
+
+
+def test_latency_ceiling_is_judged_on_its_confidence_interval(pytester, suite) -> None:
+    suite(SUITE.replace("p95_ms: 10000", "p95_ms: 0.000001"))
+    result = pytester.runpytest_subprocess("-q")
+    result.assert_outcomes(passed=2, failed=1)
+    out = result.stdout.str()
+    assert "tiny :: bm25 :: p95_ms is slower than its ceiling: " in out
+    assert "95% lower bound" in out and "n=" in out
