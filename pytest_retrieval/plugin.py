@@ -28,6 +28,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--retrieval-baseline-update", action="store_true", default=False,
                 help="write each suite's baseline (per-query values, latency, input fingerprint) "
                      "instead of comparing against it; review the diff and commit it")
+    g.addoption("--retrieval-export-unjudged", metavar="PATH", default=None,
+                help="write every (query, doc) in a retriever's top 10 that has no judgment, as "
+                     "a JSONL annotation queue (see `pytest-retrieval judge import`)")
     g.addoption("--retrieval-no-latency", action="store_true", default=False,
                 help="skip the latency pass (latency floors then error, they never pass)")
 
@@ -318,6 +321,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 written = update_baseline(state.suite, state.result)
                 if tr is not None:
                     tr.write_line(f"[retrieval] baseline written: {written}")
+    unjudged = session.config.getoption("retrieval_export_unjudged", None)
+    if unjudged:
+        from .reports import write_unjudged
+
+        write_unjudged(Path(unjudged), list(session.config.stash.get(_STATE, {}).values()))
     path = session.config.getoption("retrieval_report", None)
     if not path:
         return

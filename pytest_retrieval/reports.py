@@ -109,6 +109,10 @@ def render_summary(result: Any, outcomes: Sequence[Any], regressions: Sequence[A
                 if v.result is not None:
                     lines.append(f"          [{tag}] {v.result.mean_diff:+.4f} over {v.result.n} queries, "
                                  f"Holm p(drop)={v.p_adjusted:.3g}: {'ok' if v.passed else 'REGRESSED'}")
+    shares = ", ".join(f"{n} {result.unjudged_share(n):.0%}" for n in result.retrievers)
+    lines.append(f"  unjudged in the top 10: {shares} (unjudged documents count as non-relevant: "
+                 f"a retriever surfacing new documents can look worse than it is; "
+                 f"--retrieval-export-unjudged writes them out for annotation)")
     power = _power_line(result)
     if power:
         lines.append(power)
@@ -186,3 +190,24 @@ def _json_default(o: Any) -> Any:
     except ImportError:  # pragma: no cover
         pass
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def write_unjudged(path: Path, states: Sequence[Any], k: int = 10) -> int:
+    """JSONL annotation queue: every (query, doc) in any retriever's top k with no judgment."""
+    from .fileio import atomic_write
+
+    rows: Dict[tuple, Dict[str, Any]] = {}
+    for state in states:
+        result = state.result
+        if result is None:
+            continue
+        texts = result.judgments.queries
+        for name in result.retrievers:
+            for qid, doc, rank in result.unjudged(name, k):
+                row = rows.setdefault((result.suite.name, qid, doc), {
+                    "suite": result.suite.name, "query_id": qid, "query": texts.get(qid, ""),
+                    "doc_id": doc, "retrievers": {}})
+                row["retrievers"][name] = rank
+    atomic_write(path, lambda fh: fh.writelines(json.dumps(r) + "\n" for r in rows.values()),
+                 fsync=False)
+    return len(rows)

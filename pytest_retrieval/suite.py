@@ -65,6 +65,23 @@ class SuiteResult:
             return self.value(retriever, inner) - best
         return r.evaluation.aggregate[metric]
 
+    def unjudged(self, retriever: str, k: int = 10) -> List[tuple]:
+        """(qid, doc_id, rank) for every document in the top ``k`` without any judgment."""
+        qrels = self.judgments.qrels
+        out = []
+        for qid in self.retrievers[retriever].evaluation.evaluated:
+            ranking = self.retrievers[retriever].run.get(qid)
+            if ranking is None:
+                continue
+            judged = qrels.get(qid, {})
+            out += [(qid, d, i) for i, d in enumerate(ranking.doc_ids[:k], 1) if d not in judged]
+        return out
+
+    def unjudged_share(self, retriever: str, k: int = 10) -> float:
+        n = sum(min(k, len(self.retrievers[retriever].run.get(q, ()) or ()))
+                for q in self.retrievers[retriever].evaluation.evaluated)
+        return len(self.unjudged(retriever, k)) / n if n else 0.0
+
     def stratum_queries(self, retriever: str, stratum: str) -> List[str]:
         ev = self.retrievers[retriever].evaluation
         return [q for q in ev.evaluated if stratum in self.judgments.tags.get(q, ())]
