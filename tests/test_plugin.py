@@ -211,12 +211,12 @@ def test_latency_ceiling_is_judged_on_its_confidence_interval(pytester, suite) -
 
 
 def test_export_unjudged_writes_the_annotation_queue(pytester, suite) -> None:
-    suite()
+    suite(SUITE.replace("  documents:\n", "  documents:\n    - {id: d6, title: Cost, text: solar panels cost}\n"))
     out = pytester.path / "queue.jsonl"
     result = pytester.runpytest_subprocess("-q", f"--retrieval-export-unjudged={out}")
     result.assert_outcomes(passed=3)
     rows = [json.loads(l) for l in out.read_text().splitlines()]
     pairs = {(r["query_id"], r["doc_id"]) for r in rows}
     judged = {("q1", "d1"), ("q1", "d4"), ("q1", "d2"), ("q2", "d3"), ("3", "d5")}
-    assert pairs and not (pairs & judged)
+    assert ("q1", "d6") in pairs and not (pairs & judged)
     assert "unjudged in the top 10: bm25" in result.stdout.str()
