@@ -226,6 +226,15 @@ class RegressionConfig(_Strict):
         "floors_only", description="When queries/qrels/corpus changed since the baseline.")
 
 
+class UnanswerableConfig(_Strict):
+    """Queries with no relevant document in the corpus, scored by whether the retriever abstains."""
+
+    tag: str = Field("unanswerable", description="The query tag marking them.")
+    threshold: Dict[str, float] = Field(
+        default_factory=dict, description="retriever -> top score below which it abstains "
+                                          "(without one, only zero hits count as abstaining).")
+
+
 FloorValue = Union[float, int]
 
 
@@ -243,6 +252,7 @@ class SuiteFile(_Strict):
     latency: LatencyConfig = Field(default_factory=LatencyConfig)
     retrievers: Dict[str, RetrieverConfig] = Field(min_length=1)
     regression: Optional[RegressionConfig] = None
+    unanswerable: Optional[UnanswerableConfig] = None
     floors: Dict[str, Dict[str, FloorValue]] = Field(
         default_factory=dict,
         description="retriever -> {metric: floor}. Quality metrics pass when value >= floor; "
@@ -370,7 +380,8 @@ def _known_keys() -> List[str]:
                       IndexConfig, BackendConfig, PrecomputedEmbedderConfig, OnnxEmbedderConfig,
                       CallableEmbedderConfig, BM25RetrieverConfig, KnnRetrieverConfig,
                       TemplateRetrieverConfig, RRFRetrieverConfig, WeightedRetrieverConfig,
-                      LinearRetrieverConfig, EvaluationConfig, LatencyConfig, RegressionConfig):
+                      LinearRetrieverConfig, EvaluationConfig, LatencyConfig, RegressionConfig,
+                      UnanswerableConfig):
             keys.update(model.model_fields)
         keys.add("include")
         _ALL_KEYS = sorted(keys)
@@ -511,10 +522,17 @@ def load_suite(path: Path, *, overrides: Tuple[Path, ...] = (),
                 canon, op, stratum = floor_key(str(m))
             except ValueError as exc:
                 raise suite.error(key, str(exc)) from None
-            if stratum and (canon in LATENCY_KEYS or canon.startswith("lift@")):
+            if stratum and (canon in LATENCY_KEYS or canon.startswith("lift@")
+                            or canon == "abstention"):
                 raise suite.error(key, "latency and lift floors hold for the whole suite, "
                                        "not per stratum")
-            if canon in LATENCY_KEYS:
+            if canon == "abstention":
+                if model.unanswerable is None:
+                    raise suite.error(key, "an abstention floor needs an 'unanswerable' section "
+                                           "(which tag marks unanswerable queries)")
+                if not 0.0 <= float(value) <= 1.0:
+                    raise suite.error(key, f"abstention is a rate in [0, 1]; got {value!r}")
+            elif canon in LATENCY_KEYS:
                 if value <= 0:
                     raise suite.error(key, f"latency floor must be > 0 ms, got {value!r}")
                 if not model.latency.enabled:
@@ -537,6 +555,10 @@ def load_suite(path: Path, *, overrides: Tuple[Path, ...] = (),
             file, line = locate(positions, key)
             suite.floors.append(Floor(r_name, canon, op, float(value),
                                       origin=f"{file}:{line}" if file else "", stratum=stratum))
+    if model.unanswerable is not None:
+        for i, r_name in enumerate(model.unanswerable.threshold):
+            if r_name not in retrievers:
+                raise suite.error(("unanswerable", "threshold", r_name), f"unknown retriever {r_name!r}")
     reg = model.regression
     if reg is not None:
         names = reg.retrievers or list(retrievers)
@@ -571,6 +593,8 @@ def floor_key(key: str) -> Tuple[str, str, Optional[str]]:
         stratum = stratum.strip()
     if key in LATENCY_KEYS:
         return key, "<=", stratum
+    if key == "abstention":  # share of unanswerable queries the retriever abstained on
+        return key, ">=", stratum
     if key.lower().startswith("lift@"):
         return "lift@" + str(parse_metric(key[len("lift@"):])), ">=", stratum
     return str(parse_metric(key)), ">=", stratum

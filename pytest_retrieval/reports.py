@@ -113,6 +113,14 @@ def render_summary(result: Any, outcomes: Sequence[Any], regressions: Sequence[A
     lines.append(f"  unjudged in the top 10: {shares} (unjudged documents count as non-relevant: "
                  f"a retriever surfacing new documents can look worse than it is; "
                  f"--retrieval-export-unjudged writes them out for annotation)")
+    if result.suite.model.unanswerable is not None:
+        parts = []
+        for n, r in result.retrievers.items():
+            ab = r.abstention
+            if ab is not None and ab.abstained:
+                parts.append(f"{n} {ab.rate:.0%}" + (f" (wrongly on {ab.false_rate:.0%} of answerable)"
+                                                     if ab.false_abstained else ""))
+        lines.append("  abstention on unanswerable queries: " + (", ".join(parts) or "none tagged"))
     power = _power_line(result)
     if power:
         lines.append(power)

@@ -30,6 +30,7 @@ class RetrieverResult:
     evaluation: Any  # metrics.Evaluation
     latency: Optional[LatencySummary] = None
     warnings: List[str] = field(default_factory=list)
+    abstention: Any = None  # significance.AbstentionResult when the suite has unanswerable queries
     window: Optional[int] = None  # candidates taken from each input (fusion / rerank stages)
     candidate_recall: Dict[str, float] = field(default_factory=dict)  # input -> recall@window
 
@@ -63,6 +64,12 @@ class SuiteResult:
             inner = metric[len("lift@"):]
             best = max(self.value(i, inner) for i in self.inputs(retriever))
             return self.value(retriever, inner) - best
+        if metric == "abstention":
+            ab = r.abstention
+            if ab is None or not ab.abstained:
+                raise ConfigError(f"{self.suite.name} :: {retriever} :: abstention: no query is "
+                                  f"tagged {self.suite.model.unanswerable.tag!r}")
+            return ab.rate
         return r.evaluation.aggregate[metric]
 
     def unjudged(self, retriever: str, k: int = 10) -> List[tuple]:
@@ -112,6 +119,10 @@ class SuiteResult:
         value = self.value(retriever, metric)
         if metric.endswith("_ms"):
             return value, []
+        if metric == "abstention":  # the unanswerable queries it answered, highest score first
+            ab = self.retrievers[retriever].abstention
+            answered = sorted(ab.answered, key=lambda q: -(ab.top_scores[q] or 0.0))[:n_worst]
+            return value, [(q, ab.top_scores[q] or 0.0, texts.get(q, "")) for q in answered]
         if metric.startswith("lift@"):
             inner = metric[len("lift@"):]
             best = max(self.inputs(retriever), key=lambda i: self.value(i, inner))
@@ -256,7 +267,18 @@ class SuiteRunner:
                             f"text and score 0 (e.g. {ex})")
 
         qids = [q for q in js.queries if q in js.qrels]
-        overlap.run, overlap.run_and_judged = len(qids), len(qids)
+        overlap.run_and_judged = len(qids)
+        unanswerable: List[str] = []
+        if model.unanswerable is not None:
+            tag = model.unanswerable.tag
+            unanswerable = [q for q in js.queries if tag in js.tags.get(q, ())]
+            relevant = [q for q in unanswerable if any(g > 0 for g in js.qrels.get(q, {}).values())]
+            if relevant:
+                raise suite.error(("unanswerable", "tag"),
+                                  f"{len(relevant)} queries tagged {tag!r} have relevant judgments "
+                                  f"(e.g. {relevant[0]!r}): unanswerable means no relevant document")
+            qids += [q for q in unanswerable if q not in js.qrels]
+        overlap.run = len(qids)
         got = self.retrieve(js, qids, latency=model.latency.enabled)
         depth, runs, fusions = got.depth, got.runs, got.fusions
         results: Dict[str, RetrieverResult] = {}
@@ -268,6 +290,11 @@ class SuiteRunner:
                           relevance_threshold=model.judgments.relevance_threshold)
             rr = RetrieverResult(name, model.retrievers[name].type, runs[name], ev,
                                  latency=got.latency.get(name))
+            if model.unanswerable is not None:
+                from .significance import abstention
+                rr.abstention = abstention(
+                    runs[name], unanswerable, model.unanswerable.threshold.get(name),
+                    answerable_qids=ev.evaluated)
             if name in fusions:
                 from .fusion import fusion_warnings
                 rr.warnings.extend(fusion_warnings(fusions[name], _gated_k(suite, name)))

@@ -220,3 +220,21 @@ def test_export_unjudged_writes_the_annotation_queue(pytester, suite) -> None:
     judged = {("q1", "d1"), ("q1", "d4"), ("q1", "d2"), ("q2", "d3"), ("3", "d5")}
     assert ("q1", "d6") in pairs and not (pairs & judged)
     assert "unjudged in the top 10: bm25" in result.stdout.str()
+
+
+def test_unanswerable_queries_are_scored_by_abstention(pytester, suite) -> None:
+    text = SUITE.replace(
+        '    - {id: q4, text: "no relevant doc judged", relevant: {d1: 0}}',
+        '    - {id: q4, text: "no relevant doc judged", relevant: {d1: 0}}\n'
+        '    - {id: u1, text: "zebra migration patterns", tags: [unanswerable]}\n'
+        '    - {id: u2, text: "solar", tags: [unanswerable]}')
+    text = text.replace("floors:\n", "unanswerable:\n  tag: unanswerable\nfloors:\n")
+    text = text.replace("    recall@10: 0.5\n", "    recall@10: 0.5\n    abstention: 0.9\n")
+    suite(text)
+    report = pytester.path / "r.json"
+    result = pytester.runpytest_subprocess("-q", f"--retrieval-report={report}")
+    # u1 has no matching term (zero hits: abstains); u2 matches 'solar' (answers): rate 0.5
+    result.assert_outcomes(passed=3, failed=1)
+    out = result.stdout.str()
+    assert "tiny :: rrf :: abstention = 0.5000, below the floor >= 0.9000" in out
+    assert "u2" in out and "abstention on unanswerable queries: bm25 50%" in out
