@@ -1,4 +1,5 @@
-"""``pytest-retrieval`` command: trec_eval-like evaluation, run fusion, the JSON Schema."""
+"""``pytest-retrieval`` command: trec_eval-like evaluation, run fusion, fusion sweeps, the JSON
+Schema, and judgment authoring (``judge``)."""
 
 from __future__ import annotations
 
@@ -85,6 +86,57 @@ def _fuse(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sweep(args: argparse.Namespace) -> int:
+    from .config import load_suite
+    from .sweep import DEFAULT_RANK_CONSTANTS, SweepGrid
+    from .sweep_run import run_sweep
+
+    def ints(text: Optional[str], what: str) -> Optional[tuple]:
+        if text is None:
+            return None
+        try:
+            return tuple(int(x) for x in text.split(","))
+        except ValueError:
+            raise RetrievalError(f"{what}: {text!r} is not a comma-separated list of integers") from None
+
+    cli = {"backend.type": args.backend} if args.backend else None
+    suite = load_suite(Path(args.suite), overrides=tuple(Path(o) for o in args.override or ()),
+                       cli=cli)
+    semantics = "opensearch" if suite.model.backend.type == "opensearch" else "elasticsearch"
+    try:
+        grid = SweepGrid(weight_step=args.weight_step, rrf_semantics=semantics,
+                         rank_constants=ints(args.rank_constants, "--rank-constants")
+                         or DEFAULT_RANK_CONSTANTS,
+                         windows=ints(args.windows, "--windows"))
+    except ValueError as exc:
+        raise RetrievalError(str(exc)) from None
+    say = (lambda msg: None) if args.json else (lambda msg: print(f"# {msg}", file=sys.stderr))
+    result, how, check = run_sweep(suite, retriever=args.retriever, tune_split=args.tune_split,
+                                   tune_fraction=args.tune_fraction, seed=args.seed, grid=grid,
+                                   objective=args.objective, check=args.check,
+                                   check_variants=args.check_variants, say=say)
+    name = args.retriever or "hybrid"
+    if args.json:
+        out = result.as_dict()
+        out["split"] = how
+        out["yaml"] = result.yaml_block(name)
+        if check is not None:
+            out["check"] = {"ok": check.ok, "k": check.k, "queries": check.queries,
+                            "variants": check.variants}
+        print(json.dumps(out, indent=2))
+    else:
+        print(result.summary(top=args.top))
+        print(f"  split: {how}")
+        print("\nsuite file (retrievers:):\n")
+        print(result.yaml_block(name))
+        print("OpenSearch search pipeline (PUT _search/pipeline/<name>):\n")
+        print(json.dumps(result.opensearch_pipeline(), indent=2))
+        if check is not None:
+            print()
+            print(check.summary())
+    return 0 if check is None or check.ok else 1
+
+
 def _schema(args: argparse.Namespace) -> int:
     from .config import json_schema
 
@@ -124,6 +176,30 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("-k", type=int, default=None, help="hits per query in the output (default: window)")
     f.add_argument("--tag", default="fused")
     f.set_defaults(func=_fuse)
+
+    w = sub.add_parser("sweep", help="tune a suite's fusion retriever: fetch candidates once, "
+                                     "replay every fusion variant offline")
+    w.add_argument("suite", help="suite YAML file")
+    w.add_argument("--retriever", help="the fusion retriever to tune (default: the first)")
+    w.add_argument("--tune-split", help="tune on this BEIR qrels split (e.g. train, dev) and "
+                                        "evaluate on the suite's split")
+    w.add_argument("--tune-fraction", type=float, default=0.5,
+                   help="otherwise: share of the suite's judged queries to tune on (default 0.5)")
+    w.add_argument("--seed", type=int, default=0, help="seed of the random split")
+    w.add_argument("--objective", default="ndcg@10", help="metric maximised on the tuning split")
+    w.add_argument("--weight-step", type=float, default=0.1, help="weighted grid step (0.1)")
+    w.add_argument("--rank-constants", help="RRF rank constants (default 1,5,10,20,40,60,80,100)")
+    w.add_argument("--windows", help="candidate windows to sweep (default: the retriever's)")
+    w.add_argument("--backend", choices=("embedded", "elasticsearch", "opensearch"),
+                   help="override the suite's backend type")
+    w.add_argument("--override", action="append", help="team override YAML (repeatable)")
+    w.add_argument("--check", action="store_true",
+                   help="replay a few variants on the OpenSearch server too; exit 1 if any "
+                        "ranking differs from the offline replay")
+    w.add_argument("--check-variants", type=int, default=7, help="variants checked (default 7)")
+    w.add_argument("--top", type=int, default=10, help="tuning-split variants listed")
+    w.add_argument("--json", action="store_true", help="print JSON")
+    w.set_defaults(func=_sweep)
 
     s = sub.add_parser("schema", help="print the JSON Schema of suite files")
     s.set_defaults(func=_schema)

@@ -70,12 +70,16 @@ def stage_rows(result: Any, *, min_lift: float = 0.01,
             p95_ms=p95,
             delta_p95_ms=(p95 - best_p95 if p95 is not None and best_p95 is not None else None))
         if r.kind == "rerank" and row.delta_vs_input is not None:
-            budget = budgets.get(name)
+            cfg = suite.model.retrievers.get(name)
+            needed = getattr(cfg, "min_lift", min_lift)
+            budget = getattr(cfg, "p95_budget_ms", None) or budgets.get(name)
             within = budget is None or (p95 is not None and p95 <= budget)
-            earning = row.delta_vs_input >= min_lift and within
-            why = (f"lift {row.delta_vs_input:+.4f} {'>=' if row.delta_vs_input >= min_lift else '<'} "
-                   f"{min_lift:g}" + (f", p95 {p95:.1f} ms {'<=' if within else '>'} budget "
-                                      f"{budget:g} ms" if budget is not None and p95 is not None else ""))
+            earning = row.delta_vs_input >= needed and within
+            why = (f"lift {row.delta_vs_input:+.4f} {'>=' if row.delta_vs_input >= needed else '<'} "
+                   f"{needed:g}" + (f", p95 {p95:.1f} ms {'<=' if within else '>'} budget "
+                                      f"{budget:g} ms" if budget is not None and p95 is not None else "")
+                   + (f", p95 not measured against budget {budget:g} ms"
+                      if budget is not None and p95 is None else ""))
             row.verdict = ("earning its cost" if earning else "not earning its cost") + f" ({why})"
         rows.append(row)
     return rows

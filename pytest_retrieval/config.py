@@ -178,12 +178,29 @@ class LinearRetrieverConfig(_Strict):
     window: Optional[Annotated[int, Field(ge=1)]] = None
 
 
+class RerankRetrieverConfig(_Strict):
+    type: Literal["rerank"]
+    of: List[str] = Field(min_length=1, max_length=1,
+                          description="The one retriever whose candidates are reranked.")
+    window: Annotated[int, Field(ge=1)] = Field(
+        100, description="Candidates re-scored per query (the reranked ranking holds only these).")
+    reranker: Dict[str, Any] = Field(
+        description="type: onnx-cross-encoder | onnx-bi-encoder | sentence-transformers | "
+                    "cohere | callable, plus its options (see README).")
+    min_lift: Annotated[float, Field(ge=-1, le=1)] = Field(
+        0.01, description="Verdict: the reranker earns its cost when it lifts nDCG@10 over its "
+                          "input by at least this much ...")
+    p95_budget_ms: Optional[Annotated[float, Field(gt=0)]] = Field(
+        None, description="... and its p95 stays within this budget (default: its p95_ms floor).")
+
+
 RetrieverConfig = Annotated[Union[BM25RetrieverConfig, KnnRetrieverConfig, TemplateRetrieverConfig,
                                   RRFRetrieverConfig, WeightedRetrieverConfig,
-                                  LinearRetrieverConfig],
+                                  LinearRetrieverConfig, RerankRetrieverConfig],
                             Field(discriminator="type")]
 
 FUSION_TYPES = ("rrf", "weighted", "linear")
+STAGE_TYPES = FUSION_TYPES + ("rerank",)  # retrievers built on others ('of'), run client-side
 
 
 # ------------------------------------------------------------------------ other
@@ -344,6 +361,23 @@ class Suite:
                     break
             raise self.error(key, str(exc)) from None
 
+    def reranker(self, name: str):
+        """The reranker of a ``rerank`` retriever (``rerankers.make_reranker``); relative model
+        paths and callables resolve against the folder of the file that names them."""
+        from .errors import RetrievalError
+        from .rerankers import make_reranker
+
+        key = ("retrievers", name, "reranker")
+        file, _ = locate(self.positions, key)
+        base = Path(file).parent if file else self.path.parent
+        try:
+            return make_reranker(self.model.retrievers[name].reranker, base)
+        except RetrievalError as exc:
+            detail = getattr(exc, "detail", None) or str(exc)
+            if getattr(exc, "file", None):
+                detail += f" ({exc.file})"
+            raise self.error(key, detail) from None
+
     def bm25_fields(self, name: str) -> Tuple[Tuple[str, float], ...]:
         """``['title^2', 'text']`` or ``{title: 2, text: 1}`` -> ((field, boost), ...)."""
         fields = self.model.retrievers[name].fields
@@ -492,6 +526,8 @@ def load_suite(path: Path, *, overrides: Tuple[Path, ...] = (),
                               f"{len(weights)} weight(s) for {len(r.of)} retrievers in 'of'")
         if r.type in FUSION_TYPES:
             suite.fusion(name_, model.evaluation.depth)  # validates now, at collection
+        if r.type == "rerank":
+            suite.reranker(name_)  # validates type and options now, at collection
         if r.type == "bm25":
             suite.bm25_fields(name_)
         if r.type == "knn" and model.embedder is None and model.backend.type == "embedded":

@@ -35,11 +35,15 @@ def _power_line(result: Any) -> str:
     values = first.evaluation.per_query[metric]
     reg = result.suite.model.regression
     confidence = reg.confidence if reg is not None else 0.95
-    mdd = minimum_detectable_drop(estimate_sd_diff(values), len(values), confidence=confidence,
-                                  power=0.8)
+    sd = estimate_sd_diff(values)
+    if not sd > 0:
+        return (f"  power: {first.name}'s {metric} has no per-query spread over {len(values)} "
+                f"queries; the detectable drop cannot be estimated (add varied queries)")
+    mdd = minimum_detectable_drop(sd, len(values), confidence=confidence, power=0.8)
+    caveat = " (a normal approximation: optimistic below 30 queries)" if len(values) < 30 else ""
     return (f"  power: with {len(values)} queries a {metric} drop of {mdd:.4f} is detected with "
             f"80% power at {confidence:.0%} confidence (estimated from {first.name}'s per-query "
-            f"spread; more queries detect smaller drops)")
+            f"spread; more queries detect smaller drops){caveat}")
 
 
 def _delta(x: Any, digits: int = 4) -> str:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .backends.base import (Backend, BM25Spec, Document, DocVectors, KnnSpec, Query,
                             TemplateSpec)
-from .config import FUSION_TYPES, Suite
+from .config import FUSION_TYPES, STAGE_TYPES, Suite
 from .errors import ConfigError, InfrastructureError
 from .judgments import (JudgmentSet, Overlap, check_overlap, load_beir, load_corpus,
                         load_qrels, load_queries, load_tags, reconcile_ids)
@@ -141,7 +141,7 @@ def load_judgments(suite: Suite) -> JudgmentSet:
     key = ("judgments",)
     if j.beir:
         js = load_beir(suite.resolve_path(key + ("beir",), j.beir), j.split,
-                       with_corpus=_needs_corpus(suite) and not j.corpus)
+                       with_corpus=(_needs_corpus(suite) or _needs_texts(suite)) and not j.corpus)
     else:
         js = JudgmentSet(queries={}, qrels={})
     if j.queries:
@@ -152,7 +152,7 @@ def load_judgments(suite: Suite) -> JudgmentSet:
         p = suite.resolve_path(key + ("qrels",), j.qrels)
         js.qrels = load_qrels(p)
         js.sources["qrels"] = str(p)
-    if j.corpus and _needs_corpus(suite):
+    if j.corpus and (_needs_corpus(suite) or _needs_texts(suite)):
         p = suite.resolve_path(key + ("corpus",), j.corpus)
         js.corpus = load_corpus(p)
         js.sources["corpus"] = str(p)
@@ -186,8 +186,14 @@ def load_judgments(suite: Suite) -> JudgmentSet:
 
 
 def _needs_corpus(suite: Suite) -> bool:
+    """Whether the backend builds its index from the corpus (embedded, or a throwaway index)."""
     b = suite.model.backend
     return b.type == "embedded" or not b.index.name
+
+
+def _needs_texts(suite: Suite) -> bool:
+    """Whether a client-side rerank stage needs the documents' text."""
+    return any(r.type == "rerank" for r in suite.model.retrievers.values())
 
 
 # -------------------------------------------------------------------- backend
@@ -240,6 +246,7 @@ class Retrieval:
 
     depth: int
     fusions: Dict[str, Any]
+    rerankers: Dict[str, Any] = field(default_factory=dict)
     runs: Dict[str, Run] = field(default_factory=dict)
     latency: Dict[str, LatencySummary] = field(default_factory=dict)
     backend_info: Dict[str, Any] = field(default_factory=dict)
@@ -295,6 +302,17 @@ class SuiteRunner:
                 rr.abstention = abstention(
                     runs[name], unanswerable, model.unanswerable.threshold.get(name),
                     answerable_qids=ev.evaluated)
+            if name in got.rerankers:
+                from .rerankers import rerank_warnings
+                window = model.retrievers[name].window
+                rr.warnings.extend(rerank_warnings(window, _gated_k(suite, name)))
+                rr.window = window
+                (inp,) = model.retrievers[name].of
+                key = f"recall@{window}"
+                rr.candidate_recall[inp] = evaluate(
+                    js.qrels, runs[inp], [key],
+                    relevance_threshold=model.judgments.relevance_threshold,
+                ).aggregate[key]
             if name in fusions:
                 from .fusion import fusion_warnings
                 rr.warnings.extend(fusion_warnings(fusions[name], _gated_k(suite, name)))
@@ -309,33 +327,41 @@ class SuiteRunner:
         return SuiteResult(suite, js, overlap, results, got.backend_info, warnings)
 
     def retrieve(self, js: JudgmentSet, qids: Sequence[str], *, min_depth: int = 0,
-                 latency: bool = False) -> "Retrieval":
-        """Every retriever of the suite over ``qids``: the quality pass (and, if asked, the
-        latency pass). Shared by the gate run and by pooling for annotation."""
+                 latency: bool = False, only: Optional[Sequence[str]] = None) -> "Retrieval":
+        """Every retriever of the suite (or those in ``only`` and what they build on) over
+        ``qids``: the quality pass (and, if asked, the latency pass). Shared by the gate run,
+        pooling for annotation and fusion sweeps. A backend passed to the runner stays open
+        (its owner closes it); one the runner made is closed here."""
         suite = self.suite
         model = suite.model
+        order = suite.order if only is None else _with_inputs(suite, only)
         depth = max([model.evaluation.depth, min_depth] + [_metric_k(m) for m in suite.metrics])
-        fusions = {n: suite.fusion(n, depth) for n in suite.order
+        fusions = {n: suite.fusion(n, depth) for n in order
                    if model.retrievers[n].type in FUSION_TYPES}
-        leaf_depth = max([depth] + [f.window for f in fusions.values()])
+        rerankers = {n: suite.reranker(n) for n in order
+                     if model.retrievers[n].type == "rerank"}
+        # every leaf fetches as deep as the deepest window built on it needs
+        leaf_depth = max([depth] + [f.window for f in fusions.values()]
+                         + [model.retrievers[n].window for n in rerankers])
 
-        queries = [Query(q, js.queries[q], None, js.tags.get(q, ())) for q in qids]
-        leaves = {n: leaf_spec(suite, n) for n in suite.order
-                  if model.retrievers[n].type not in FUSION_TYPES}
+        leaves = {n: leaf_spec(suite, n) for n in order
+                  if model.retrievers[n].type not in STAGE_TYPES}
         needs_vectors = any(isinstance(s, KnnSpec) or (isinstance(s, TemplateSpec)
                                                        and "{{query_vector}}" in repr(s.body))
                             for s in leaves.values())
-        embedder = None
-        if needs_vectors:
-            if model.embedder is None:
-                raise suite.error(("embedder",), "knn retrievers need an 'embedder' section")
-            embedder = self._embedder()
-            self.progress(f"embedding {len(queries)} queries ({embedder.id})")
-            vecs = embedder.embed_queries([q.qid for q in queries], [q.text for q in queries])
-            queries = [Query(q.qid, q.text, vecs[i], q.tags) for i, q in enumerate(queries)]
+        embedder = self.embedder() if needs_vectors else None
+        queries = self.queries(js, qids, embedder)
 
         backend = self._backend or make_backend(suite)
-        out = Retrieval(depth=depth, fusions=fusions)
+        out = Retrieval(depth=depth, fusions=fusions, rerankers=rerankers)
+        doc_texts: Dict[str, str] = {}
+        if rerankers:
+            if not js.corpus:
+                raise suite.error(("retrievers", next(iter(rerankers)), "reranker"),
+                                  "a rerank stage needs the documents' text: add judgments.corpus "
+                                  "(or beir) to the suite")
+            from .embedders import document_text
+            doc_texts = {d.doc_id: document_text(d) for d in js.corpus}
         try:
             documents = js.corpus if _needs_corpus(suite) else None
             if _needs_corpus(suite) and not documents:
@@ -349,28 +375,50 @@ class SuiteRunner:
             out.backend_info = dict(backend.describe())
             if embedder is not None:
                 out.backend_info.setdefault("embedder", embedder.id)
-            for name in suite.order:
+            if rerankers:
+                out.backend_info["rerankers"] = {n: rk.id for n, rk in rerankers.items()}
+            query_texts = {q.qid: q.text for q in queries}
+            for name in order:
                 self.progress(f"retrieving {name}")
                 if name in leaves:
                     out.runs[name] = backend.search_batch(leaves[name], queries, leaf_depth)
+                elif name in rerankers:
+                    from .rerankers import rerank_run
+                    (inp,) = model.retrievers[name].of
+                    out.runs[name] = rerank_run(rerankers[name], out.runs[inp], query_texts,
+                                                doc_texts, model.retrievers[name].window)
                 else:
                     from .fusion import fuse_runs
                     r = model.retrievers[name]
                     out.runs[name] = fuse_runs([out.runs[s] for s in r.of], fusions[name],
                                                k=leaf_depth)
             if latency:
-                for name in suite.order:
+                for name in order:
                     self.progress(f"latency {name}")
-                    out.latency[name] = self._latency(backend, leaves, fusions, name, queries,
-                                                      depth, leaf_depth)
+                    out.latency[name] = self._latency(backend, leaves, fusions, rerankers,
+                                                      doc_texts, name, queries, leaf_depth)
         finally:
-            backend.close()
+            if self._backend is None:
+                backend.close()
         return out
+
+    def queries(self, js: JudgmentSet, qids: Sequence[str], embedder: Any = None) -> List[Query]:
+        """The queries ``qids`` as the backends take them, with vectors from ``embedder``
+        (the suite's, see :meth:`embedder`) when one is given."""
+        queries = [Query(q, js.queries[q], None, js.tags.get(q, ())) for q in qids]
+        if embedder is None:
+            return queries
+        self.progress(f"embedding {len(queries)} queries ({embedder.id})")
+        vecs = embedder.embed_queries([q.qid for q in queries], [q.text for q in queries])
+        return [Query(q.qid, q.text, vecs[i], q.tags) for i, q in enumerate(queries)]
 
     # ---------------------------------------------------------------- helpers
 
-    def _embedder(self):
+    def embedder(self):
         from .embedders import make_embedder
+
+        if self.suite.model.embedder is None:
+            raise self.suite.error(("embedder",), "knn retrievers need an 'embedder' section")
 
         cfg = self.suite.model.embedder.model_dump(exclude_none=True)
         for key in ("queries", "query_ids", "documents", "document_ids", "model"):
@@ -384,9 +432,10 @@ class SuiteRunner:
         self.progress(f"embedding {len(documents)} documents ({embedder.id})")
         return embed_corpus(embedder, documents)
 
-    def _latency(self, backend: Backend, leaves, fusions, name: str, queries: Sequence[Query],
-                 depth: int, leaf_depth: int) -> LatencySummary:
-        """One query at a time, the whole stage tree, as production would serve it."""
+    def _latency(self, backend: Backend, leaves, fusions, rerankers, doc_texts, name: str,
+                 queries: Sequence[Query], leaf_depth: int) -> LatencySummary:
+        """One query at a time, the whole stage tree, as production would serve it (a rerank
+        stage's model time is part of its latency)."""
         from .fusion import fuse
 
         model = self.suite.model
@@ -395,6 +444,11 @@ class SuiteRunner:
             if n in leaves:
                 res = backend.search_one(leaves[n], q, leaf_depth)
                 return res.ranking, res.server_took_ms
+            if n in rerankers:
+                from .rerankers import rerank_ranking
+                ranking, took = single(model.retrievers[n].of[0], q)
+                return rerank_ranking(rerankers[n], q.text, ranking, doc_texts,
+                                      model.retrievers[n].window), took
             parts = [single(s, q) for s in model.retrievers[n].of]
             took = [t for _, t in parts if t is not None]
             return fuse([p[0] for p in parts], fusions[n]), (sum(took) if took else None)
@@ -422,6 +476,21 @@ class SuiteRunner:
                 if server is not None:
                     took.append(float(server))
         return summarize_latency(wall, took, warmup=cfg.warmup, repetitions=repetitions)
+
+
+def _with_inputs(suite: Suite, names: Sequence[str]) -> List[str]:
+    """``names`` and every retriever they build on, in the suite's dependency order."""
+    wanted: set = set()
+    stack = list(names)
+    while stack:
+        n = stack.pop()
+        if n not in suite.model.retrievers:
+            raise ConfigError(f"{suite.path}: no retriever {n!r} (defined: "
+                              f"{', '.join(suite.model.retrievers)})")
+        if n not in wanted:
+            wanted.add(n)
+            stack.extend(getattr(suite.model.retrievers[n], "of", None) or [])
+    return [n for n in suite.order if n in wanted]
 
 
 def _metric_k(metric: str) -> int:

@@ -44,9 +44,15 @@ def normalization_pipeline(technique: str = "min_max", combination: str = "arith
 
 
 def rrf_pipeline(rank_constant: int = 60) -> Dict[str, Any]:
-    """A search pipeline body with a ``score-ranker-processor`` doing reciprocal rank fusion."""
+    """A search pipeline body with a ``score-ranker-processor`` doing reciprocal rank fusion.
+
+    ``rank_constant`` goes under ``combination.parameters``: measured on OpenSearch 2.19.6,
+    a ``rank_constant`` written directly in ``combination`` (the form in the 2.19 docs and
+    in neural-search main's ``RRFProcessorFactory``) is accepted and silently ignored (hits
+    score 1/(60 + rank)), while ``parameters.rank_constant`` applies (1/(5 + rank) for 5).
+    ``tests/engines/test_parity_scifact.py`` checks a non-default constant on the server."""
     return {"phase_results_processors": [{"score-ranker-processor": {
-        "combination": {"technique": "rrf", "rank_constant": int(rank_constant)}}}]}
+        "combination": {"technique": "rrf", "parameters": {"rank_constant": int(rank_constant)}}}}]}
 
 
 class OpenSearchBackend(SearchEngineBackend):

@@ -23,6 +23,7 @@ import pytest
 from pytest_retrieval.backends.base import BM25Spec, KnnSpec
 from pytest_retrieval.backends.opensearch import normalization_pipeline, rrf_pipeline
 from pytest_retrieval.fusion import FusionConfig, fuse_runs
+from pytest_retrieval import parity
 from pytest_retrieval.metrics import evaluate
 from pytest_retrieval.run import Ranking, Run
 
@@ -61,42 +62,17 @@ def _report(record_property, name: str, value) -> None:
 # --------------------------------------------------------------------------- a. fusion parity
 
 def compare_top(server: Ranking, client: Ranking, k: int) -> Tuple[float, int, int]:
-    """Server top ``k`` against the client's fused ranking (uncut).
-
-    Scores position by position to ``SCORE_TOL``. Documents position by position, except in a
-    group of equal client scores, compared as a set: the engine orders ties by Lucene doc id,
-    which a Ranking does not carry; a group crossing position ``k`` only needs the server's
-    members to be among the client's. Returns (max |score diff|, tie groups, tie groups in
-    another order)."""
-    n = min(k, len(client))
-    assert len(server) == n, f"server returned {len(server)} hits, client fused {len(client)}"
-    diffs = [abs(a - b) for a, b in zip(server.scores, client.scores[:n])]
-    max_diff = max(diffs, default=0.0)
-    assert max_diff <= SCORE_TOL, (
-        f"score differs by {max_diff:.3g} at rank {diffs.index(max_diff) + 1}: "
-        f"server {server.pairs()} client {client.top(n).pairs()}")
-    ties = reordered = 0
-    i = 0
-    while i < n:
-        j = i
-        while j < len(client) and client.scores[j] == client.scores[i]:
-            j += 1
-        group = set(client.doc_ids[i:j])
-        end = min(j, n)
-        got = server.doc_ids[i:end]
-        assert set(got) <= group and len(set(got)) == end - i, (
-            f"ranks {i + 1}-{end}: server {got}, client {client.doc_ids[i:end]} "
-            f"(tied group {sorted(group)})")
-        if j - i > 1:
-            ties += 1
-            reordered += got != client.doc_ids[i:end]
-        i = j
-    return max_diff, ties, reordered
+    """``parity.compare_top`` (tie groups compared as sets), asserting agreement. Returns
+    (max |score diff|, tie groups, tie groups in another order)."""
+    c = parity.compare_top(server, client, k, score_tolerance=SCORE_TOL)
+    assert c.mismatch is None, c.mismatch
+    return c.max_score_diff, c.tie_groups, c.tie_groups_reordered
 
 
-FUSIONS = [pytest.param(rrf_pipeline(60),
-                        FusionConfig(method="rrf", semantics="opensearch", rank_constant=60,
-                                     window=WINDOW), id="rrf-60")]
+FUSIONS = [pytest.param(rrf_pipeline(k),
+                        FusionConfig(method="rrf", semantics="opensearch", rank_constant=k,
+                                     window=WINDOW), id=f"rrf-{k}")
+           for k in (60, 5)]  # a non-default constant: the server must apply it
 FUSIONS += [pytest.param(normalization_pipeline(norm, comb, WEIGHTS),
                          FusionConfig(method="weighted", semantics="opensearch", normalization=norm,
                                       combination=comb, weights=WEIGHTS, window=WINDOW),
