@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import json
 import os
 import statistics
 import sys

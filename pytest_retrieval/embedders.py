@@ -596,10 +596,13 @@ class SentenceTransformersEmbedder:
 
 # ---- callable ------------------------------------------------------------------------------
 
-def _import_function(spec: str, search_path: Optional[Path]) -> Callable[..., Any]:
-    module_name, sep, attr = spec.partition(":")
+def _import_function(spec: str, search_path: Optional[Path],
+                     what: str = "callable embedder") -> Callable[..., Any]:
+    """``module:function`` (dotted attributes allowed) imported with ``search_path`` (the
+    suite's folder) on ``sys.path``; every failure is one :class:`ConfigError` line."""
+    module_name, sep, attr = str(spec).partition(":")
     if not sep or not module_name or not attr:
-        raise ConfigError(f"callable embedder: expected 'module:function', got {spec!r}")
+        raise ConfigError(f"{what}: expected 'module:function', got {spec!r}")
     added = False
     if search_path is not None and str(search_path) not in sys.path:
         sys.path.insert(0, str(search_path))
@@ -607,7 +610,7 @@ def _import_function(spec: str, search_path: Optional[Path]) -> Callable[..., An
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:
-        raise ConfigError(f"callable embedder {spec!r}: cannot import {module_name!r}: "
+        raise ConfigError(f"{what} {spec!r}: cannot import {module_name!r}: "
                           f"{type(exc).__name__}: {exc}") from None
     finally:
         if added:
@@ -619,9 +622,9 @@ def _import_function(spec: str, search_path: Optional[Path]) -> Callable[..., An
     for part in attr.split("."):
         target = getattr(target, part, None)
         if target is None:
-            raise ConfigError(f"callable embedder {spec!r}: {module_name!r} has no {attr!r}")
+            raise ConfigError(f"{what} {spec!r}: {module_name!r} has no {attr!r}")
     if not callable(target):
-        raise ConfigError(f"callable embedder {spec!r}: {attr!r} is not callable")
+        raise ConfigError(f"{what} {spec!r}: {attr!r} is not callable")
     return target
 
 

@@ -63,6 +63,7 @@ from typing import (
     runtime_checkable,
 )
 
+from .embedders import _file_digest, _import_function, _options_tag, _read_json
 from .errors import ConfigError, InfrastructureError, RetrievalError
 from .run import Ranking, Run
 
@@ -177,18 +178,6 @@ def rerank_warnings(window: int, evaluated_k: int) -> List[str]:
 
 # ---- shared helpers ----------------------------------------------------------------------
 
-def _file_digest(*paths: Path) -> str:
-    from .embedders import _file_digest as digest
-
-    return digest(*paths)
-
-
-def _options_tag(**options: Any) -> str:
-    from .embedders import _options_tag as tag
-
-    return tag(**options)
-
-
 def _find_onnx_model(model_dir: Path, what: str) -> Path:
     if not model_dir.is_dir():
         raise ConfigError(f"{what}: ONNX model folder not found", file=str(model_dir))
@@ -199,17 +188,6 @@ def _find_onnx_model(model_dir: Path, what: str) -> Path:
     if len(found) != 1:
         raise ConfigError(f"{what}: no model.onnx in the ONNX model folder", file=str(model_dir))
     return found[0]
-
-
-def _read_json(path: Path) -> Dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        with open(path, encoding="utf-8") as fh:
-            value = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read JSON: {exc}", file=str(path))
-    return value if isinstance(value, dict) else {}
 
 
 def _logits_to_scores(logits: "np.ndarray", source: str) -> "np.ndarray":
@@ -703,35 +681,6 @@ def _retry_after(value: Optional[str]) -> Optional[float]:
 
 # ---- callable ----------------------------------------------------------------------------
 
-def _import_function(spec: str, search_path: Optional[Path]) -> Callable[..., Any]:
-    module_name, sep, attr = str(spec).partition(":")
-    if not sep or not module_name or not attr:
-        raise ConfigError(f"callable reranker: expected 'module:function', got {spec!r}")
-    added = False
-    if search_path is not None and str(search_path) not in sys.path:
-        sys.path.insert(0, str(search_path))
-        added = True
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:
-        raise ConfigError(f"callable reranker {spec!r}: cannot import {module_name!r}: "
-                          f"{type(exc).__name__}: {exc}") from None
-    finally:
-        if added:
-            try:
-                sys.path.remove(str(search_path))
-            except ValueError:  # pragma: no cover
-                pass
-    target: Any = module
-    for part in attr.split("."):
-        target = getattr(target, part, None)
-        if target is None:
-            raise ConfigError(f"callable reranker {spec!r}: {module_name!r} has no {attr!r}")
-    if not callable(target):
-        raise ConfigError(f"callable reranker {spec!r}: {attr!r} is not callable")
-    return target
-
-
 class CallableReranker:
     """Your own function ``function(query: str, docs: list[str]) -> scores`` (one number per
     doc, higher = better), given as ``"module:function"`` and imported with ``search_path``
@@ -747,7 +696,8 @@ class CallableReranker:
         else:
             self.function_name = str(function)
             self._function = _import_function(self.function_name,
-                                               Path(search_path) if search_path else None)
+                                               Path(search_path) if search_path else None,
+                                               what="callable reranker")
         if id:
             self.id = id
         else:
