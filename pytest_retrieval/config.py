@@ -19,6 +19,8 @@ from .errors import ConfigError
 from .yamlio import KeyPath, Positions, deep_merge, format_path, load_with_includes, locate
 
 LATENCY_KEYS = ("p50_ms", "p95_ms", "p99_ms")
+# pXX(retriever) / pXX(latency.baseline), timed interleaved in the same job (A/B)
+LATENCY_RATIO_KEYS = ("p50_ratio", "p95_ratio", "p99_ratio")
 
 
 class _Strict(BaseModel):
@@ -226,6 +228,9 @@ class LatencyConfig(_Strict):
         "ci", description="ci: fail only when the percentile's lower confidence bound is above "
                           "the ceiling (does not flake on noise); point: compare the estimate.")
     confidence: Annotated[float, Field(gt=0.5, lt=1)] = 0.95
+    baseline: Optional[str] = Field(
+        None, description="A/B: the retriever timed interleaved (same machine, same job) with "
+                          "every retriever that has a p50_ratio/p95_ratio/p99_ratio ceiling.")
 
 
 class RegressionConfig(_Strict):
@@ -303,6 +308,10 @@ class Floor:
     @property
     def is_latency(self) -> bool:
         return self.metric in LATENCY_KEYS
+
+    @property
+    def is_latency_ratio(self) -> bool:
+        return self.metric in LATENCY_RATIO_KEYS
 
     @property
     def is_lift(self) -> bool:
@@ -558,7 +567,7 @@ def load_suite(path: Path, *, overrides: Tuple[Path, ...] = (),
                 canon, op, stratum = floor_key(str(m))
             except ValueError as exc:
                 raise suite.error(key, str(exc)) from None
-            if stratum and (canon in LATENCY_KEYS or canon.startswith("lift@")
+            if stratum and (canon in LATENCY_KEYS + LATENCY_RATIO_KEYS or canon.startswith("lift@")
                             or canon == "abstention"):
                 raise suite.error(key, "latency and lift floors hold for the whole suite, "
                                        "not per stratum")
@@ -568,6 +577,17 @@ def load_suite(path: Path, *, overrides: Tuple[Path, ...] = (),
                                            "(which tag marks unanswerable queries)")
                 if not 0.0 <= float(value) <= 1.0:
                     raise suite.error(key, f"abstention is a rate in [0, 1]; got {value!r}")
+            elif canon in LATENCY_RATIO_KEYS:
+                base = model.latency.baseline
+                if not model.latency.enabled:
+                    raise suite.error(key, "latency ratio given but latency.enabled is false")
+                if base is None:
+                    raise suite.error(key, f"{canon} compares with an A/B baseline: name it in "
+                                           f"latency.baseline (a retriever of this suite)")
+                if base == r_name:
+                    raise suite.error(key, f"{r_name!r} is latency.baseline itself: its ratio is 1")
+                if value <= 0:
+                    raise suite.error(key, f"a latency ratio must be > 0, got {value!r}")
             elif canon in LATENCY_KEYS:
                 if value <= 0:
                     raise suite.error(key, f"latency floor must be > 0 ms, got {value!r}")
@@ -591,6 +611,11 @@ def load_suite(path: Path, *, overrides: Tuple[Path, ...] = (),
             file, line = locate(positions, key)
             suite.floors.append(Floor(r_name, canon, op, float(value),
                                       origin=f"{file}:{line}" if file else "", stratum=stratum))
+    if model.latency.baseline is not None and model.latency.baseline not in retrievers:
+        close = difflib.get_close_matches(model.latency.baseline, list(retrievers), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise suite.error(("latency", "baseline"),
+                          f"unknown retriever {model.latency.baseline!r}{hint}")
     if model.unanswerable is not None:
         for i, r_name in enumerate(model.unanswerable.threshold):
             if r_name not in retrievers:
@@ -627,7 +652,7 @@ def floor_key(key: str) -> Tuple[str, str, Optional[str]]:
         if not stratum.strip():
             raise ValueError("empty stratum in [...]: write metric[tag]")
         stratum = stratum.strip()
-    if key in LATENCY_KEYS:
+    if key in LATENCY_KEYS or key in LATENCY_RATIO_KEYS:
         return key, "<=", stratum
     if key == "abstention":  # share of unanswerable queries the retriever abstained on
         return key, ">=", stratum

@@ -90,3 +90,24 @@ def latency_ci_outcome(suite_name: str, floor: Floor, samples_ms, *,
         msg += (f"\n  note: {v.n} samples; p{q} wants {v.needed} (20 above the percentile) "
                 f"for a tight interval: raise latency.repetitions")
     return GateOutcome(suite_name, floor, v.point, v.passed, msg)
+
+
+def latency_ratio_outcome(suite_name: str, floor: Floor, ab, *, confidence: float = 0.95,
+                          verdict: str = "ci") -> GateOutcome:
+    """An A/B latency ceiling: the percentile of the retriever's per-query fastest times over
+    the baseline's, timed interleaved in this job (``suite.ABLatency``). ``ci`` fails only
+    when the ratio's lower confidence bound is above the allowed ratio; ``point`` compares
+    the estimate."""
+    q = int(floor.metric[1:3])
+    r = ab.result(q, confidence=confidence, max_ratio=floor.threshold)
+    passed = bool(r.passed) if verdict == "ci" else compare(r.ratio, "<=", floor.threshold)
+    head = f"{suite_name} :: {floor.retriever} :: {floor.name}"
+    n = len(ab.fastest()[0])
+    msg = (f"{head} = {r.ratio:.3f} (p{q} {r.current:.2f} ms vs {ab.baseline} {r.baseline:.2f} ms, "
+           f"interleaved, fastest of {ab.repetitions} rounds per query, n={n}; {confidence:.0%} "
+           f"bounds {r.lo:.3f} .. {r.hi:.3f}) {'<=' if passed else '>'} allowed {floor.threshold:g}")
+    if not passed:
+        msg = msg.replace(" = ", " is slower than its baseline allows: ", 1)
+        if floor.origin:
+            msg += f"\n  floor set at {floor.origin}"
+    return GateOutcome(suite_name, floor, r.ratio, passed, msg)

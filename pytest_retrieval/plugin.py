@@ -206,6 +206,10 @@ class GateItem(_SuiteItem):
             from .gates import latency_ci_outcome
             outcome = latency_ci_outcome(result.suite.name, floor, r.latency.samples_ms,
                                          confidence=lat.confidence)
+        if floor.is_latency_ratio:
+            from .gates import latency_ratio_outcome
+            outcome = latency_ratio_outcome(result.suite.name, floor, r.ab,
+                                            confidence=lat.confidence, verdict=lat.verdict)
         self.state.outcomes.append(outcome)
         self.user_properties.extend([
             ("retrieval_suite", result.suite.name), ("retrieval_retriever", floor.retriever),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from . import __version__
 
@@ -44,6 +44,10 @@ def _power_line(result: Any) -> str:
     return (f"  power: with {len(values)} queries a {metric} drop of {mdd:.4f} is detected with "
             f"80% power at {confidence:.0%} confidence (estimated from {first.name}'s per-query "
             f"spread; more queries detect smaller drops){caveat}")
+
+
+def _ratio(x: Any) -> str:
+    return "-" if x is None else f"{x:.3f}"
 
 
 def _delta(x: Any, digits: int = 4) -> str:
@@ -97,7 +101,7 @@ def render_summary(result: Any, outcomes: Sequence[Any], regressions: Sequence[A
         for o in outcomes:
             mark = "PASS" if o.passed else "FAIL"
             unit = " ms" if o.floor.is_latency else ""
-            show = _ms if o.floor.is_latency else _cell
+            show = _ms if o.floor.is_latency else (_ratio if o.floor.is_latency_ratio else _cell)
             lines.append(f"    {mark}  {o.floor.retriever} {o.floor.name} = {show(o.value)}{unit}"
                          f" ({o.floor.op} {show(o.floor.threshold)}{unit})")
     if regressions or baseline_note:
@@ -113,6 +117,14 @@ def render_summary(result: Any, outcomes: Sequence[Any], regressions: Sequence[A
                 if v.result is not None:
                     lines.append(f"          [{tag}] {v.result.mean_diff:+.4f} over {v.result.n} queries, "
                                  f"Holm p(drop)={v.p_adjusted:.3g}: {'ok' if v.passed else 'REGRESSED'}")
+    for name, r in result.retrievers.items():
+        if r.ab is not None and r.ab.fastest()[0]:
+            qs = sorted({int(f.metric[1:3]) for f in suite.floors
+                         if f.retriever == name and f.is_latency_ratio}) or [95]
+            conf = suite.model.latency.confidence
+            for q in qs:
+                lines.append("  latency A/B: " + r.ab.result(q, confidence=conf).describe(
+                    f"{name} vs {r.ab.baseline}") + f" (fastest of {r.ab.repetitions} rounds per query)")
     shares = ", ".join(f"{n} {result.unjudged_share(n):.0%}" for n in result.retrievers)
     lines.append(f"  unjudged in the top 10: {shares} (unjudged documents count as non-relevant: "
                  f"a retriever surfacing new documents can look worse than it is; "
@@ -162,6 +174,7 @@ def suite_report(state: Any) -> Dict[str, Any]:
             "type": r.kind,
             "metrics": dict(ev.aggregate),
             "latency_ms": r.latency.as_dict() if r.latency else None,
+            "latency_ab": _ab_dict(result, name, r),
             "per_query": per_query,
             "queries_without_hits": list(ev.missing),
             "warnings": list(r.warnings),
@@ -183,6 +196,22 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "regressions": [r.as_dict() for r in getattr(state, "regressions", [])],
         "warnings": list(result.warnings),
     }
+
+
+def _ab_dict(result: Any, name: str, r: Any) -> Optional[Dict[str, Any]]:
+    """The interleaved A/B latency of a retriever with a ratio ceiling (per gated percentile)."""
+    if r.ab is None or not r.ab.fastest()[0]:
+        return None
+    conf = result.suite.model.latency.confidence
+    qs = sorted({int(f.metric[1:3]) for f in result.suite.floors
+                 if f.retriever == name and f.is_latency_ratio}) or [95]
+    out: Dict[str, Any] = {"baseline": r.ab.baseline, "rounds": r.ab.repetitions,
+                           "queries": len(r.ab.fastest()[0]), "statistic": "fastest round per query"}
+    for q in qs:
+        v = r.ab.result(q, confidence=conf)
+        out[f"p{q}"] = {"baseline_ms": v.baseline, "current_ms": v.current, "ratio": v.ratio,
+                        "lower": v.lo, "upper": v.hi, "confidence": v.confidence}
+    return out
 
 
 def write_json_report(path: Path, states: Sequence[Any]) -> None:

@@ -32,11 +32,37 @@ class RetrieverResult:
     warnings: List[str] = field(default_factory=list)
     abstention: Any = None  # significance.AbstentionResult when the suite has unanswerable queries
     window: Optional[int] = None  # candidates taken from each input (fusion / rerank stages)
+    ab: Optional["ABLatency"] = None  # interleaved timing against latency.baseline
     candidate_recall: Dict[str, float] = field(default_factory=dict)  # input -> recall@window
 
     @property
     def metrics(self) -> Dict[str, float]:
         return dict(self.evaluation.aggregate)
+
+
+@dataclass
+class ABLatency:
+    """An interleaved A/B latency pass: per query, its times over the rounds (ms)."""
+
+    baseline: str
+    baseline_ms: List[List[float]]
+    current_ms: List[List[float]]
+    repetitions: int
+
+    def fastest(self) -> tuple:
+        """Each query's fastest round, per arm, paired by query: the query's own cost
+        without the scheduler's stalls (``benchmarks/latency_gate_flakiness.py`` measures
+        why this flakes less than all samples under CPU contention)."""
+        pairs = [(min(a), min(b)) for a, b in zip(self.baseline_ms, self.current_ms) if a and b]
+        return [a for a, _ in pairs], [b for _, b in pairs]
+
+    def result(self, q: float, *, confidence: float = 0.95, max_ratio: Optional[float] = None):
+        """``significance.ab_ratio`` of the percentile ``q`` on the per-query fastest times,
+        paired by query."""
+        from .significance import ab_ratio
+
+        a, b = self.fastest()
+        return ab_ratio(a, b, q=q, confidence=confidence, paired=True, max_ratio=max_ratio)
 
 
 @dataclass
@@ -60,6 +86,12 @@ class SuiteResult:
                     f"{self.suite.name} :: {retriever} :: {metric}: no latency was measured "
                     f"(latency pass disabled or no queries); a latency floor cannot pass")
             return getattr(r.latency, metric[: -len("_ms")])
+        if metric.endswith("_ratio"):
+            if r.ab is None or not r.ab.fastest()[0]:
+                raise InfrastructureError(
+                    f"{self.suite.name} :: {retriever} :: {metric}: no A/B latency was measured "
+                    f"(latency pass disabled or no queries); a latency ratio cannot pass")
+            return r.ab.result(float(metric[1:3])).ratio
         if metric.startswith("lift@"):
             inner = metric[len("lift@"):]
             best = max(self.value(i, inner) for i in self.inputs(retriever))
@@ -117,7 +149,7 @@ class SuiteResult:
             return (math.fsum(v for v, _ in values) / len(values),
                     [(q, v, texts.get(q, "")) for v, q in values[:n_worst]])
         value = self.value(retriever, metric)
-        if metric.endswith("_ms"):
+        if metric.endswith(("_ms", "_ratio")):
             return value, []
         if metric == "abstention":  # the unanswerable queries it answered, highest score first
             ab = self.retrievers[retriever].abstention
@@ -249,6 +281,7 @@ class Retrieval:
     rerankers: Dict[str, Any] = field(default_factory=dict)
     runs: Dict[str, Run] = field(default_factory=dict)
     latency: Dict[str, LatencySummary] = field(default_factory=dict)
+    ab: Dict[str, "ABLatency"] = field(default_factory=dict)
     backend_info: Dict[str, Any] = field(default_factory=dict)
 
 
@@ -296,7 +329,7 @@ class SuiteRunner:
                           ties=model.evaluation.ties,
                           relevance_threshold=model.judgments.relevance_threshold)
             rr = RetrieverResult(name, model.retrievers[name].type, runs[name], ev,
-                                 latency=got.latency.get(name))
+                                 latency=got.latency.get(name), ab=got.ab.get(name))
             if model.unanswerable is not None:
                 from .significance import abstention
                 rr.abstention = abstention(
@@ -393,10 +426,16 @@ class SuiteRunner:
                     out.runs[name] = fuse_runs([out.runs[s] for s in r.of], fusions[name],
                                                k=leaf_depth)
             if latency:
+                single = self._stage_timer(backend, leaves, fusions, rerankers, doc_texts,
+                                           leaf_depth)
                 for name in order:
                     self.progress(f"latency {name}")
-                    out.latency[name] = self._latency(backend, leaves, fusions, rerankers,
-                                                      doc_texts, name, queries, leaf_depth)
+                    out.latency[name] = self._latency(single, name, queries)
+                ab_gated = sorted({f.retriever for f in suite.floors if f.is_latency_ratio})
+                for name in ab_gated:
+                    self.progress(f"latency {name} vs {model.latency.baseline} (A/B)")
+                    out.ab[name] = self._ab_latency(single, name, model.latency.baseline,
+                                                    queries)
         finally:
             if self._backend is None:
                 backend.close()
@@ -432,10 +471,10 @@ class SuiteRunner:
         self.progress(f"embedding {len(documents)} documents ({embedder.id})")
         return embed_corpus(embedder, documents)
 
-    def _latency(self, backend: Backend, leaves, fusions, rerankers, doc_texts, name: str,
-                 queries: Sequence[Query], leaf_depth: int) -> LatencySummary:
-        """One query at a time, the whole stage tree, as production would serve it (a rerank
-        stage's model time is part of its latency)."""
+    def _stage_timer(self, backend: Backend, leaves, fusions, rerankers, doc_texts,
+                     leaf_depth: int) -> Callable[[str, Query], Any]:
+        """``single(name, query) -> (ranking, server took ms)``: one query through the whole
+        stage tree, as production would serve it (a rerank stage's model time included)."""
         from .fusion import fuse
 
         model = self.suite.model
@@ -453,17 +492,31 @@ class SuiteRunner:
             took = [t for _, t in parts if t is not None]
             return fuse([p[0] for p in parts], fusions[n]), (sum(took) if took else None)
 
-        cfg = model.latency
+        return single
+
+    def _latency_plan(self, name: str, queries: Sequence[Query], ratio: bool = False):
+        """(sampled queries, repetitions) for ``name``'s latency pass. ``auto`` takes enough
+        passes for 20 samples above the highest percentile gated (p95: 400 samples); an A/B
+        pass takes at least 2, since it judges each query's fastest of its rounds."""
+        import math
+        from .significance import repetitions_needed
+
+        cfg = self.suite.model.latency
         sample = list(queries[: cfg.max_queries] if cfg.max_queries else queries)
-        if not sample:
-            return summarize_latency([], [], warmup=0, repetitions=0)
         repetitions = cfg.repetitions
         if repetitions == "auto":
-            import math
-            from .significance import repetitions_needed
-            qs = [int(f.metric[1:3]) for f in self.suite.floors
-                  if f.retriever == name and f.is_latency] or [50]
-            repetitions = max(1, math.ceil(repetitions_needed(max(qs)) / len(sample)))
+            floors = [f for f in self.suite.floors if f.retriever == name
+                      and (f.is_latency_ratio if ratio else f.is_latency)]
+            qs = [int(f.metric[1:3]) for f in floors] or [50]
+            repetitions = max(1, math.ceil(repetitions_needed(max(qs)) / max(len(sample), 1)))
+        return sample, (max(2, repetitions) if ratio else repetitions)
+
+    def _latency(self, single, name: str, queries: Sequence[Query]) -> LatencySummary:
+        """One query at a time, ``repetitions`` passes after ``warmup`` requests."""
+        cfg = self.suite.model.latency
+        sample, repetitions = self._latency_plan(name, queries)
+        if not sample:
+            return summarize_latency([], [], warmup=0, repetitions=0)
         for q in (sample * ((cfg.warmup // len(sample)) + 1))[: cfg.warmup]:
             single(name, q)
         wall: List[float] = []
@@ -476,6 +529,28 @@ class SuiteRunner:
                 if server is not None:
                     took.append(float(server))
         return summarize_latency(wall, took, warmup=cfg.warmup, repetitions=repetitions)
+
+    def _ab_latency(self, single, name: str, baseline: str,
+                    queries: Sequence[Query]) -> "ABLatency":
+        """``baseline`` (A) and ``name`` (B) timed interleaved, query by query
+        (``significance.ab_schedule``: a fresh seeded order each round, the arm that goes
+        first alternating), so that load on the machine hits both arms alike."""
+        from .significance import ab_schedule
+
+        cfg = self.suite.model.latency
+        sample, repetitions = self._latency_plan(name, queries, ratio=True)
+        arms = {"A": baseline, "B": name}
+        if sample:
+            for q in (sample * ((cfg.warmup // len(sample)) + 1))[: cfg.warmup]:
+                single(baseline, q)
+                single(name, q)
+        times: Dict[str, List[List[float]]] = {"A": [[] for _ in sample], "B": [[] for _ in sample]}
+        for qi, arm in ab_schedule(len(sample), repetitions, seed=0):
+            t0 = time.perf_counter()
+            single(arms[arm], sample[qi])
+            times[arm][qi].append((time.perf_counter() - t0) * 1000.0)
+        return ABLatency(baseline=baseline, baseline_ms=times["A"], current_ms=times["B"],
+                         repetitions=repetitions)
 
 
 def _with_inputs(suite: Suite, names: Sequence[str]) -> List[str]:
