@@ -36,6 +36,13 @@ Gates compared (p95; CIs: ``significance.latency_percentile_ci`` / ``ab_ratio``,
 5. A/B ratio:  the 95% lower bound of p95(candidate) / p95(base) <= max ratio, samples
                paired by (query, round) (``significance.ab_ratio(paired=True)``)
 6. A/B ratio, min-of-r: as 5 over the per-query fastest times
+
+Gate 5 is what the plugin's ``p95_ratio`` ceilings do (``latency.baseline``; 4 rounds under
+``repetitions: auto``). Measured on this 2-core machine with the busy loop (100 passes each):
+``--rounds 2``: gate 5 passed 100/100 unchanged and failed 95/100 slowed, gate 6 100/100 and
+78/100; ``--rounds 4``: gate 5 100/100 and 100/100, gate 6 100/100 and 95/100; the fixed
+ceilings (gates 1-4) passed 87-99/100 unchanged and caught 18-100/100 slowed, depending on
+how the calibration passes happened to run.
 """
 
 from __future__ import annotations

@@ -94,17 +94,17 @@ def latency_ci_outcome(suite_name: str, floor: Floor, samples_ms, *,
 
 def latency_ratio_outcome(suite_name: str, floor: Floor, ab, *, confidence: float = 0.95,
                           verdict: str = "ci") -> GateOutcome:
-    """An A/B latency ceiling: the percentile of the retriever's per-query fastest times over
-    the baseline's, timed interleaved in this job (``suite.ABLatency``). ``ci`` fails only
+    """An A/B latency ceiling: the retriever's percentile over the baseline's, both timed
+    interleaved in this job and paired by (query, round) (``suite.ABLatency``). ``ci`` fails only
     when the ratio's lower confidence bound is above the allowed ratio; ``point`` compares
     the estimate."""
     q = int(floor.metric[1:3])
     r = ab.result(q, confidence=confidence, max_ratio=floor.threshold)
     passed = bool(r.passed) if verdict == "ci" else compare(r.ratio, "<=", floor.threshold)
     head = f"{suite_name} :: {floor.retriever} :: {floor.name}"
-    n = len(ab.fastest()[0])
+    n = len(ab.paired()[0])
     msg = (f"{head} = {r.ratio:.3f} (p{q} {r.current:.2f} ms vs {ab.baseline} {r.baseline:.2f} ms, "
-           f"interleaved, fastest of {ab.repetitions} rounds per query, n={n}; {confidence:.0%} "
+           f"interleaved, {ab.repetitions} rounds, n={n} paired samples; {confidence:.0%} "
            f"bounds {r.lo:.3f} .. {r.hi:.3f}) {'<=' if passed else '>'} allowed {floor.threshold:g}")
     if not passed:
         msg = msg.replace(" = ", " is slower than its baseline allows: ", 1)

@@ -118,13 +118,13 @@ def render_summary(result: Any, outcomes: Sequence[Any], regressions: Sequence[A
                     lines.append(f"          [{tag}] {v.result.mean_diff:+.4f} over {v.result.n} queries, "
                                  f"Holm p(drop)={v.p_adjusted:.3g}: {'ok' if v.passed else 'REGRESSED'}")
     for name, r in result.retrievers.items():
-        if r.ab is not None and r.ab.fastest()[0]:
+        if r.ab is not None and r.ab.paired()[0]:
             qs = sorted({int(f.metric[1:3]) for f in suite.floors
                          if f.retriever == name and f.is_latency_ratio}) or [95]
             conf = suite.model.latency.confidence
             for q in qs:
                 lines.append("  latency A/B: " + r.ab.result(q, confidence=conf).describe(
-                    f"{name} vs {r.ab.baseline}") + f" (fastest of {r.ab.repetitions} rounds per query)")
+                    f"{name} vs {r.ab.baseline}") + f" ({r.ab.repetitions} interleaved rounds)")
     shares = ", ".join(f"{n} {result.unjudged_share(n):.0%}" for n in result.retrievers)
     lines.append(f"  unjudged in the top 10: {shares} (unjudged documents count as non-relevant: "
                  f"a retriever surfacing new documents can look worse than it is; "
@@ -200,13 +200,14 @@ def suite_report(state: Any) -> Dict[str, Any]:
 
 def _ab_dict(result: Any, name: str, r: Any) -> Optional[Dict[str, Any]]:
     """The interleaved A/B latency of a retriever with a ratio ceiling (per gated percentile)."""
-    if r.ab is None or not r.ab.fastest()[0]:
+    if r.ab is None or not r.ab.paired()[0]:
         return None
     conf = result.suite.model.latency.confidence
     qs = sorted({int(f.metric[1:3]) for f in result.suite.floors
                  if f.retriever == name and f.is_latency_ratio}) or [95]
     out: Dict[str, Any] = {"baseline": r.ab.baseline, "rounds": r.ab.repetitions,
-                           "queries": len(r.ab.fastest()[0]), "statistic": "fastest round per query"}
+                           "queries": len(r.ab.baseline_ms), "samples": len(r.ab.paired()[0]),
+                           "statistic": "all samples, paired by (query, round)"}
     for q in qs:
         v = r.ab.result(q, confidence=conf)
         out[f"p{q}"] = {"baseline_ms": v.baseline, "current_ms": v.current, "ratio": v.ratio,

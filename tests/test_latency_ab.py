@@ -31,7 +31,7 @@ FLOOR = Floor("new", "p95_ratio", "<=", 1.15, origin="retrieval_x.yaml:9")
 
 def test_unchanged_pipeline_passes_and_30_percent_slower_fails() -> None:
     same = latency_ratio_outcome("s", FLOOR, _ab(BASE, 1.0))
-    assert same.passed and "interleaved, fastest of 3 rounds per query, n=300" in same.message
+    assert same.passed and "interleaved, 3 rounds, n=900 paired samples" in same.message
     slow = latency_ratio_outcome("s", FLOOR, _ab(BASE, 1.30))
     assert not slow.passed
     assert slow.value == pytest.approx(1.30, rel=0.05)
@@ -44,14 +44,14 @@ def test_ci_verdict_does_not_fail_on_a_ratio_it_cannot_tell_apart() -> None:
     rng = np.random.default_rng(1)
     base = list(rng.lognormal(0, 0.5, 12))
     cur = [b * rng.uniform(0.8, 1.6) for b in base]
-    few = ABLatency("old", [[b, b] for b in base], [[c, c] for c in cur], 2)
+    few = ABLatency("old", [[b] for b in base], [[c] for c in cur], 1)
     assert latency_ratio_outcome("s", FLOOR, few, verdict="ci").passed
     assert not latency_ratio_outcome("s", FLOOR, few, verdict="point").passed
 
 
-def test_fastest_round_pairs_by_query() -> None:
+def test_samples_pair_by_query_and_round() -> None:
     ab = ABLatency("old", [[3.0, 1.0], [5.0, 4.0]], [[2.0, 9.0], [8.0, 6.0]], 2)
-    assert ab.fastest() == ([1.0, 4.0], [2.0, 6.0])
+    assert ab.paired() == ([3.0, 1.0, 5.0, 4.0], [2.0, 9.0, 8.0, 6.0])
 
 
 SUITE = """\
@@ -82,11 +82,12 @@ def test_ratio_item_summary_and_report(pytester) -> None:
     report = pytester.path / "r.json"
     result = pytester.runpytest_subprocess("-q", f"--retrieval-report={report}")
     out = result.stdout.str()
-    assert "latency A/B: bm25_new vs bm25_old: p95" in out and "fastest of 2 rounds" in out
+    assert "latency A/B: bm25_new vs bm25_old: p95" in out and "(2 interleaved rounds)" in out
     (suite,) = json.loads(report.read_text())["suites"]
     (new,) = [r for r in suite["retrievers"] if r["name"] == "bm25_new"]
     ab = new["latency_ab"]
     assert ab["baseline"] == "bm25_old" and ab["rounds"] == 2 and ab["queries"] == 2
+    assert ab["samples"] == 4
     assert ab["p95"]["ratio"] > 0
     assert {(g["metric"], g["op"]) for g in suite["gates"]} >= {("p95_ratio", "<=")}
 
