@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import uuid
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from pytest_retrieval.embedders import (
 from pytest_retrieval.errors import ConfigError, InfrastructureError
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+SHARED = Path(os.environ.get("PYTEST_RETRIEVAL_SHARED", ROOT.parent / "shared"))
 SCIFACT = SHARED / "data" / "scifact"
 MINILM_VECTORS = SCIFACT / "embeddings" / "all-MiniLM-L6-v2"
 MINILM_ONNX = SHARED / "models" / "all-MiniLM-L6-v2-onnx"
@@ -205,12 +206,7 @@ def test_callable_embedder(tmp_path):
 # ---- ONNX ---------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def onnx_embedder():
-    if not (MINILM_ONNX.is_dir() and MINILM_VECTORS.is_dir()):
-        pytest.skip("shared model / vectors not found")
-    if importlib.util.find_spec("onnxruntime") is None or \
-            importlib.util.find_spec("tokenizers") is None:
-        pytest.skip("onnxruntime / tokenizers not installed")
+def onnx_embedder(shared_dir):  # onnxruntime and tokenizers are test dependencies
     return make_embedder({"type": "onnx", "model": str(MINILM_ONNX)})
 
 
@@ -242,9 +238,7 @@ def test_onnx_matches_shared_vectors_for_documents(onnx_embedder):
     assert min(cos) > 0.9999, cos
 
 
-def test_onnx_embedder_settings(tmp_path):
-    if not MINILM_ONNX.is_dir():
-        pytest.skip("shared model not found")
+def test_onnx_embedder_settings(tmp_path, shared_dir):
     emb = OnnxEmbedder(MINILM_ONNX)
     assert (emb.max_length, emb.pooling, emb.normalize) == (256, "mean", True)
     assert emb.id.startswith("onnx:all-MiniLM-L6-v2-onnx:")

@@ -33,7 +33,7 @@ DEPTH = 20
 
 def _need_scifact() -> None:
     if not (SCIFACT / "corpus.jsonl").is_file() or not (VECTORS / "corpus.npy").is_file():
-        if os.environ.get("CI"):
+        if os.environ.get("CI") == "true":
             pytest.fail(f"shared SciFact data not found at {SCIFACT}")
         pytest.skip(f"shared SciFact data not found at {SCIFACT}")
 
