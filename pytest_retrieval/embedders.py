@@ -337,6 +337,48 @@ def _available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def load_onnx(model_path: Path, tokenizer_path: Path, max_length: int, threads: int, what: str,
+              truncation: str = "longest_first") -> Tuple[Any, Any, int, Tuple[str, ...]]:
+    """(tokenizer, onnxruntime session, pad id, input names) of a BERT-like ONNX model, shared
+    by the ONNX embedder and the ONNX rerankers. The tokenizer truncates to ``max_length``
+    and does not pad (callers pad each batch to its longest text); the session runs on CPU
+    with ``threads`` intra-op threads. Every failure is one :class:`ConfigError` line."""
+    try:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise ConfigError(f"the {what} needs onnxruntime and tokenizers ({exc}); "
+                          f"pip install pytest-retrieval[onnx]") from None
+    try:
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    except Exception as exc:
+        raise ConfigError(f"cannot read the tokenizer: {exc}", file=str(tokenizer_path))
+    tokenizer.enable_truncation(max_length=max_length, strategy=truncation)
+    pad = tokenizer.padding or {}
+    pad_id = pad.get("pad_id")
+    if pad_id is None:
+        pad_id = tokenizer.token_to_id(str(pad.get("pad_token", "[PAD]"))) or 0
+    tokenizer.no_padding()
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    try:
+        session = ort.InferenceSession(str(model_path), sess_options=options,
+                                       providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise ConfigError(f"cannot load the ONNX model: {exc}", file=str(model_path))
+    inputs = tuple(i.name for i in session.get_inputs())
+    if "input_ids" not in inputs:
+        raise ConfigError(f"the {what} has no 'input_ids' input (it has {', '.join(inputs)})",
+                          file=str(model_path))
+    unknown = [n for n in inputs if n not in ("input_ids", "attention_mask", "token_type_ids")]
+    if unknown:
+        raise ConfigError(f"the {what} needs model inputs it cannot provide: "
+                          f"{', '.join(unknown)}", file=str(model_path))
+    return tokenizer, session, int(pad_id), inputs
+
+
 class OnnxEmbedder:
     """A sentence-transformers model exported to ONNX, run with onnxruntime + tokenizers.
 
@@ -413,40 +455,8 @@ class OnnxEmbedder:
     def _load(self) -> None:
         if self._session is not None:
             return
-        try:
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
-        except ImportError as exc:
-            raise ConfigError(f"the ONNX embedder needs onnxruntime and tokenizers ({exc}); "
-                              f"pip install pytest-retrieval[onnx]") from None
-        try:
-            tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
-        except Exception as exc:
-            raise ConfigError(f"cannot read the tokenizer: {exc}", file=str(self.tokenizer_path))
-        tokenizer.enable_truncation(max_length=self.max_length)
-        pad = tokenizer.padding or {}
-        pad_id = pad.get("pad_id")
-        if pad_id is None:
-            pad_id = tokenizer.token_to_id(str(pad.get("pad_token", "[PAD]"))) or 0
-        self._pad_id = int(pad_id)
-        tokenizer.no_padding()  # we pad each batch ourselves, to its longest text
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        try:
-            session = ort.InferenceSession(str(self.model_path), sess_options=options,
-                                           providers=["CPUExecutionProvider"])
-        except Exception as exc:
-            raise ConfigError(f"cannot load the ONNX model: {exc}", file=str(self.model_path))
-        inputs = tuple(i.name for i in session.get_inputs())
-        if "input_ids" not in inputs:
-            raise ConfigError(f"the ONNX model has no 'input_ids' input (it has "
-                              f"{', '.join(inputs)})", file=str(self.model_path))
-        unknown = [n for n in inputs if n not in ("input_ids", "attention_mask", "token_type_ids")]
-        if unknown:
-            raise ConfigError(f"the ONNX model needs inputs this embedder cannot provide: "
-                              f"{', '.join(unknown)}", file=str(self.model_path))
+        tokenizer, session, self._pad_id, inputs = load_onnx(
+            self.model_path, self.tokenizer_path, self.max_length, self.threads, "ONNX embedder")
         outputs = {o.name: o for o in session.get_outputs()}
         if "last_hidden_state" in outputs:
             self._output_name = "last_hidden_state"

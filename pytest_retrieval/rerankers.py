@@ -287,40 +287,11 @@ class OnnxCrossEncoderReranker:
     def _load(self) -> None:
         if self._session is not None:
             return
-        try:
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
-        except ImportError as exc:
-            raise ConfigError(f"the ONNX cross-encoder needs onnxruntime and tokenizers ({exc}); "
-                              f"pip install pytest-retrieval[onnx]") from None
-        try:
-            tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
-        except Exception as exc:
-            raise ConfigError(f"cannot read the tokenizer: {exc}", file=str(self.tokenizer_path))
-        tokenizer.enable_truncation(max_length=self.max_length, strategy="longest_first")
-        pad = tokenizer.padding or {}
-        pad_id = pad.get("pad_id")
-        if pad_id is None:
-            pad_id = tokenizer.token_to_id(str(pad.get("pad_token", "[PAD]"))) or 0
-        self._pad_id = int(pad_id)
-        tokenizer.no_padding()
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        try:
-            session = ort.InferenceSession(str(self.model_path), sess_options=options,
-                                           providers=["CPUExecutionProvider"])
-        except Exception as exc:
-            raise ConfigError(f"cannot load the ONNX model: {exc}", file=str(self.model_path))
-        inputs = tuple(i.name for i in session.get_inputs())
-        if "input_ids" not in inputs:
-            raise ConfigError(f"the ONNX cross-encoder has no 'input_ids' input (it has "
-                              f"{', '.join(inputs)})", file=str(self.model_path))
-        unknown = [n for n in inputs if n not in ("input_ids", "attention_mask", "token_type_ids")]
-        if unknown:
-            raise ConfigError(f"the ONNX cross-encoder needs inputs this reranker cannot "
-                              f"provide: {', '.join(unknown)}", file=str(self.model_path))
+        from .embedders import load_onnx
+
+        tokenizer, session, self._pad_id, inputs = load_onnx(
+            self.model_path, self.tokenizer_path, self.max_length, self.threads,
+            "ONNX cross-encoder")
         outputs = [o.name for o in session.get_outputs()]
         self._output_name = "logits" if "logits" in outputs else outputs[0]
         self._input_names = inputs
