@@ -13,7 +13,7 @@ Kinds (built from a suite's config dict by :func:`make_reranker`):
 ``onnx-bi-encoder``        cosine between query and document embeddings of an ONNX
                            sentence-embedding model (:class:`~pytest_retrieval.embedders.OnnxEmbedder`).
 ``sentence-transformers``  ``sentence_transformers.CrossEncoder`` (optional extra).
-``cohere``                 Cohere's hosted ``/v2/rerank`` endpoint, over plain HTTPS (stdlib).
+``cohere``                 Cohere's hosted ``/v2/rerank``, through the official ``cohere`` SDK.
 ``callable``               your own ``module:function(query, docs: list[str]) -> scores``.
 
 What :func:`rerank_ranking` returns. Only the reranked window: the top ``window`` candidates,
@@ -41,12 +41,8 @@ import importlib.util
 import json
 import math
 import os
-import random
 import sys
-import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
@@ -495,31 +491,28 @@ class SentenceTransformersCrossEncoder:
 
 # ---- Cohere ------------------------------------------------------------------------------
 
-_RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 DEFAULT_COHERE_URL = "https://api.cohere.com"
 
 
 class CohereReranker:
-    """Cohere's hosted rerank API, ``POST {base_url}/v2/rerank`` with
-    ``{"model", "query", "documents": [text, ...], "top_n": len(documents)}`` and the key as
-    ``Authorization: Bearer``; the response's ``results[].index`` / ``relevance_score`` become
-    the scores (every document must come back). Plain ``urllib`` (no SDK).
+    """Cohere's hosted rerank API through the official ``cohere`` SDK (``ClientV2.rerank``;
+    ``pip install pytest-retrieval[cohere]``): ``{"model", "query", "documents": [text, ...],
+    "top_n": len(documents)}``; the response's ``results[].index`` / ``relevance_score``
+    become the scores, and every document must come back.
 
     The key is ``api_key`` or the environment variable ``api_key_env`` (default
-    ``COHERE_API_KEY``). Requests time out after ``timeout`` seconds; HTTP 408/409/429/5xx,
-    timeouts and connection errors are retried ``max_retries`` times with exponential backoff
-    (``backoff`` * 2**attempt seconds, jittered, or the server's ``Retry-After`` when given,
-    at most ``max_backoff``). Other HTTP errors, malformed JSON and incomplete results are
-    :class:`InfrastructureError` at once. Messages name the status and a scrubbed excerpt of
-    the body, never the key. More than ``max_documents`` candidates are sent in several
-    requests (Cohere accepts up to 1,000 documents per request; scores are per document, so
-    requests can be merged). ``max_tokens_per_doc`` is passed through when set.
-    """
+    ``COHERE_API_KEY``). Requests time out after ``timeout`` seconds. Retries are the SDK's:
+    HTTP 408/409/429/5xx and connection errors, ``max_retries`` times, honouring
+    ``Retry-After`` / ``retry-after-ms``, else exponential backoff from 1 s. What remains
+    (other HTTP errors, a timeout, malformed or incomplete results) is an
+    :class:`InfrastructureError` naming the status and a scrubbed excerpt of the body, never
+    the key. More than ``max_documents`` candidates go in several requests (Cohere takes up
+    to 1,000 per request; scores are per document, so requests can be merged).
+    ``max_tokens_per_doc`` is passed through when set."""
 
     def __init__(self, model: str = "rerank-english-v3.0", api_key: Optional[str] = None,
                  api_key_env: str = "COHERE_API_KEY", base_url: Optional[str] = None,
-                 timeout: float = 30.0, max_retries: int = 3, backoff: float = 0.5,
-                 max_backoff: float = 30.0, max_documents: int = 1000,
+                 timeout: float = 30.0, max_retries: int = 2, max_documents: int = 1000,
                  max_tokens_per_doc: Optional[int] = None, id: Optional[str] = None):
         key = api_key if api_key else os.environ.get(api_key_env or "", "")
         if not key:
@@ -531,8 +524,8 @@ class CohereReranker:
             raise ConfigError(f"cohere reranker: base_url must be an http(s) URL, got {base_url!r}")
         if parts.username or parts.password:
             raise ConfigError("cohere reranker: base_url must not carry credentials")
-        if timeout <= 0 or max_retries < 0 or backoff < 0 or max_documents < 1:
-            raise ConfigError("cohere reranker: timeout must be > 0, max_retries and backoff >= 0, "
+        if timeout <= 0 or max_retries < 0 or max_documents < 1:
+            raise ConfigError("cohere reranker: timeout must be > 0, max_retries >= 0, "
                               "max_documents >= 1")
         self.model = str(model)
         self._api_key = str(key)
@@ -540,14 +533,12 @@ class CohereReranker:
         self.base_url = base
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
-        self.backoff = float(backoff)
-        self.max_backoff = float(max_backoff)
         self.max_documents = int(max_documents)
         self.max_tokens_per_doc = int(max_tokens_per_doc) if max_tokens_per_doc else None
         where = "" if base == DEFAULT_COHERE_URL else f"@{parts.netloc}"
         tag = _options_tag(max_tokens_per_doc=self.max_tokens_per_doc)
         self.id = id or f"cohere:{self.model}{where}{tag}"
-        self.requests_sent = 0  # attempts, for tests and reports
+        self._client: Any = None
 
     def __repr__(self) -> str:
         return f"CohereReranker(model={self.model!r}, base_url={self.base_url!r}, api_key=***)"
@@ -557,6 +548,17 @@ class CohereReranker:
         if self._api_key:
             text = text.replace(self._api_key, "***")
         return text.replace("\n", " ").replace("\r", " ")
+
+    def _sdk(self) -> Any:
+        if self._client is None:
+            try:
+                import cohere
+            except ImportError:
+                raise ConfigError("the cohere reranker needs Cohere's SDK: "
+                                  "pip install pytest-retrieval[cohere]") from None
+            self._client = cohere.ClientV2(api_key=self._api_key, base_url=self.base_url,
+                                           timeout=self.timeout, max_retries=self.max_retries)
+        return self._client
 
     def rerank(self, query_text: str, candidates: Sequence[Candidate]) -> List[float]:
         if not candidates:
@@ -568,86 +570,57 @@ class CohereReranker:
         return scores
 
     def _rerank_chunk(self, query: str, documents: List[str]) -> List[float]:
-        body: Dict[str, Any] = {"model": self.model, "query": query, "documents": documents,
-                                "top_n": len(documents)}
+        import httpx
+        from cohere.core.api_error import ApiError
+
+        client = self._sdk()
+        what = f"cohere rerank ({self.model}) at {self.base_url}"
+        kwargs: Dict[str, Any] = {"model": self.model, "query": query, "documents": documents,
+                                  "top_n": len(documents)}
         if self.max_tokens_per_doc:
-            body["max_tokens_per_doc"] = self.max_tokens_per_doc
-        payload = self._post("/v2/rerank", body)
-        results = payload.get("results") if isinstance(payload, dict) else None
+            kwargs["max_tokens_per_doc"] = self.max_tokens_per_doc
+        try:
+            response = client.rerank(**kwargs)
+        except ApiError as exc:
+            status = exc.status_code
+            body = exc.body if isinstance(exc.body, str) else json.dumps(exc.body, default=str)
+            if status is not None and 200 <= status < 300:
+                raise InfrastructureError(f"{what}: malformed JSON in the response "
+                                          f"({self._scrub(body)[:200]})") from None
+            retried = (f" after {self.max_retries + 1} attempt(s)"
+                       if status in (408, 409, 429) or (status or 0) >= 500 else "")
+            hint = (f" (check {self.api_key_env or 'the API key'})" if status in (401, 403) else "")
+            raise InfrastructureError(f"{what}: HTTP {status}{retried}: "
+                                      f"{self._scrub(body)[:300]}{hint}") from None
+        except httpx.TimeoutException:
+            raise InfrastructureError(f"{what}: timed out after {self.timeout:g} s") from None
+        except httpx.HTTPError as exc:
+            raise InfrastructureError(f"{what}: {type(exc).__name__} after "
+                                      f"{self.max_retries + 1} attempt(s): "
+                                      f"{self._scrub(str(exc))[:200]}") from None
+        except Exception as exc:  # the SDK could not read the response
+            raise InfrastructureError(f"{what}: unreadable response ({type(exc).__name__}: "
+                                      f"{self._scrub(str(exc))[:200]})") from None
+        # the SDK builds its models without validating them: check what came back
+        results = getattr(response, "results", None)
         if not isinstance(results, list):
             raise InfrastructureError(f"cohere rerank ({self.model}): response has no 'results' list")
         scores: List[Optional[float]] = [None] * len(documents)
         for item in results:
-            index = item.get("index") if isinstance(item, dict) else None
-            score = item.get("relevance_score") if isinstance(item, dict) else None
+            index = getattr(item, "index", None)
+            score = getattr(item, "relevance_score", None)
             if (isinstance(index, bool) or not isinstance(index, int)
                     or not 0 <= index < len(documents)
                     or isinstance(score, bool) or not isinstance(score, (int, float))
                     or not math.isfinite(score)):
                 raise InfrastructureError(f"cohere rerank ({self.model}): malformed result "
-                                          f"{self._scrub(json.dumps(item))[:200]}")
+                                          f"(index {index!r}, relevance_score {score!r})")
             scores[index] = float(score)
         absent = sum(1 for s in scores if s is None)
         if absent:
             raise InfrastructureError(f"cohere rerank ({self.model}): the response scored "
                                       f"{len(documents) - absent} of {len(documents)} documents")
         return [float(s) for s in scores]  # type: ignore[arg-type]
-
-    def _post(self, path: str, body: Mapping[str, Any]) -> Any:
-        url = self.base_url + path
-        data = json.dumps(body).encode("utf-8")
-        headers = {"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json",
-                   "Accept": "application/json", "User-Agent": "pytest-retrieval"}
-        what = f"cohere rerank ({self.model}) at {self.base_url}"
-        last = ""
-        retry_after: Optional[float] = None
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                time.sleep(self._delay(attempt, retry_after))
-            retry_after = None
-            self.requests_sent += 1
-            request = urllib.request.Request(url, data=data, headers=headers, method="POST")
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    raw = response.read()
-            except urllib.error.HTTPError as exc:
-                try:
-                    detail = exc.read().decode("utf-8", "replace")
-                except Exception:
-                    detail = ""
-                status = exc.code
-                last = f"HTTP {status}" + (f": {self._scrub(detail)[:300]}" if detail else "")
-                if status in _RETRY_STATUS:
-                    retry_after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
-                    continue
-                hint = (f" (check {self.api_key_env or 'the API key'})"
-                        if status in (401, 403) else "")
-                raise InfrastructureError(f"{what}: {last}{hint}") from None
-            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
-                reason = getattr(exc, "reason", exc)
-                last = f"{type(exc).__name__}: {self._scrub(str(reason))}"
-                continue
-            try:
-                return json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError) as exc:
-                raise InfrastructureError(f"{what}: malformed JSON in the response "
-                                          f"({self._scrub(str(exc))[:200]})") from None
-        raise InfrastructureError(f"{what}: gave up after {self.max_retries + 1} attempt(s): {last}")
-
-    def _delay(self, attempt: int, retry_after: Optional[float]) -> float:
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_backoff)
-        base = self.backoff * (2 ** (attempt - 1))
-        return min(base * (0.5 + random.random() / 2), self.max_backoff)
-
-
-def _retry_after(value: Optional[str]) -> Optional[float]:
-    if not value:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        return None  # an HTTP date: fall back to exponential backoff
 
 
 # ---- callable ----------------------------------------------------------------------------
@@ -703,7 +676,7 @@ _KEYS: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]] = {
     "sentence-transformers": (("model",), ("max_length", "batch_size", "device", "activation",
                                            "id")),
     "cohere": ((), ("model", "api_key", "api_key_env", "base_url", "timeout", "max_retries",
-                    "backoff", "max_backoff", "max_documents", "max_tokens_per_doc", "id")),
+                    "max_documents", "max_tokens_per_doc", "id")),
     "callable": (("function",), ("id",)),
 }
 _ALIASES = {"cross-encoder": "onnx-cross-encoder", "onnx_cross_encoder": "onnx-cross-encoder",
@@ -712,7 +685,7 @@ _ALIASES = {"cross-encoder": "onnx-cross-encoder", "onnx_cross_encoder": "onnx-c
             "python": "callable"}
 _INT_KEYS = ("max_length", "batch_size", "max_batch_tokens", "threads", "max_retries",
              "max_documents", "max_tokens_per_doc")
-_FLOAT_KEYS = ("timeout", "backoff", "max_backoff")
+_FLOAT_KEYS = ("timeout",)
 _BOOL_KEYS = ("cache_documents",)
 
 
@@ -728,8 +701,8 @@ def make_reranker(config: Mapping[str, Any], base_dir: PathLike = ".") -> Rerank
     ``{"type": "sentence-transformers", "model": NAME_OR_DIR}`` (+ ``max_length``,
     ``batch_size``, ``device``, ``activation``, ``id``);
     ``{"type": "cohere"}`` (+ ``model``, ``api_key_env`` (default COHERE_API_KEY), ``api_key``,
-    ``base_url``, ``timeout``, ``max_retries``, ``backoff``, ``max_backoff``,
-    ``max_documents``, ``max_tokens_per_doc``, ``id``);
+    ``base_url``, ``timeout``, ``max_retries``, ``max_documents``, ``max_tokens_per_doc``,
+    ``id``);
     ``{"type": "callable", "function": "module:function"}`` (+ ``id``).
     Unknown keys, missing required keys and wrongly typed values are :class:`ConfigError`."""
     if not isinstance(config, Mapping):
