@@ -102,9 +102,8 @@ def _sweep(args: argparse.Namespace) -> int:
     cli = {"backend.type": args.backend} if args.backend else None
     suite = load_suite(Path(args.suite), overrides=tuple(Path(o) for o in args.override or ()),
                        cli=cli)
-    semantics = "opensearch" if suite.model.backend.type == "opensearch" else "elasticsearch"
     try:
-        grid = SweepGrid(weight_step=args.weight_step, rrf_semantics=semantics,
+        grid = SweepGrid(weight_step=args.weight_step,
                          rank_constants=ints(args.rank_constants, "--rank-constants")
                          or DEFAULT_RANK_CONSTANTS,
                          windows=ints(args.windows, "--windows"))

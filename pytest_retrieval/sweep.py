@@ -11,9 +11,9 @@ measured once on a disjoint *evaluation* split next to the default configuration
 Speed. ``replay`` lays each query's candidate union out as one row of a padded matrix (columns
 in tie order) and does every float32 step of the engine's arithmetic on whole matrices; the
 top k per row come from one ``np.partition`` on an integer key (float32 score order, then
-column). The tuning objective is computed from those top-k columns with the metric engine's
-own formulas (``_ObjectiveScorer``), checked against ``evaluate`` on the first variant and
-replaced by ``evaluate`` if they ever differ. Queries whose scores fall outside the safe
+column); each variant's top k is scored by :func:`~pytest_retrieval.metrics.evaluate`, the
+one metric engine (with the engine's order, a metric @k reads only the top k, so the tuning
+pass fuses no deeper). Queries whose scores fall outside the safe
 range (non-finite, |score| > 1e18) and methods without a vectorised path (``linear``,
 ``rrf`` ``reference`` / ``elasticsearch_legacy``) go through :func:`fusion.fuse` per query.
 On SciFact (809 tuning + 300 evaluation queries, top 100 BM25 + kNN) the 74-variant sweep
@@ -585,88 +585,6 @@ class _Replayer:
         return out
 
 
-class _ObjectiveScorer:
-    """The tuning objective straight from a replayer's top columns, without building
-    Rankings: bit-identical to ``evaluate(qrels, replayer.fuse(cfg, k), [metric],
-    ties="engine").aggregate[metric]``.
-
-    It feeds the metric engine's own formulas (``metrics._Hits``, ``_ndcg``, ``_BINARY``)
-    with the (query, rank, grade) triples that ``evaluate`` would collect, in the same order,
-    so every sum is the same. Used for metrics with a cut-off other than ``judged@k`` and
-    ``r-precision``, with ``ties="engine"``; :meth:`score` returns None when a variant needs
-    the plain path (rows the vectorised fusion left to :func:`fuse`), and
-    :meth:`supported` is False when the metric engine's internals are not there."""
-
-    def __init__(self, replayer: "_Replayer", qrels: Qrels, metric: Any, gain: str,
-                 relevance_threshold: int, cut: Optional[int] = None):
-        from . import metrics as M
-
-        self.metric = metric
-        self.k = metric.k
-        self.cut = metric.k if cut is None else min(cut, metric.k)   # rankings cut there
-        self.gain = gain
-        self.threshold = relevance_threshold
-        self._M = M
-        evaluated: List[str] = []
-        positives: List[List[int]] = []
-        for qid, judged in qrels.items():
-            pos = [g for g in judged.values() if g > 0]
-            if pos:
-                evaluated.append(qid)
-                positives.append(pos)
-        self.n_q = len(evaluated)
-        index = {q: i for i, q in enumerate(evaluated)}
-        self.row_to_q = np.array([index[q] for q in replayer.qids], dtype=np.intp)
-        if len(self.row_to_q) > 1 and not (np.diff(self.row_to_q) > 0).all():
-            raise AssertionError("replayer rows must follow the qrels order")
-        self.num_rel = np.asarray([len([g for g in p if g >= relevance_threshold])
-                                   for p in positives], dtype=np.float64)
-        iq: List[int] = []
-        ir: List[int] = []
-        ig: List[int] = []
-        for qi, p in enumerate(positives):
-            p = sorted(p, reverse=True)
-            iq.extend([qi] * len(p))
-            ir.extend(range(len(p)))
-            ig.extend(p)
-        self.ideal = (np.asarray(iq, dtype=np.intp), np.asarray(ir, dtype=np.intp),
-                      np.asarray(ig, dtype=np.float64))
-        G = np.zeros(replayer.valid.shape, dtype=np.float64)
-        for row, q in enumerate(replayer.qids):
-            judged = [(d, g) for d, g in qrels[q].items() if g > 0]
-            for (d, grade), col in zip(judged, replayer.columns_of(row, [d for d, _ in judged])):
-                if col >= 0:
-                    G[row, col] = grade
-        self.G = G
-
-    @staticmethod
-    def supported(metric: Any, ties: str) -> bool:
-        if ties != "engine" or metric.k is None or metric.name in ("judged", "r-precision"):
-            return False
-        try:
-            from . import metrics as M
-
-            return all(hasattr(M, n) for n in ("_Hits", "_ndcg", "_BINARY"))
-        except ImportError:  # pragma: no cover
-            return False
-
-    def score(self, replayer: "_Replayer", cfg: FusionConfig) -> Optional[float]:
-        M = self._M
-        _, order, keep, exact = replayer.top(cfg, self.cut)
-        if not exact.all():
-            return None
-        g = np.take_along_axis(self.G, order, axis=1)
-        ranks = np.arange(order.shape[1])[None, :]
-        rows, r = np.nonzero((g > 0) & (ranks < keep[:, None]))
-        hits = M._Hits(self.row_to_q[rows], r.astype(np.intp), g[rows, r], self.n_q,
-                       self.num_rel, self.threshold)
-        if self.metric.name == "ndcg":
-            values = M._ndcg(hits, self.ideal, self.k, self.gain)
-        else:
-            values = M._BINARY[self.metric.name](hits, self.k)
-        return math.fsum(values.tolist()) / self.n_q
-
-
 def _exp_to_f32(x: np.ndarray) -> np.ndarray:
     """``(float) Math.exp((double) x)`` for a float32 array, bit-identical to
     ``np.float32(math.exp(float(x)))``: numpy's exp may differ from libm's in the last bit of
@@ -796,7 +714,6 @@ class SweepResult:
     eval_queries: int
     grid_size: int
     warnings: List[str] = field(default_factory=list)
-    fast_objective: bool = False   # tuning scores came from the checked fast scorer
 
     @property
     def best_label(self) -> str:
@@ -906,8 +823,7 @@ def sweep(runs: Union[Mapping[str, Run], Sequence[Run]], tune_qrels: Qrels, eval
           grid: Optional[SweepGrid] = None, objective: str = "ndcg@10",
           metrics: Sequence[str] = ("ndcg@10", "mrr@10", "recall@100"),
           gain: str = "exp", ties: str = "engine", relevance_threshold: int = 1,
-          depth: int = 100, default_window: Optional[int] = None,
-          fast: bool = True) -> SweepResult:
+          depth: int = 100, default_window: Optional[int] = None) -> SweepResult:
     """Replay the grid on the tuning queries, pick the best, report it on the evaluation ones.
 
     ``runs``: ``{name: Run}`` per sub-retriever (names go into the YAML ``of``; a plain
@@ -918,11 +834,7 @@ def sweep(runs: Union[Mapping[str, Run], Sequence[Run]], tune_qrels: Qrels, eval
     cut to ``depth`` before evaluation (the suite's ``evaluation.depth``); ``gain``, ``ties``
     and ``relevance_threshold`` are passed to :func:`~pytest_retrieval.metrics.evaluate`
     (``gain`` also takes the suite profile names ``exp`` / ``trec``). The defaults are scored
-    with ``default_window`` (default: the largest grid window, i.e. the depth fetched).
-
-    ``fast`` scores the tuning objective without building rankings (bit-identical to
-    ``evaluate``, see ``_ObjectiveScorer``); ``fast=False`` calls ``evaluate`` for every
-    variant. The evaluation split always goes through ``evaluate``."""
+    with ``default_window`` (default: the largest grid window, i.e. the depth fetched)."""
     if isinstance(runs, Mapping):
         names = tuple(str(n) for n in runs)
         run_list = [runs[n] for n in runs]
@@ -1002,36 +914,9 @@ def sweep(runs: Union[Mapping[str, Run], Sequence[Run]], tune_qrels: Qrels, eval
     obj = parse_metric(objective)
     tune_k = min(depth, obj.k) if (ties == "engine" and obj.k is not None
                                    and obj.name != "r-precision") else depth
-    # The fast scorer is checked against evaluate() on the first variant it scores (the
-    # fusion part is the same code as replay(), tested against fuse_runs; the check guards
-    # the metric side); any difference or error turns it off for the whole sweep.
-    use_fast = fast and _ObjectiveScorer.supported(obj, ties)
-    scorers: Dict[Tuple[int, str], _ObjectiveScorer] = {}
-    checked = False
     for v in variants:
-        rp = replayer(v.config, tune_ids, False)
-        value: Optional[float] = None
-        if use_fast and rp._vectorised(v.config):
-            try:
-                skey = (v.config.window, v.config.tie_break)
-                if skey not in scorers:
-                    scorers[skey] = _ObjectiveScorer(rp, tune_qrels, obj, eval_kwargs["gain"],
-                                                     relevance_threshold, cut=tune_k)
-                if not checked:   # evaluate() first: it also sets up the metric engine
-                    reference = evaluate(tune_qrels, rp.fuse(v.config, k=tune_k), [objective],
-                                         **eval_kwargs).aggregate[objective]
-                value = scorers[skey].score(rp, v.config)
-                if value is not None and not checked:
-                    checked = True
-                    if value != reference and not (math.isnan(value) and math.isnan(reference)):
-                        use_fast, value = False, reference
-            except Exception:  # the metric engine's internals changed: use evaluate()
-                use_fast, value = False, None
-        if value is None:
-            run = rp.fuse(v.config, k=tune_k)
-            value = evaluate(tune_qrels, run, [objective], **eval_kwargs).aggregate[objective]
-        v.tune = value
-    fast_used = use_fast and bool(scorers)
+        run = replayer(v.config, tune_ids, False).fuse(v.config, k=tune_k)
+        v.tune = evaluate(tune_qrels, run, [objective], **eval_kwargs).aggregate[objective]
 
     best = min(variants, key=_selection_key)
     evaluation: Dict[str, Evaluation] = {}
@@ -1048,5 +933,4 @@ def sweep(runs: Union[Mapping[str, Run], Sequence[Run]], tune_qrels: Qrels, eval
     return SweepResult(names=names, objective=objective, metrics=tuple(report), variants=variants,
                        best=best, defaults=default_scores, evaluation=evaluation,
                        comparison=comparison, tune_queries=len(tune_ids),
-                       eval_queries=len(eval_ids), grid_size=len(grid_configs), warnings=warnings,
-                       fast_objective=fast_used)
+                       eval_queries=len(eval_ids), grid_size=len(grid_configs), warnings=warnings)

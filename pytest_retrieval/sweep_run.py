@@ -8,6 +8,7 @@ selection stay pure in :mod:`~pytest_retrieval.sweep`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -95,8 +96,11 @@ def run_sweep(suite: Suite, *, retriever: Optional[str] = None, tune_split: Opti
     from .suite import SuiteRunner, load_judgments, make_backend
     from .sweep import SweepGrid, sweep
 
+    from .metrics import parse_metric
+
     say = say or (lambda msg: None)
     model = suite.model
+    parse_metric(objective)  # a typo fails before any query is sent
     name, subs = fusion_inputs(suite, retriever)
     if check and model.backend.type != "opensearch":
         raise ConfigError(f"--check replays variants on OpenSearch; this suite's backend is "
@@ -104,9 +108,9 @@ def run_sweep(suite: Suite, *, retriever: Optional[str] = None, tune_split: Opti
     js = load_judgments(suite)
     tune_qrels, eval_qrels, how = splits(suite, js, tune_split=tune_split,
                                          tune_fraction=tune_fraction, seed=seed)
+    # RRF as the suite's engine computes it (Suite.fusion's default)
     rrf_semantics = "opensearch" if model.backend.type == "opensearch" else "elasticsearch"
-    if grid is None:
-        grid = SweepGrid(rrf_semantics=rrf_semantics)
+    grid = dataclasses.replace(grid or SweepGrid(), rrf_semantics=rrf_semantics)
     cfg = model.retrievers[name]
     window = max(grid.windows or (cfg.window or model.evaluation.depth,))
     qids = [q for q in js.queries if q in tune_qrels or q in eval_qrels]
@@ -123,8 +127,8 @@ def run_sweep(suite: Suite, *, retriever: Optional[str] = None, tune_split: Opti
                        depth=got.depth, default_window=window)
         checked = None
         if check:
-            checked = _check_on_opensearch(suite, backend, js, runs, result, subs, qids,
-                                           window, check_variants, check_k, say)
+            checked = _check_on_opensearch(suite, backend, got.queries, runs, result, subs,
+                                           check_variants, check_k, say)
     finally:
         backend.close()
     return result, how, checked
@@ -144,23 +148,21 @@ def _check_variants(result: Any, n: int) -> List[Any]:
     return picked[:max(n, 1)]
 
 
-def _check_on_opensearch(suite: Suite, backend: Any, js: Any, runs: Dict[str, Any], result: Any,
-                         subs: Sequence[str], qids: Sequence[str], window: int, n: int, k: int,
+def _check_on_opensearch(suite: Suite, backend: Any, queries: Sequence[Any],
+                         runs: Dict[str, Any], result: Any, subs: Sequence[str], n: int, k: int,
                          say: Say) -> CheckResult:
     """Server-side ``hybrid`` query through a search pipeline per variant, against the
     offline replay of the same variant (same candidates, same window)."""
     from .backends.base import BM25Spec, KnnSpec
     from .parity import compare_top
     from .run import Ranking
-    from .suite import SuiteRunner, leaf_spec
+    from .suite import leaf_spec
     from .sweep import describe, opensearch_pipeline, replay
 
     specs = [leaf_spec(suite, s) for s in subs]
     if not (len(specs) == 2 and isinstance(specs[0], BM25Spec) and isinstance(specs[1], KnnSpec)):
         raise ConfigError("--check runs OpenSearch's hybrid query over [bm25, knn]: the fusion's "
                           "'of' must list a bm25 retriever, then a knn retriever")
-    runner = SuiteRunner(suite, progress=say)
-    queries = runner.queries(js, qids, runner.embedder())
     out = CheckResult(k=k, queries=len(queries))
     for cfg in _check_variants(result, n):
         label = describe(cfg)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sys
 import uuid
 from pathlib import Path
 
@@ -154,9 +155,12 @@ def test_make_embedder_errors(tmp_path):
         assert problem in one_line(exc), (config, str(exc.value))
 
 
-def test_sentence_transformers_missing_package_is_a_clear_config_error():
-    if importlib.util.find_spec("sentence_transformers") is not None:
-        pytest.skip("sentence-transformers is installed here")
+def test_sentence_transformers_missing_package_is_a_clear_config_error(monkeypatch):
+    # simulate an environment without the package, installed or not (never a skip)
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.delitem(sys.modules, "sentence_transformers", raising=False)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a, **k: None
+                        if name == "sentence_transformers" else real_find_spec(name, *a, **k))
     with pytest.raises(ConfigError) as exc:
         make_embedder({"type": "sentence-transformers", "model": "all-MiniLM-L6-v2"})
     assert "pip install pytest-retrieval[sentence-transformers]" in one_line(exc)

@@ -1,6 +1,6 @@
 """Fusion sweeps: the grid, the vectorised replay against fusion.fuse_runs (identical
-rankings and bit-identical scores on seeded random runs), the fast tuning objective against
-metrics.evaluate, split handling and the overlap refusal, the selection rule, snippets, and a
+rankings and bit-identical scores on seeded random runs), tuning scores equal to
+metrics.evaluate on the fused ranking, split handling and the overlap refusal, the selection rule, snippets, and a
 full sweep on SciFact (BM25 from the embedded engine + kNN from the shared MiniLM vectors,
 tuned on the BEIR ``train`` qrels, evaluated on ``test``)."""
 
@@ -261,7 +261,7 @@ def test_all_tied_variants_pick_the_rrf_default():
     assert res.comparison.keys() == {"weighted min_max arithmetic_mean [0.5, 0.5] window=3"}
 
 
-def test_sweep_is_deterministic_and_fast_objective_equals_evaluate():
+def test_sweep_is_deterministic_and_tuning_scores_equal_evaluate():
     runs, qrels = _toy()
     tune_ids, eval_ids = split_queries(list(qrels), 0.5, seed=1)
     tq, eq = restrict_qrels(qrels, tune_ids), restrict_qrels(qrels, eval_ids)
@@ -270,11 +270,9 @@ def test_sweep_is_deterministic_and_fast_objective_equals_evaluate():
                               ("map@10", {}), ("precision@3", {}), ("hit@1", {}),
                               ("ndcg@10", {"depth": 5})):
         a = sweep(runs, tq, eq, objective=objective, **kwargs)
-        b = sweep(runs, tq, eq, objective=objective, fast=False, **kwargs)
-        assert a.fast_objective and not b.fast_objective
+        b = sweep(runs, tq, eq, objective=objective, **kwargs)
         assert [v.tune for v in a.variants] == [v.tune for v in b.variants], objective
-        assert a.best.label == b.best.label == sweep(runs, tq, eq, objective=objective,
-                                                     **kwargs).best.label
+        assert a.best.label == b.best.label
         # the reported tuning score is evaluate() on the replayed variant
         run = fuse_runs(list(runs.values()), a.best.config, k=kwargs.get("depth", 100))
         g = kwargs.get("gain", "exp")
@@ -283,7 +281,7 @@ def test_sweep_is_deterministic_and_fast_objective_equals_evaluate():
                                        ).aggregate[objective]
 
 
-def test_objectives_without_fast_path_and_trec_ties():
+def test_objectives_without_a_cut_off_and_trec_ties():
     runs, qrels = _toy(seed=3)
     tune_ids, eval_ids = split_queries(list(qrels), 0.5, seed=0)
     tq, eq = restrict_qrels(qrels, tune_ids), restrict_qrels(qrels, eval_ids)
@@ -291,7 +289,6 @@ def test_objectives_without_fast_path_and_trec_ties():
                             ("ndcg@10", "trec")):
         res = sweep(runs, tq, eq, objective=objective, ties=ties,
                     grid=SweepGrid(weight_step=0.5))
-        assert not res.fast_objective
         best_run = fuse_runs(list(runs.values()), res.best.config, k=100)
         assert res.best.tune == evaluate(tq, best_run, [objective], ties=ties).aggregate[objective]
 
@@ -389,7 +386,6 @@ def test_scifact_sweep_tune_on_train_evaluate_on_test(scifact_candidates):
     assert not set(train) & set(test)
     res = sweep(runs, train, test, metrics=("ndcg@10", "mrr@10", "recall@100"))
     assert res.grid_size == 74 and len(res.variants) == 74       # both defaults are in the grid
-    assert res.fast_objective
     assert res.tune_queries == 809 and res.eval_queries == 300
     assert all(0.0 < v.tune <= 1.0 for v in res.variants)
     assert {d.label for d in res.defaults} == {"rrf k=60 window=100",
@@ -431,14 +427,11 @@ def test_three_sub_retrievers_simplex_grid_with_elasticsearch_rrf():
              for i in range(40)}
     t, e = split_queries(list(qrels), 0.5, seed=2)
     grid = SweepGrid(rrf_semantics="elasticsearch", weight_step=0.25)
-    fast = sweep({"a": runs[0], "b": runs[1], "c": runs[2]}, restrict_qrels(qrels, t),
-                 restrict_qrels(qrels, e), grid=grid)
-    slow = sweep({"a": runs[0], "b": runs[1], "c": runs[2]}, restrict_qrels(qrels, t),
-                 restrict_qrels(qrels, e), grid=grid, fast=False)
-    assert fast.grid_size == grid.size(3) == 8 + 6 * 15
-    assert len(fast.variants) == grid.size(3) + 1          # equal thirds are not on the 0.25 grid
-    assert [v.tune for v in fast.variants] == [v.tune for v in slow.variants]
-    assert fast.defaults[1].config.weights == (1 / 3, 1 / 3, 1 / 3)
-    assert yaml.safe_load(fast.yaml_block())["hybrid"]["of"] == ["a", "b", "c"]
-    block = yaml.safe_load(yaml_block(fast.defaults[1].config, ["a", "b", "c"]))["hybrid"]
+    res = sweep({"a": runs[0], "b": runs[1], "c": runs[2]}, restrict_qrels(qrels, t),
+                restrict_qrels(qrels, e), grid=grid)
+    assert res.grid_size == grid.size(3) == 8 + 6 * 15
+    assert len(res.variants) == grid.size(3) + 1          # equal thirds are not on the 0.25 grid
+    assert res.defaults[1].config.weights == (1 / 3, 1 / 3, 1 / 3)
+    assert yaml.safe_load(res.yaml_block())["hybrid"]["of"] == ["a", "b", "c"]
+    block = yaml.safe_load(yaml_block(res.defaults[1].config, ["a", "b", "c"]))["hybrid"]
     assert tuple(block["weights"]) == (1 / 3, 1 / 3, 1 / 3)      # exact round trip
