@@ -89,7 +89,7 @@ def _fuse(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace) -> int:
     from .config import load_suite
     from .sweep import DEFAULT_RANK_CONSTANTS, SweepGrid
-    from .sweep_run import run_sweep
+    from .sweep_run import fusion_inputs, run_sweep
 
     def ints(text: Optional[str], what: str) -> Optional[tuple]:
         if text is None:
@@ -114,7 +114,7 @@ def _sweep(args: argparse.Namespace) -> int:
                                    tune_fraction=args.tune_fraction, seed=args.seed, grid=grid,
                                    objective=args.objective, check=args.check,
                                    check_variants=args.check_variants, say=say)
-    name = args.retriever or "hybrid"
+    name = fusion_inputs(suite, args.retriever)[0]  # the block replaces the retriever it tuned
     if args.json:
         out = result.as_dict()
         out["split"] = how

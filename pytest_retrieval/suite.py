@@ -488,6 +488,9 @@ class SuiteRunner:
             if n in rerankers:
                 from .rerankers import rerank_ranking
                 ranking, took = single(model.retrievers[n].of[0], q)
+                # production pays the model for every candidate of every query: no vectors
+                # cached by the quality pass or an earlier repetition (bi-encoders)
+                getattr(rerankers[n], "clear_cache", lambda: None)()
                 return rerank_ranking(rerankers[n], q.text, ranking, doc_texts,
                                       model.retrievers[n].window), took
             parts = [single(s, q) for s in model.retrievers[n].of]

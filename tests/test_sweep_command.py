@@ -36,6 +36,7 @@ def test_sweep_text_output(capsys) -> None:
     out = capsys.readouterr().out
     assert "fusion sweep over bm25, dense" in out and "evaluation split:" in out
     assert "suite file (retrievers:):" in out and "OpenSearch search pipeline" in out
+    assert "\nrrf:  # sweep: best of" in out   # the suite's first fusion retriever, by name
 
 
 def test_sweep_refuses_tuning_on_the_evaluated_split(tmp_path: Path) -> None:
