@@ -23,7 +23,9 @@ corpus is indexed there once (throwaway index, deleted at the end) and (c) the r
 is measured on it too: BM25 + kNN ``search_batch`` per variant, and one server-side
 ``hybrid`` query per query through a per-variant search pipeline (``search_hybrid``).
 
-Ratios are printed as re-query / offline; the target is >= 100x for (b1).
+Ratios are printed as re-query / offline. The issue's target (>= 100x) is against re-querying
+the server, (c); the in-process engine of (b) answers a whole pass in ~0.25 s, so (b1) is
+printed for information.
 """
 
 from __future__ import annotations
@@ -161,7 +163,7 @@ def main() -> None:
     b2 = (mean(m["requery"]) + mean(m["fuse_eval"])) * n_variants
     print(f"  extrapolated to {n_variants} variants: (b1) re-query only {fmt(b1)}, "
           f"(b2) re-query + fuse + evaluate {fmt(b2)}")
-    print(f"\nratio (b1) / (a) = {b1 / t_offline:7.1f}x   (target >= 100x)")
+    print(f"\nratio (b1) / (a) = {b1 / t_offline:7.1f}x   (in-process engine, for information)")
     print(f"ratio (b2) / (a) = {b2 / t_offline:7.1f}x")
     print(f"with the one-off fetch counted in (a): (b1) / (a + fetch) = "
           f"{b1 / (t_offline + t_fetch):.1f}x")
@@ -217,7 +219,7 @@ def opensearch_part(js, queries, vectors, measured, train, repeat, t_offline, n_
             print(f"    {describe(cfg):58s} re-query {fmt(m['requery'][i])}{extra}")
         c1 = mean(m["requery"]) * n_variants
         print(f"  extrapolated to {n_variants} variants: re-query {fmt(c1)}; "
-              f"ratio / (a) = {c1 / t_offline:.1f}x")
+              f"ratio / (a) = {c1 / t_offline:.1f}x (target >= 100x)")
         if hybrid_ok:
             c2 = mean(m["hybrid"]) * n_variants
             print(f"  server-side hybrid per variant, extrapolated: {fmt(c2)}; "
