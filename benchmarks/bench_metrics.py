@@ -34,8 +34,8 @@ from typing import Callable, Dict, List, Tuple
 
 import numpy as np
 
-from pytest_retrieval.metrics import evaluate
-from pytest_retrieval.run import Ranking
+from pytest_retrieval.measures.metrics import evaluate
+from pytest_retrieval.types import Ranking
 
 OURS = ["ndcg@10", "mrr@10", "recall@100", "map"]
 TREC = {"ndcg_cut_10", "recip_rank", "recall_100", "map"}
@@ -59,7 +59,7 @@ def build_input(n_queries: int, n_hits: int, seed: int):
         for g in grades:
             if rng.random() < 0.7:  # retrieved: half anywhere, half near the top
                 u = rng.random()
-                doc = doc_ids[int(len(doc_ids) * (u if rng.random() < 0.5 else u ** 3))]
+                doc = doc_ids[int(len(doc_ids) * (u if rng.random() < 0.5 else u**3))]
             else:
                 doc = f"D{int(rng.integers(COLLECTION))}"
             judged[doc] = g
@@ -73,8 +73,7 @@ def to_trec_run(run: Dict[str, Ranking]) -> Dict[str, Dict[str, float]]:
 
 def trec_top(run: Dict[str, Ranking], k: int) -> Dict[str, Dict[str, float]]:
     """The top k in trec_eval's order: score descending, then doc id descending."""
-    return {qid: {d: s for s, d in heapq.nlargest(k, zip(r.scores, r.doc_ids))}
-            for qid, r in run.items()}
+    return {qid: {d: s for s, d in heapq.nlargest(k, zip(r.scores, r.doc_ids))} for qid, r in run.items()}
 
 
 def timed(fn: Callable[[], object]) -> Tuple[float, object]:
@@ -100,8 +99,9 @@ def best_of(repeat: int, contenders: Dict[str, Callable[[], object]]):
     return best, results
 
 
-def compare(ours: Dict[str, float], trec: Dict[str, Dict[str, float]], measure: str,
-            qids: List[str], label: str) -> float:
+def compare(
+    ours: Dict[str, float], trec: Dict[str, Dict[str, float]], measure: str, qids: List[str], label: str
+) -> float:
     worst = 0.0
     for qid in qids:
         if qid in trec:  # every query is in the run: a row is missing only on error
@@ -124,9 +124,11 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     qrels, run = build_input(args.queries, args.hits, args.seed)
     n_hits = sum(len(r) for r in run.values())
-    print(f"input: {len(run)} queries, {n_hits} hits, "
-          f"{sum(len(j) for j in qrels.values())} judgments "
-          f"(built in {time.perf_counter() - t0:.1f}s)")
+    print(
+        f"input: {len(run)} queries, {n_hits} hits, "
+        f"{sum(len(j) for j in qrels.values())} judgments "
+        f"(built in {time.perf_counter() - t0:.1f}s)"
+    )
 
     def ours():
         return evaluate(qrels, run, OURS, gain="linear", ties="trec")
@@ -142,9 +144,15 @@ def main(argv=None) -> int:
     def pytrec_with_conversion():
         return pytrec_eval.RelevanceEvaluator(qrels, TREC).evaluate(to_trec_run(run))
 
-    best, results = best_of(args.repeat, {
-        "ours": ours, "pytrec": pytrec, "pytrec_with_conversion": pytrec_with_conversion,
-        "ours_engine": ours_engine_ties})
+    best, results = best_of(
+        args.repeat,
+        {
+            "ours": ours,
+            "pytrec": pytrec,
+            "pytrec_with_conversion": pytrec_with_conversion,
+            "ours_engine": ours_engine_ties,
+        },
+    )
     t_ours, t_trec, t_conv = best["ours"], best["pytrec"], best["pytrec_with_conversion"]
     ev, trec = results["ours"], results["pytrec"]
     del results
@@ -157,11 +165,14 @@ def main(argv=None) -> int:
         ("(pytest_retrieval.evaluate, ties='engine')", best["ours_engine"]),
     ]:
         print(f"  {label:<48}{seconds:7.3f}s")
-    print("  (ties='engine' is the default tie rule: no score-order check; timed for "
-          "information, not compared)")
+    print(
+        "  (ties='engine' is the default tie rule: no score-order check; timed for information, not compared)"
+    )
 
-    print(f"equality on the {len(ev.evaluated)} evaluated queries "
-          f"({len(ev.no_relevant)} without a relevant judgment left out):")
+    print(
+        f"equality on the {len(ev.evaluated)} evaluated queries "
+        f"({len(ev.no_relevant)} without a relevant judgment left out):"
+    )
     qids = ev.evaluated
     worst = [
         compare(ev.per_query["ndcg@10"], trec, "ndcg_cut_10", qids, "ndcg@10 / ndcg_cut_10"),
@@ -171,8 +182,7 @@ def main(argv=None) -> int:
     full_mrr = evaluate(qrels, run, ["mrr"], ties="trec").per_query["mrr"]
     worst.append(compare(full_mrr, trec, "recip_rank", qids, "mrr / recip_rank"))
     top10 = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(trec_top(run, 10))
-    worst.append(compare(ev.per_query["mrr@10"], top10, "recip_rank", qids,
-                         "mrr@10 / recip_rank on top 10"))
+    worst.append(compare(ev.per_query["mrr@10"], top10, "recip_rank", qids, "mrr@10 / recip_rank on top 10"))
     for metric, measure in (("ndcg@10", "ndcg_cut_10"), ("map", "map")):
         mean = float(np.mean([trec[q][measure] for q in qids]))
         print(f"  mean {metric:<10} ours {ev.aggregate[metric]:.12f}  pytrec_eval {mean:.12f}")

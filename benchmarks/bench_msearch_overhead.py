@@ -43,12 +43,14 @@ from typing import Any, Callable, Dict, List, Tuple
 import numpy as np
 
 from pytest_retrieval.backends.base import BM25Spec, DocVectors, KnnSpec, Query
-from pytest_retrieval.judgments import load_beir
+from pytest_retrieval.suite.judgments import load_beir
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("PYTEST_RETRIEVAL_SHARED", ROOT.parent / "shared"))
-URLS = {"elasticsearch": os.environ.get("PYTEST_RETRIEVAL_ES_URL", "http://127.0.0.1:19200"),
-        "opensearch": os.environ.get("PYTEST_RETRIEVAL_OS_URL", "http://127.0.0.1:19201")}
+URLS = {
+    "elasticsearch": os.environ.get("PYTEST_RETRIEVAL_ES_URL", "http://127.0.0.1:19200"),
+    "opensearch": os.environ.get("PYTEST_RETRIEVAL_OS_URL", "http://127.0.0.1:19201"),
+}
 BATCH_SIZE = 100
 CONCURRENCY = 3
 TARGET = 1.10
@@ -58,8 +60,10 @@ def load_scifact():
     folder = SHARED / "data" / "scifact"
     js = load_beir(folder, "test")
     emb = folder / "embeddings" / "all-MiniLM-L6-v2"
-    vectors = DocVectors((emb / "corpus_ids.txt").read_text().split(),
-                         np.load(emb / "corpus.npy").astype(np.float32, copy=False))
+    vectors = DocVectors(
+        (emb / "corpus_ids.txt").read_text().split(),
+        np.load(emb / "corpus.npy").astype(np.float32, copy=False),
+    )
     q_row = {q: i for i, q in enumerate((emb / "query_ids.txt").read_text().split())}
     q_matrix = np.load(emb / "queries.npy").astype(np.float32, copy=False)
     queries = [Query(q, js.queries[q], q_matrix[q_row[q]]) for q in js.qrels]
@@ -76,6 +80,7 @@ def reachable(url: str) -> bool:
 
 # --------------------------------------------------------------------------- the bare loop
 
+
 def bare_body(engine: str, spec: Any, query: Query, k: int) -> Dict[str, Any]:
     """What a team writing its own loop sends (checked equal to the plugin's bodies)."""
     if isinstance(spec, BM25Spec):
@@ -85,21 +90,25 @@ def bare_body(engine: str, spec: Any, query: Query, k: int) -> Dict[str, Any]:
     candidates = spec.num_candidates or min(10000, max(2 * k, 100))
     vector = query.vector.tolist()
     if engine == "elasticsearch":
-        return {"knn": {"field": spec.field, "query_vector": vector, "k": k,
-                        "num_candidates": candidates}, "size": k, "_source": False}
-    return {"query": {"knn": {spec.field: {"vector": vector, "k": candidates}}}, "size": k,
-            "_source": False}
+        return {
+            "knn": {"field": spec.field, "query_vector": vector, "k": k, "num_candidates": candidates},
+            "size": k,
+            "_source": False,
+        }
+    return {"query": {"knn": {spec.field: {"vector": vector, "k": candidates}}}, "size": k, "_source": False}
 
 
 def make_bare(engine: str, url: str, index: str) -> Tuple[Any, Callable]:
     if engine == "elasticsearch":
         from elasticsearch import Elasticsearch
+
         client = Elasticsearch(url)
 
         def msearch(searches):
             return client.msearch(index=index, searches=searches).body
     else:
         from opensearchpy import OpenSearch
+
         client = OpenSearch([url])
 
         def msearch(searches):
@@ -107,7 +116,7 @@ def make_bare(engine: str, url: str, index: str) -> Tuple[Any, Callable]:
 
     def run(spec: Any, queries: List[Query], k: int) -> Dict[str, List[Tuple[str, float]]]:
         bodies = [(q.qid, bare_body(engine, spec, q, k)) for q in queries]
-        batches = [bodies[i:i + BATCH_SIZE] for i in range(0, len(bodies), BATCH_SIZE)]
+        batches = [bodies[i : i + BATCH_SIZE] for i in range(0, len(bodies), BATCH_SIZE)]
 
         def one(batch):
             searches: List[Dict[str, Any]] = []
@@ -129,6 +138,7 @@ def make_bare(engine: str, url: str, index: str) -> Tuple[Any, Callable]:
 
 # --------------------------------------------------------------------------- timing
 
+
 def timed(fn: Callable[[], Any]) -> Tuple[float, float]:
     w0, c0 = time.perf_counter(), time.process_time()
     fn()
@@ -141,8 +151,10 @@ def bench_engine(engine: str, corpus, vectors, queries, repeat: int, k: int) -> 
     else:
         from pytest_retrieval.backends.opensearch import OpenSearchBackend as cls
     url = URLS[engine]
-    backend = cls({"hosts": [url], "batch_size": BATCH_SIZE, "concurrency": CONCURRENCY},
-                  {"suite": "bench msearch", "settings": {"refresh_interval": "-1"}})
+    backend = cls(
+        {"hosts": [url], "batch_size": BATCH_SIZE, "concurrency": CONCURRENCY},
+        {"suite": "bench msearch", "settings": {"refresh_interval": "-1"}},
+    )
     client = None
     try:
         t0 = time.perf_counter()
@@ -160,10 +172,13 @@ def bench_engine(engine: str, corpus, vectors, queries, repeat: int, k: int) -> 
                 assert bare_body(engine, spec, q, k) == backend.build_body(spec, q, k), (name, q.qid)
             ours = backend.search_batch(spec, queries, k)
             theirs = bare(spec, queries, k)
-            assert {q: r.pairs() for q, r in ours.items()} == \
-                {q: [(d, float(s)) for d, s in h] for q, h in theirs.items()}, f"{name}: runs differ"
-            contenders = {"plugin": lambda: backend.search_batch(spec, queries, k),
-                          "bare": lambda: bare(spec, queries, k)}
+            assert {q: r.pairs() for q, r in ours.items()} == {
+                q: [(d, float(s)) for d, s in h] for q, h in theirs.items()
+            }, f"{name}: runs differ"
+            contenders = {
+                "plugin": lambda: backend.search_batch(spec, queries, k),
+                "bare": lambda: bare(spec, queries, k),
+            }
             wall: Dict[str, List[float]] = {c: [] for c in contenders}
             cpu: Dict[str, List[float]] = {c: [] for c in contenders}
             for i in range(repeat):
@@ -179,12 +194,16 @@ def bench_engine(engine: str, corpus, vectors, queries, repeat: int, k: int) -> 
             ratios[f"{name} median"] = med["plugin"] / med["bare"]
             print(f"  {name:4s} {len(queries)} queries, k={k}, {repeat} interleaved rounds:")
             for c in contenders:
-                print(f"    {c:6s} wall best {best[c] * 1000:8.1f} ms  median {med[c] * 1000:8.1f} ms"
-                      f"   client CPU median {cpu_med[c] * 1000:7.1f} ms")
-            print(f"    ratio plugin/bare: best {ratios[f'{name} best']:.3f}  "
-                  f"median {ratios[f'{name} median']:.3f}  "
-                  f"(client CPU {cpu_med['plugin'] / cpu_med['bare']:.3f}; "
-                  f"CPU added {(cpu_med['plugin'] - cpu_med['bare']) * 1000:+.1f} ms)")
+                print(
+                    f"    {c:6s} wall best {best[c] * 1000:8.1f} ms  median {med[c] * 1000:8.1f} ms"
+                    f"   client CPU median {cpu_med[c] * 1000:7.1f} ms"
+                )
+            print(
+                f"    ratio plugin/bare: best {ratios[f'{name} best']:.3f}  "
+                f"median {ratios[f'{name} median']:.3f}  "
+                f"(client CPU {cpu_med['plugin'] / cpu_med['bare']:.3f}; "
+                f"CPU added {(cpu_med['plugin'] - cpu_med['bare']) * 1000:+.1f} ms)"
+            )
         return ratios
     finally:
         if client is not None:

@@ -33,12 +33,18 @@ def main() -> None:
     print(f"pytest --collect-only, {N} interleaved runs each:")
     for stat in (min, statistics.median):
         w, wo = stat(times["with"]), stat(times["without"])
-        print(f"  {stat.__name__:6}  with plugin {w * 1000:7.1f} ms, without {wo * 1000:7.1f} ms, "
-              f"added {(w - wo) * 1000:6.1f} ms (ratio {w / wo:.3f}x; budget 50 ms)")
-    code = ("import time, pytest; t = time.perf_counter(); import pytest_retrieval.plugin; "
-            "print((time.perf_counter() - t) * 1000)")
-    imp = statistics.median(float(subprocess.run([sys.executable, "-c", code], capture_output=True,
-                                                 text=True, check=True).stdout) for _ in range(N))
+        print(
+            f"  {stat.__name__:6}  with plugin {w * 1000:7.1f} ms, without {wo * 1000:7.1f} ms, "
+            f"added {(w - wo) * 1000:6.1f} ms (ratio {w / wo:.3f}x; budget 50 ms)"
+        )
+    code = (
+        "import time, pytest; t = time.perf_counter(); import pytest_retrieval.plugin; "
+        "print((time.perf_counter() - t) * 1000)"
+    )
+    imp = statistics.median(
+        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+        for _ in range(N)
+    )
     print(f"  import pytest_retrieval.plugin alone (pytest already loaded): {imp:.2f} ms")
 
 

@@ -42,12 +42,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pytest_retrieval.backends.base import BM25Spec, DocVectors, KnnSpec, Query  # noqa: E402
-from pytest_retrieval.backends.embedded import EmbeddedBackend  # noqa: E402
-from pytest_retrieval.embedders import PrecomputedEmbedder  # noqa: E402
-from pytest_retrieval.fusion import fuse_runs  # noqa: E402
-from pytest_retrieval.judgments import load_beir, load_qrels  # noqa: E402
-from pytest_retrieval.metrics import evaluate  # noqa: E402
-from pytest_retrieval.sweep import SweepGrid, describe, opensearch_pipeline, sweep  # noqa: E402
+from pytest_retrieval.backends.embedded.backend import EmbeddedBackend  # noqa: E402
+from pytest_retrieval.measures.fusion import fuse_runs  # noqa: E402
+from pytest_retrieval.measures.metrics import evaluate  # noqa: E402
+from pytest_retrieval.models.embedders import PrecomputedEmbedder  # noqa: E402
+from pytest_retrieval.suite.judgments import load_beir, load_qrels  # noqa: E402
+from pytest_retrieval.tuning.sweep import SweepGrid, describe, opensearch_pipeline, sweep  # noqa: E402
 
 BM25 = BM25Spec(fields=(("title", 1.0), ("text", 1.0)))
 KNN = KnnSpec(similarity="cosine")
@@ -77,8 +77,9 @@ def load():
     js = load_beir(scifact, "test")
     train = load_qrels(scifact / "qrels" / "train.tsv")
     vec = scifact / "embeddings" / "all-MiniLM-L6-v2"
-    emb = PrecomputedEmbedder(vec / "queries.npy", vec / "query_ids.txt", vec / "corpus.npy",
-                              vec / "corpus_ids.txt")
+    emb = PrecomputedEmbedder(
+        vec / "queries.npy", vec / "query_ids.txt", vec / "corpus.npy", vec / "corpus_ids.txt"
+    )
     qids = [q for q in js.queries if q in js.qrels or q in train]
     qv = emb.embed_queries(qids, [js.queries[q] for q in qids])
     queries = [Query(q, js.queries[q], qv[i]) for i, q in enumerate(qids)]
@@ -91,19 +92,23 @@ def fmt(seconds: float) -> str:
     return f"{seconds * 1000:9.1f} ms" if seconds < 10 else f"{seconds:9.2f} s "
 
 
-def measure_requery(backend, queries, configs, train, repeat: int,
-                    hybrid: Callable = None) -> Dict[str, List[float]]:
+def measure_requery(
+    backend, queries, configs, train, repeat: int, hybrid: Callable = None
+) -> Dict[str, List[float]]:
     """Per measured variant: re-query time, fuse+evaluate time (best of ``repeat`` each)."""
     out: Dict[str, List[float]] = {"requery": [], "fuse_eval": [], "hybrid": []}
     tune = [q for q in queries if q.qid in train]
     for cfg in configs:
         best_q = best_f = best_h = float("inf")
         for _ in range(repeat):
-            t_q, runs = timed(lambda: (backend.search_batch(BM25, queries, DEPTH),
-                                       backend.search_batch(KNN, queries, DEPTH)))
+            t_q, runs = timed(
+                lambda: (
+                    backend.search_batch(BM25, queries, DEPTH),
+                    backend.search_batch(KNN, queries, DEPTH),
+                )
+            )
             best_q = min(best_q, t_q)
-            t_f, _ = timed(lambda: evaluate(train, fuse_runs(list(runs), cfg, k=DEPTH),
-                                            ["ndcg@10"]))
+            t_f, _ = timed(lambda: evaluate(train, fuse_runs(list(runs), cfg, k=DEPTH), ["ndcg@10"]))
             best_f = min(best_f, t_f)
             if hybrid is not None:
                 t_h, _ = timed(lambda: hybrid(cfg, tune))
@@ -127,46 +132,59 @@ def main() -> None:
     args = ap.parse_args()
 
     js, train, queries, vectors = load()
-    print(f"SciFact: {len(js.corpus)} docs, {len(queries)} queries "
-          f"({len(train)} train = tuning, {len(js.qrels)} test = evaluation); "
-          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(
+        f"SciFact: {len(js.corpus)} docs, {len(queries)} queries "
+        f"({len(train)} train = tuning, {len(js.qrels)} test = evaluation); "
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
+    )
 
     backend = EmbeddedBackend()
     backend.prepare(js.corpus, vectors)
     t_index, _ = timed(lambda: backend.search_batch(BM25, queries[:1], DEPTH))  # builds BM25
-    t_fetch, runs = timed(lambda: {"bm25": backend.search_batch(BM25, queries, DEPTH),
-                                   "dense": backend.search_batch(KNN, queries, DEPTH)})
-    print(f"one-off: BM25 index build {fmt(t_index)}, candidate fetch (BM25 + kNN, top "
-          f"{DEPTH}, all queries) {fmt(t_fetch)}")
+    t_fetch, runs = timed(
+        lambda: {
+            "bm25": backend.search_batch(BM25, queries, DEPTH),
+            "dense": backend.search_batch(KNN, queries, DEPTH),
+        }
+    )
+    print(
+        f"one-off: BM25 index build {fmt(t_index)}, candidate fetch (BM25 + kNN, top "
+        f"{DEPTH}, all queries) {fmt(t_fetch)}"
+    )
 
     grid = SweepGrid()
     n_variants = grid.size(2)
     t_offline = float("inf")
     result = None
-    for _ in range(max(args.repeat, 7)):   # cheap: best of at least 7 against load noise
+    for _ in range(max(args.repeat, 7)):  # cheap: best of at least 7 against load noise
         t, result = timed(lambda: sweep(runs, train, js.qrels))
         t_offline = min(t_offline, t)
     assert result is not None
-    print(f"\n(a) offline sweep, {len(result.variants)} variants, from cached candidates: "
-          f"{fmt(t_offline)}  ({t_offline / len(result.variants) * 1000:.1f} ms a variant)")
+    print(
+        f"\n(a) offline sweep, {len(result.variants)} variants, from cached candidates: "
+        f"{fmt(t_offline)}  ({t_offline / len(result.variants) * 1000:.1f} ms a variant)"
+    )
 
     configs = grid.configs(2, DEPTH)
     step = max(1, len(configs) // args.measure)
     measured = [configs[(i * step + 5) % len(configs)] for i in range(args.measure)]
     m = measure_requery(backend, queries, measured, train, args.repeat)
     backend.close()
-    print(f"\n(b) re-query on the embedded engine, measured on {len(measured)} variants "
-          f"(best of {args.repeat}):")
+    print(
+        f"\n(b) re-query on the embedded engine, measured on {len(measured)} variants "
+        f"(best of {args.repeat}):"
+    )
     for cfg, q, f in zip(measured, m["requery"], m["fuse_eval"]):
         print(f"    {describe(cfg):58s} re-query {fmt(q)}  + fuse_runs/evaluate {fmt(f)}")
     b1 = mean(m["requery"]) * n_variants
     b2 = (mean(m["requery"]) + mean(m["fuse_eval"])) * n_variants
-    print(f"  extrapolated to {n_variants} variants: (b1) re-query only {fmt(b1)}, "
-          f"(b2) re-query + fuse + evaluate {fmt(b2)}")
+    print(
+        f"  extrapolated to {n_variants} variants: (b1) re-query only {fmt(b1)}, "
+        f"(b2) re-query + fuse + evaluate {fmt(b2)}"
+    )
     print(f"\nratio (b1) / (a) = {b1 / t_offline:7.1f}x   (in-process engine, for information)")
     print(f"ratio (b2) / (a) = {b2 / t_offline:7.1f}x")
-    print(f"with the one-off fetch counted in (a): (b1) / (a + fetch) = "
-          f"{b1 / (t_offline + t_fetch):.1f}x")
+    print(f"with the one-off fetch counted in (a): (b1) / (a + fetch) = {b1 / (t_offline + t_fetch):.1f}x")
 
     if not args.no_opensearch:
         opensearch_part(js, queries, vectors, measured, train, args.repeat, t_offline, n_variants)
@@ -175,6 +193,7 @@ def main() -> None:
     print(result.summary(top=5))
     print("\nsuite YAML:\n" + result.yaml_block())
     import json
+
     print("OpenSearch search pipeline:\n" + json.dumps(result.opensearch_pipeline(), indent=2))
 
 
@@ -197,33 +216,39 @@ def opensearch_part(js, queries, vectors, measured, train, repeat, t_offline, n_
     backend = OpenSearchBackend({"hosts": [url]}, {"suite": "bench-sweep"})
     try:
         t_prep, _ = timed(lambda: backend.prepare(js.corpus, vectors))
-        backend.search_batch(BM25, queries[:20], DEPTH)   # warm
+        backend.search_batch(BM25, queries[:20], DEPTH)  # warm
         backend.search_batch(KNN, queries[:20], DEPTH)
 
         def hybrid(cfg, tune):
-            return backend.search_hybrid(BM25, KNN, tune, 10, opensearch_pipeline(cfg),
-                                         pagination_depth=cfg.window)
+            return backend.search_hybrid(
+                BM25, KNN, tune, 10, opensearch_pipeline(cfg), pagination_depth=cfg.window
+            )
 
         hybrid_ok = True
         try:
             hybrid(measured[0], [q for q in queries if q.qid in train][:5])
         except Exception as exc:
-            print(f"    server-side hybrid not available ({type(exc).__name__}: {exc}); "
-                  f"measuring sub-retriever re-query only")
+            print(
+                f"    server-side hybrid not available ({type(exc).__name__}: {exc}); "
+                f"measuring sub-retriever re-query only"
+            )
             hybrid_ok = False
-        m = measure_requery(backend, queries, measured, train, repeat,
-                            hybrid=hybrid if hybrid_ok else None)
+        m = measure_requery(backend, queries, measured, train, repeat, hybrid=hybrid if hybrid_ok else None)
         print(f"    index build {fmt(t_prep)}")
         for i, cfg in enumerate(measured):
             extra = f"  server-side hybrid (tuning queries) {fmt(m['hybrid'][i])}" if hybrid_ok else ""
             print(f"    {describe(cfg):58s} re-query {fmt(m['requery'][i])}{extra}")
         c1 = mean(m["requery"]) * n_variants
-        print(f"  extrapolated to {n_variants} variants: re-query {fmt(c1)}; "
-              f"ratio / (a) = {c1 / t_offline:.1f}x (target >= 100x)")
+        print(
+            f"  extrapolated to {n_variants} variants: re-query {fmt(c1)}; "
+            f"ratio / (a) = {c1 / t_offline:.1f}x (target >= 100x)"
+        )
         if hybrid_ok:
             c2 = mean(m["hybrid"]) * n_variants
-            print(f"  server-side hybrid per variant, extrapolated: {fmt(c2)}; "
-                  f"ratio / (a) = {c2 / t_offline:.1f}x")
+            print(
+                f"  server-side hybrid per variant, extrapolated: {fmt(c2)}; "
+                f"ratio / (a) = {c2 / t_offline:.1f}x"
+            )
     finally:
         backend.close()
 

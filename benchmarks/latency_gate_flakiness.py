@@ -62,9 +62,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pytest_retrieval.backends.base import BM25Spec, Document, Query  # noqa: E402
-from pytest_retrieval.backends.embedded import EmbeddedBackend  # noqa: E402
-from pytest_retrieval.significance import (ab_ratio, latency_percentile_ci,  # noqa: E402
-                                           repetitions_needed)
+from pytest_retrieval.backends.embedded.backend import EmbeddedBackend  # noqa: E402
+from pytest_retrieval.stats.significance import ab_ratio, latency_percentile_ci, repetitions_needed  # noqa: E402
 
 SPEC = BM25Spec(fields=(("title", 1.0), ("text", 1.0)))
 K = 100
@@ -73,11 +72,12 @@ WARMUP = 5
 
 # ----------------------------------------------------------------------------- data
 
+
 def load_data(max_queries: int) -> Tuple[str, List[Document], List[Query]]:
     shared = Path(os.environ.get("PYTEST_RETRIEVAL_SHARED", ROOT.parent / "shared"))
     scifact = shared / "data" / "scifact"
     if (scifact / "corpus.jsonl").exists():
-        from pytest_retrieval.judgments import load_beir, load_qrels
+        from pytest_retrieval.suite.judgments import load_beir, load_qrels
 
         js = load_beir(scifact, "test")
         qids = list(js.qrels)
@@ -86,7 +86,7 @@ def load_data(max_queries: int) -> Tuple[str, List[Document], List[Query]]:
         qids = qids[:max_queries]
         queries = [Query(q, js.queries[q]) for q in qids]
         return f"BEIR SciFact ({scifact})", list(js.corpus), queries
-    from pytest_retrieval.judgments import load_corpus, load_queries
+    from pytest_retrieval.suite.judgments import load_corpus, load_queries
 
     data = ROOT / "example_suite" / "data"
     texts = load_queries(data / "queries.jsonl")
@@ -96,6 +96,7 @@ def load_data(max_queries: int) -> Tuple[str, List[Document], List[Query]]:
 
 
 # ----------------------------------------------------------------------------- arms
+
 
 class Slowed:
     """The same backend doing ``extra`` more work per query: after each search, busy-wait
@@ -114,8 +115,9 @@ class Slowed:
         return res
 
 
-def one_pass(arms: Dict[str, object], queries: Sequence[Query], rounds: int,
-             rng: np.random.Generator) -> Dict[str, Dict[str, np.ndarray]]:
+def one_pass(
+    arms: Dict[str, object], queries: Sequence[Query], rounds: int, rng: np.random.Generator
+) -> Dict[str, Dict[str, np.ndarray]]:
     """Interleaved latency pass: wall and CPU ms per arm, shaped (rounds, queries)."""
     names = list(arms)
     for name in names:  # warm-up, as the plugin's latency.warmup
@@ -186,22 +188,25 @@ def main(argv=None) -> int:
     n_samples = len(queries) * args.rounds
     print(f"data: {source}: {len(corpus)} documents, {len(queries)} queries")
     print(f"retriever: embedded BM25 {dict(SPEC.fields)}, top {K}, one query per request")
-    print(f"pass: {WARMUP} warm-up searches per arm, then {args.rounds} rounds x "
-          f"{len(queries)} queries = {n_samples} samples per arm (p95 needs >= "
-          f"{repetitions_needed(95)} for 20 samples in its tail; min-of-r gives "
-          f"{len(queries)} values), arms interleaved query by query")
+    print(
+        f"pass: {WARMUP} warm-up searches per arm, then {args.rounds} rounds x "
+        f"{len(queries)} queries = {n_samples} samples per arm (p95 needs >= "
+        f"{repetitions_needed(95)} for 20 samples in its tail; min-of-r gives "
+        f"{len(queries)} values), arms interleaved query by query"
+    )
     print(f"slow arm: +{args.slowdown:.0%} work per query (busy-wait on thread CPU time)")
     print(f"CIs: one-sided {args.confidence:.0%} bounds, {args.resamples} bootstrap resamples")
 
     budget = 3600
     load = None
     if not args.no_load:
-        code = ("import time\nend = time.monotonic() + %d\nwhile time.monotonic() < end:\n"
-                "    pass\n" % budget)
+        code = "import time\nend = time.monotonic() + %d\nwhile time.monotonic() < end:\n    pass\n" % budget
         load = subprocess.Popen([sys.executable, "-c", code])
-        print(f"load: busy-loop process pid {load.pid} on one core (stops by itself after "
-              f"{budget} s); machine: {os.cpu_count()} CPUs, load average "
-              f"{os.getloadavg()[0]:.1f} before start")
+        print(
+            f"load: busy-loop process pid {load.pid} on one core (stops by itself after "
+            f"{budget} s); machine: {os.cpu_count()} CPUs, load average "
+            f"{os.getloadavg()[0]:.1f} before start"
+        )
         time.sleep(0.5)
 
     rng = np.random.default_rng(args.seed)
@@ -214,10 +219,14 @@ def main(argv=None) -> int:
             for s, f in STATS.items():
                 cal_p95[s].append(float(np.percentile(f(m), 95)))
         ceilings = {s: args.ceiling_factor * float(np.median(v)) for s, v in cal_p95.items()}
-        print(f"calibration ({args.calibration_passes} passes, base arm): p95 " +
-              "; ".join(f"{s} {', '.join(f'{x:.3f}' for x in v)} ms" for s, v in cal_p95.items()))
-        print(f"ceilings = {args.ceiling_factor} x median calibrated p95: " +
-              "; ".join(f"{s} {c:.3f} ms" for s, c in ceilings.items()))
+        print(
+            f"calibration ({args.calibration_passes} passes, base arm): p95 "
+            + "; ".join(f"{s} {', '.join(f'{x:.3f}' for x in v)} ms" for s, v in cal_p95.items())
+        )
+        print(
+            f"ceilings = {args.ceiling_factor} x median calibrated p95: "
+            + "; ".join(f"{s} {c:.3f} ms" for s, c in ceilings.items())
+        )
 
         # ---- the runs
         counts = {g[0]: [0, 0] for g in GATES + AB_GATES}  # [unchanged passed, slowed failed]
@@ -226,9 +235,13 @@ def main(argv=None) -> int:
             measure = one_pass(arms, queries, args.rounds, rng)
             base, base2, slow = (arm(measure, a) for a in ("base", "base2", "slow"))
             rec = {"pass": i}
-            cis = {(stat, which): latency_percentile_ci(STATS[stat](m), 95, args.confidence,
-                                                        args.resamples, seed=i)
-                   for stat in STATS for which, m in (("unchanged", base), ("slowed", slow))}
+            cis = {
+                (stat, which): latency_percentile_ci(
+                    STATS[stat](m), 95, args.confidence, args.resamples, seed=i
+                )
+                for stat in STATS
+                for which, m in (("unchanged", base), ("slowed", slow))
+            }
             for label, stat, rule in GATES:
                 c = ceilings[stat]
                 for which in ("unchanged", "slowed"):
@@ -242,9 +255,16 @@ def main(argv=None) -> int:
             for label, stat in AB_GATES:
                 f = STATS[stat]
                 for which, m in (("unchanged", base2), ("slowed", slow)):
-                    r = ab_ratio(f(base), f(m), q=95, confidence=args.confidence, seed=i,
-                                 n_resamples=args.resamples, paired=True,
-                                 max_ratio=args.max_ratio)
+                    r = ab_ratio(
+                        f(base),
+                        f(m),
+                        q=95,
+                        confidence=args.confidence,
+                        seed=i,
+                        n_resamples=args.resamples,
+                        paired=True,
+                        max_ratio=args.max_ratio,
+                    )
                     rec[f"ab {stat}/{which}"] = [r.ratio, r.lo, r.hi]
                     if which == "unchanged" and r.passed:
                         counts[label][0] += 1
@@ -252,8 +272,7 @@ def main(argv=None) -> int:
                         counts[label][1] += 1
             records.append(rec)
             if (i + 1) % 10 == 0:
-                print(f"  {i + 1}/{args.runs} passes ({time.perf_counter() - t_runs:.0f} s)",
-                      flush=True)
+                print(f"  {i + 1}/{args.runs} passes ({time.perf_counter() - t_runs:.0f} s)", flush=True)
     finally:
         if load is not None:
             load.terminate()
@@ -265,23 +284,32 @@ def main(argv=None) -> int:
         return f"{np.median(v):.3f} [{v.min():.3f} .. {v.max():.3f}]"
 
     print()
-    print(f"{args.runs} passes; ceiling factor {args.ceiling_factor}, A/B max ratio "
-          f"{args.max_ratio}, confidence {args.confidence}")
+    print(
+        f"{args.runs} passes; ceiling factor {args.ceiling_factor}, A/B max ratio "
+        f"{args.max_ratio}, confidence {args.confidence}"
+    )
     print("p95 per pass, median [min .. max] ms:")
     for s in STATS:
-        print(f"  {s:<16} unchanged {spread(s + '/unchanged')}   slowed {spread(s + '/slowed')}"
-              f"   (ceiling {ceilings[s]:.3f})")
+        print(
+            f"  {s:<16} unchanged {spread(s + '/unchanged')}   slowed {spread(s + '/slowed')}"
+            f"   (ceiling {ceilings[s]:.3f})"
+        )
     for _, s in AB_GATES:
-        print(f"  A/B ratio {s:<16} unchanged {spread('ab ' + s + '/unchanged')}   slowed "
-              f"{spread('ab ' + s + '/slowed')}")
+        print(
+            f"  A/B ratio {s:<16} unchanged {spread('ab ' + s + '/unchanged')}   slowed "
+            f"{spread('ab ' + s + '/slowed')}"
+        )
     print()
     print(f"{'gate':<60} {'unchanged passes':>17} {'slowed fails':>13}")
     for label, (passed, failed) in counts.items():
         print(f"{label:<60} {passed:>11}/{args.runs:<5} {failed:>7}/{args.runs:<5}")
     print(f"\ntotal time {time.perf_counter() - t_start:.0f} s")
     if args.json:
-        Path(args.json).write_text(json.dumps({"args": vars(args), "ceilings": ceilings,
-                                               "counts": counts, "passes": records}, indent=1))
+        Path(args.json).write_text(
+            json.dumps(
+                {"args": vars(args), "ceilings": ceilings, "counts": counts, "passes": records}, indent=1
+            )
+        )
     return 0
 
 

@@ -16,8 +16,9 @@ class RetrievalError(Exception):
 
 
 class ConfigError(RetrievalError):
-    def __init__(self, message: str, *, file: str | None = None, key: str | None = None,
-                 line: int | None = None):
+    def __init__(
+        self, message: str, *, file: str | None = None, key: str | None = None, line: int | None = None
+    ):
         self.file = file
         self.key = key
         self.line = line

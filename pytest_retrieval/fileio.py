@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Callable, TextIO, Union
 
 
-def atomic_write(path: Union[str, Path], write: Callable[[TextIO], None], *,
-                 newline: str = "\n", fsync: bool = True) -> Path:
+def atomic_write(
+    path: Union[str, Path], write: Callable[[TextIO], None], *, newline: str = "\n", fsync: bool = True
+) -> Path:
     """Write through ``write(fh)`` to a temporary file beside ``path``, then rename it over
     ``path`` (keeping an existing file's permissions). ``path`` may be the file being read."""
     path = Path(path)

@@ -17,22 +17,51 @@ SUITE_PATTERNS = ("retrieval_*.yaml", "retrieval_*.yml", "*.retrieval.yaml", "*.
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("retrieval", "retrieval regression gates (pytest-retrieval)")
-    g.addoption("--retrieval-report", metavar="PATH", default=None,
-                help="write a JSON report of every suite (metrics, per-query values, gates)")
-    g.addoption("--retrieval-profile", choices=("exp", "trec"), default=None,
-                help="nDCG gain for every suite: exp (2^rel-1, default) or trec (trec_eval, linear)")
-    g.addoption("--retrieval-backend", choices=("embedded", "elasticsearch", "opensearch"),
-                default=None, help="run every suite on this backend instead of the file's")
-    g.addoption("--retrieval-override", metavar="FILE", action="append", default=[],
-                help="a YAML file merged over every suite (e.g. a team's floors); repeatable")
-    g.addoption("--retrieval-baseline-update", action="store_true", default=False,
-                help="write each suite's baseline (per-query values, latency, input fingerprint) "
-                     "instead of comparing against it; review the diff and commit it")
-    g.addoption("--retrieval-export-unjudged", metavar="PATH", default=None,
-                help="write every (query, doc) in a retriever's top 10 that has no judgment, as "
-                     "a JSONL annotation queue (see `pytest-retrieval judge import`)")
-    g.addoption("--retrieval-no-latency", action="store_true", default=False,
-                help="skip the latency pass (latency floors then error, they never pass)")
+    g.addoption(
+        "--retrieval-report",
+        metavar="PATH",
+        default=None,
+        help="write a JSON report of every suite (metrics, per-query values, gates)",
+    )
+    g.addoption(
+        "--retrieval-profile",
+        choices=("exp", "trec"),
+        default=None,
+        help="nDCG gain for every suite: exp (2^rel-1, default) or trec (trec_eval, linear)",
+    )
+    g.addoption(
+        "--retrieval-backend",
+        choices=("embedded", "elasticsearch", "opensearch"),
+        default=None,
+        help="run every suite on this backend instead of the file's",
+    )
+    g.addoption(
+        "--retrieval-override",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="a YAML file merged over every suite (e.g. a team's floors); repeatable",
+    )
+    g.addoption(
+        "--retrieval-baseline-update",
+        action="store_true",
+        default=False,
+        help="write each suite's baseline (per-query values, latency, input fingerprint) "
+        "instead of comparing against it; review the diff and commit it",
+    )
+    g.addoption(
+        "--retrieval-export-unjudged",
+        metavar="PATH",
+        default=None,
+        help="write every (query, doc) in a retriever's top 10 that has no judgment, as "
+        "a JSONL annotation queue (see `pytest-retrieval judge import`)",
+    )
+    g.addoption(
+        "--retrieval-no-latency",
+        action="store_true",
+        default=False,
+        help="skip the latency pass (latency floors then error, they never pass)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -55,6 +84,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
 
 # -------------------------------------------------------------------- state
 
+
 class SuiteState:
     """One suite per file per session: loaded once, run once, shared by its items."""
 
@@ -70,13 +100,14 @@ class SuiteState:
     def baseline(self, config: pytest.Config):
         """(Baseline, note) or (None, why the comparison falls back to floors only)."""
         if self._baseline is None:
-            from .regression import load_comparable_baseline
+            from .gates.regression import load_comparable_baseline
+
             self._baseline = load_comparable_baseline(self.suite, self.result)
         return self._baseline
 
     def ensure_run(self, config: pytest.Config) -> Any:
         if self.result is None and self.error is None:
-            from .suite import SuiteRunner
+            from .suite.runner import SuiteRunner
 
             verbose = config.getoption("verbose") > 0
             tr = config.pluginmanager.get_plugin("terminalreporter")
@@ -106,18 +137,18 @@ def _cli_overrides(config: pytest.Config) -> Dict[str, Any]:
 
 
 def load_suite_for(config: pytest.Config, path: Path) -> SuiteState:
-    from .config import load_suite
+    from .suite.load import load_suite
 
     key = str(Path(path).resolve())
     states = config.stash[_STATE]
     if key not in states:
         overrides = tuple(Path(p) for p in config.getoption("retrieval_override"))
-        states[key] = SuiteState(load_suite(Path(path), overrides=overrides,
-                                            cli=_cli_overrides(config)))
+        states[key] = SuiteState(load_suite(Path(path), overrides=overrides, cli=_cli_overrides(config)))
     return states[key]
 
 
 # --------------------------------------------------------------- collection
+
 
 def _one_line(excinfo: pytest.ExceptionInfo) -> Optional[str]:
     from .errors import RetrievalError
@@ -139,8 +170,13 @@ class RetrievalSuiteFile(pytest.File):
             regression.setdefault(r_name, []).append((metric, max_drop))
         for name in state.suite.order:
             if name in by_retriever or name in regression:
-                yield RetrieverNode.from_parent(self, name=name, floors=by_retriever.get(name, []),
-                                                regression=regression.get(name, ()), state=state)
+                yield RetrieverNode.from_parent(
+                    self,
+                    name=name,
+                    floors=by_retriever.get(name, []),
+                    regression=regression.get(name, ()),
+                    state=state,
+                )
 
     def repr_failure(self, excinfo):  # type: ignore[override]
         return _one_line(excinfo) or super().repr_failure(excinfo)
@@ -157,8 +193,9 @@ class RetrieverNode(pytest.Collector):
         for floor in self.floors:
             yield GateItem.from_parent(self, name=floor.name, floor=floor, state=self.state)
         for metric, max_drop in self.regression:
-            yield RegressionItem.from_parent(self, name=f"baseline:{metric}", metric=metric,
-                                             max_drop=max_drop, state=self.state)
+            yield RegressionItem.from_parent(
+                self, name=f"baseline:{metric}", metric=metric, max_drop=max_drop, state=self.state
+            )
 
 
 class GateFailed(AssertionError):
@@ -192,29 +229,44 @@ class GateItem(_SuiteItem):
         self.floor = floor
 
     def runtest(self) -> None:
-        from .gates import check_floor
+        from .gates.floors import check_floor
 
         result = self.state.result
         floor = self.floor
         r = result.retrievers[floor.retriever]
         value, worst = result.gate_value(floor.retriever, floor.metric, stratum=floor.stratum)
-        outcome = check_floor(result.suite.name, floor, value, worst,
-                              n_queries=result.n_queries(floor.retriever, floor.stratum),
-                              unit=" ms" if floor.is_latency else "")
+        outcome = check_floor(
+            result.suite.name,
+            floor,
+            value,
+            worst,
+            n_queries=result.n_queries(floor.retriever, floor.stratum),
+            unit=" ms" if floor.is_latency else "",
+        )
         lat = result.suite.model.latency
         if floor.is_latency and lat.verdict == "ci":
-            from .gates import latency_ci_outcome
-            outcome = latency_ci_outcome(result.suite.name, floor, r.latency.samples_ms,
-                                         confidence=lat.confidence)
+            from .gates.floors import latency_ci_outcome
+
+            outcome = latency_ci_outcome(
+                result.suite.name, floor, r.latency.samples_ms, confidence=lat.confidence
+            )
         if floor.is_latency_ratio:
-            from .gates import latency_ratio_outcome
-            outcome = latency_ratio_outcome(result.suite.name, floor, r.ab,
-                                            confidence=lat.confidence, verdict=lat.verdict)
+            from .gates.floors import latency_ratio_outcome
+
+            outcome = latency_ratio_outcome(
+                result.suite.name, floor, r.ab, confidence=lat.confidence, verdict=lat.verdict
+            )
         self.state.outcomes.append(outcome)
-        self.user_properties.extend([
-            ("retrieval_suite", result.suite.name), ("retrieval_retriever", floor.retriever),
-            ("retrieval_metric", floor.metric), ("retrieval_value", repr(value)),
-            ("retrieval_op", floor.op), ("retrieval_threshold", repr(floor.threshold))])
+        self.user_properties.extend(
+            [
+                ("retrieval_suite", result.suite.name),
+                ("retrieval_retriever", floor.retriever),
+                ("retrieval_metric", floor.metric),
+                ("retrieval_value", repr(value)),
+                ("retrieval_op", floor.op),
+                ("retrieval_threshold", repr(floor.threshold)),
+            ]
+        )
         if floor.retriever not in self.state.warned:  # once per retriever, not per item
             self.state.warned.add(floor.retriever)
             for w in r.warnings:
@@ -242,7 +294,7 @@ class RegressionItem(_SuiteItem):
         self.max_drop = max_drop
 
     def runtest(self) -> None:
-        from .regression import RegressionOutcome, judge_against_baseline
+        from .gates.regression import RegressionOutcome, judge_against_baseline
 
         retriever = self.parent.name
         if self.config.getoption("retrieval_baseline_update"):
@@ -251,13 +303,19 @@ class RegressionItem(_SuiteItem):
         if baseline is None:
             pytest.skip(note)
         outcome: RegressionOutcome = judge_against_baseline(
-            self.state.result, baseline, retriever, self.metric, self.max_drop)
+            self.state.result, baseline, retriever, self.metric, self.max_drop
+        )
         self.state.regressions.append(outcome)
-        self.user_properties.extend([
-            ("retrieval_suite", self.state.suite.name), ("retrieval_retriever", retriever),
-            ("retrieval_metric", f"baseline:{self.metric}"),
-            ("retrieval_mean_diff", repr(outcome.overall.mean_diff)),
-            ("retrieval_ci_low", repr(outcome.overall.ci_low)), ("retrieval_max_drop", repr(self.max_drop))])
+        self.user_properties.extend(
+            [
+                ("retrieval_suite", self.state.suite.name),
+                ("retrieval_retriever", retriever),
+                ("retrieval_metric", f"baseline:{self.metric}"),
+                ("retrieval_mean_diff", repr(outcome.overall.mean_diff)),
+                ("retrieval_ci_low", repr(outcome.overall.ci_low)),
+                ("retrieval_max_drop", repr(self.max_drop)),
+            ]
+        )
         if not outcome.passed:
             raise GateFailed(outcome.message)
 
@@ -267,6 +325,7 @@ class RegressionItem(_SuiteItem):
 
 # ------------------------------------------------------------------ fixtures
 
+
 @pytest.fixture(scope="session")
 def retrieval_suite(pytestconfig: pytest.Config):
     """Load and run a suite file once per session: ``result = retrieval_suite("retrieval_x.yaml")``.
@@ -274,6 +333,7 @@ def retrieval_suite(pytestconfig: pytest.Config):
     Returns a ``SuiteResult``: ``result.value("bm25", "ndcg@10")``,
     ``result.retrievers["bm25"].evaluation.per_query["ndcg@10"]``.
     """
+
     def load(path: Any) -> Any:
         p = Path(path)
         if not p.is_absolute():
@@ -286,9 +346,9 @@ def retrieval_suite(pytestconfig: pytest.Config):
 @pytest.fixture
 def assert_floor():
     """``assert_floor(result, "bm25", "ndcg@10", 0.6)``: fails with the gate's full message."""
+
     def check(result: Any, retriever: str, metric: str, floor: float) -> None:
-        from .config import Floor, floor_key
-        from .gates import check_floor
+        from .gates.floors import Floor, check_floor, floor_key
 
         canon, op, stratum = floor_key(metric)
         f = Floor(retriever, canon, op, float(floor), stratum=stratum)
@@ -302,11 +362,12 @@ def assert_floor():
 
 # ------------------------------------------------------------------ reports
 
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
     states = [s for s in config.stash.get(_STATE, {}).values() if s.result is not None]
     if not states:
         return
-    from .reports import render_summary
+    from .reports.terminal import render_summary
 
     terminalreporter.section("retrieval summary")
     for state in states:
@@ -317,7 +378,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if session.config.getoption("retrieval_baseline_update", False):
-        from .regression import update_baseline
+        from .gates.regression import update_baseline
 
         tr = session.config.pluginmanager.get_plugin("terminalreporter")
         for state in session.config.stash.get(_STATE, {}).values():
@@ -327,13 +388,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                     tr.write_line(f"[retrieval] baseline written: {written}")
     unjudged = session.config.getoption("retrieval_export_unjudged", None)
     if unjudged:
-        from .reports import write_unjudged
+        from .reports.terminal import write_unjudged
 
         write_unjudged(Path(unjudged), list(session.config.stash.get(_STATE, {}).values()))
     path = session.config.getoption("retrieval_report", None)
     if not path:
         return
-    from .reports import write_json_report
+    from .reports.terminal import write_json_report
 
     states = [s for s in session.config.stash.get(_STATE, {}).values()]
     write_json_report(Path(path), states)

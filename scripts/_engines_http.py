@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """HTTP helper for scripts/engines (stdlib only: runs before any project install).
 
-    _engines_http.py probe  URL              -> prints "<distribution> <version>", exit 1 if nothing answers
-    _engines_http.py wait   URL TIMEOUT PID  -> waits for cluster health yellow; exit 1 on timeout/death
-    _engines_http.py info   NAME URL         -> prints version and plugins of a running engine
+_engines_http.py probe  URL              -> prints "<distribution> <version>", exit 1 if nothing answers
+_engines_http.py wait   URL TIMEOUT PID  -> waits for cluster health yellow; exit 1 on timeout/death
+_engines_http.py info   NAME URL         -> prints version and plugins of a running engine
 """
 
 from __future__ import annotations

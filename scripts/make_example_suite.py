@@ -52,8 +52,11 @@ def main() -> None:
     for q in chosen:
         rel = set(qrels[q])
         keep |= rel
-        res, _ = retriever.retrieve(bm25s.tokenize([queries[q]["text"]], stopwords="en",
-                                                   show_progress=False), k=30, show_progress=False)
+        res, _ = retriever.retrieve(
+            bm25s.tokenize([queries[q]["text"]], stopwords="en", show_progress=False),
+            k=30,
+            show_progress=False,
+        )
         lex = [ids[i] for i in res[0] if ids[i] not in rel][:PER_QUERY]
         sims = dvec @ qvec[qrow[q]]
         dense = [dids[i] for i in np.argsort(-sims)[:30] if dids[i] not in rel][:PER_QUERY]
@@ -86,8 +89,10 @@ def main() -> None:
     (OUT / "vectors" / "corpus_ids.txt").write_text("\n".join(d["_id"] for d in docs) + "\n")
     np.save(OUT / "vectors" / "queries.npy", qvec[[qrow[q] for q in chosen]].astype(np.float32))
     (OUT / "vectors" / "query_ids.txt").write_text("\n".join(chosen) + "\n")
-    print(f"{len(chosen)} queries, {len(docs)} documents, "
-          f"{sum(len(qrels[q]) for q in chosen)} judgments -> {OUT}")
+    print(
+        f"{len(chosen)} queries, {len(docs)} documents, "
+        f"{sum(len(qrels[q]) for q in chosen)} judgments -> {OUT}"
+    )
 
 
 if __name__ == "__main__":

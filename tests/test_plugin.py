@@ -52,6 +52,7 @@ floors:
 def suite(pytester: pytest.Pytester):
     def make(text: str = SUITE, name: str = "retrieval_tiny.yaml"):
         return pytester.makefile(".yaml", **{name[:-5]: textwrap.dedent(text)})
+
     return make
 
 
@@ -59,8 +60,11 @@ def test_items_are_named_by_suite_retriever_metric(pytester, suite) -> None:
     suite()
     result = pytester.runpytest_subprocess("--collect-only", "-q")
     lines = [l for l in result.outlines if "::" in l]
-    assert lines == ["retrieval_tiny.yaml::bm25::ndcg@10", "retrieval_tiny.yaml::bm25::p95_ms",
-                     "retrieval_tiny.yaml::rrf::recall@10"]
+    assert lines == [
+        "retrieval_tiny.yaml::bm25::ndcg@10",
+        "retrieval_tiny.yaml::bm25::p95_ms",
+        "retrieval_tiny.yaml::rrf::recall@10",
+    ]
 
 
 def test_passing_suite_prints_the_summary_table(pytester, suite) -> None:
@@ -150,7 +154,8 @@ def test_team_override_file(pytester, suite) -> None:
 
 def test_fixtures_for_python_tests(pytester, suite) -> None:
     suite()
-    pytester.makepyfile(test_code="""
+    pytester.makepyfile(
+        test_code="""
         def test_floors(retrieval_suite, assert_floor):
             result = retrieval_suite("retrieval_tiny.yaml")
             assert set(result.retrievers) == {"bm25", "text_only", "rrf"}
@@ -161,7 +166,8 @@ def test_fixtures_for_python_tests(pytester, suite) -> None:
         def test_floor_fails_readably(retrieval_suite, assert_floor):
             result = retrieval_suite("retrieval_tiny.yaml")
             assert_floor(result, "bm25", "nDCG@10", 1.01)
-    """)
+    """
+    )
     result = pytester.runpytest_subprocess("-q", "test_code.py")
     result.assert_outcomes(passed=1, failed=1)
     assert "tiny :: bm25 :: ndcg@10" in result.stdout.str()
@@ -169,18 +175,23 @@ def test_fixtures_for_python_tests(pytester, suite) -> None:
 
 def test_importing_the_plugin_stays_cheap() -> None:
     # an installed-but-unused plugin must not pull heavy libraries into pytest start-up
-    code = ("import sys, pytest_retrieval.plugin; "
-            "heavy = [m for m in ('numpy', 'pydantic', 'yaml', 'bm25s', 'elasticsearch', "
-            "'opensearchpy', 'onnxruntime') if m in sys.modules]; print(heavy)")
+    code = (
+        "import sys, pytest_retrieval.plugin; "
+        "heavy = [m for m in ('numpy', 'pydantic', 'yaml', 'bm25s', 'elasticsearch', "
+        "'opensearchpy', 'onnxruntime') if m in sys.modules]; print(heavy)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
 def test_unreachable_engine_is_an_error_and_hides_credentials(pytester, suite) -> None:
-    text = SUITE.replace("latency:\n", "backend:\n  type: elasticsearch\n  connection:\n"
-                         "    hosts: ['http://127.0.0.1:9']\n    username: gate\n"
-                         "    password: hunter2-very-secret\n    max_retries: 0\n"
-                         "    request_timeout: 2\nlatency:\n")
+    text = SUITE.replace(
+        "latency:\n",
+        "backend:\n  type: elasticsearch\n  connection:\n"
+        "    hosts: ['http://127.0.0.1:9']\n    username: gate\n"
+        "    password: hunter2-very-secret\n    max_retries: 0\n"
+        "    request_timeout: 2\nlatency:\n",
+    )
     suite(text)
     report = pytester.path / "r.json"
     result = pytester.runpytest_subprocess("-q", f"--retrieval-report={report}")
@@ -211,7 +222,11 @@ def test_latency_ceiling_is_judged_on_its_confidence_interval(pytester, suite) -
 
 
 def test_export_unjudged_writes_the_annotation_queue(pytester, suite) -> None:
-    suite(SUITE.replace("  documents:\n", "  documents:\n    - {id: d6, title: Cost, text: solar panels cost}\n"))
+    suite(
+        SUITE.replace(
+            "  documents:\n", "  documents:\n    - {id: d6, title: Cost, text: solar panels cost}\n"
+        )
+    )
     out = pytester.path / "queue.jsonl"
     result = pytester.runpytest_subprocess("-q", f"--retrieval-export-unjudged={out}")
     result.assert_outcomes(passed=3)
@@ -227,7 +242,8 @@ def test_unanswerable_queries_are_scored_by_abstention(pytester, suite) -> None:
         '    - {id: q4, text: "no relevant doc judged", relevant: {d1: 0}}',
         '    - {id: q4, text: "no relevant doc judged", relevant: {d1: 0}}\n'
         '    - {id: u1, text: "zebra migration patterns", tags: [unanswerable]}\n'
-        '    - {id: u2, text: "solar", tags: [unanswerable]}')
+        '    - {id: u2, text: "solar", tags: [unanswerable]}',
+    )
     text = text.replace("floors:\n", "unanswerable:\n  tag: unanswerable\nfloors:\n")
     text = text.replace("    recall@10: 0.5\n", "    recall@10: 0.5\n    abstention: 0.9\n")
     suite(text)

@@ -6,7 +6,7 @@ import abc
 from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
-from ..run import Ranking, Run
+from ..types import Ranking, Run
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class DocVectors:
 
 
 # ---- leaf retriever specs (validated config turns into these) ----
+
 
 @dataclass(frozen=True)
 class BM25Spec:
@@ -92,8 +93,7 @@ class Backend(abc.ABC):
     name: str = "abstract"
 
     @abc.abstractmethod
-    def prepare(self, documents: Optional[Sequence[Document]],
-                doc_vectors: Optional[DocVectors]) -> None:
+    def prepare(self, documents: Optional[Sequence[Document]], doc_vectors: Optional[DocVectors]) -> None:
         """Index the suite's corpus (throwaway) or check the existing index is there."""
 
     @abc.abstractmethod

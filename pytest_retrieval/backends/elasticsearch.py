@@ -15,11 +15,20 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from ..errors import ConfigError, InfrastructureError
 from .base import KnnSpec
-from ._search_engine import (ConnectionSettings, SearchEngineBackend, _HTTPError, _Unreachable,
-                             default_num_candidates)
+from .search_engine.engine import (
+    ConnectionSettings,
+    SearchEngineBackend,
+    _HTTPError,
+    _Unreachable,
+    default_num_candidates,
+)
 
-_SIMILARITIES = {"cosine": "cosine", "dot_product": "dot_product", "l2_norm": "l2_norm",
-                 "max_inner_product": "max_inner_product"}
+_SIMILARITIES = {
+    "cosine": "cosine",
+    "dot_product": "dot_product",
+    "l2_norm": "l2_norm",
+    "max_inner_product": "max_inner_product",
+}
 
 
 class ElasticsearchBackend(SearchEngineBackend):
@@ -31,8 +40,10 @@ class ElasticsearchBackend(SearchEngineBackend):
         try:
             from elasticsearch import Elasticsearch
         except ImportError:
-            raise ConfigError("the elasticsearch backend needs the 'elasticsearch' client: "
-                              "pip install 'pytest-retrieval[elasticsearch]'") from None
+            raise ConfigError(
+                "the elasticsearch backend needs the 'elasticsearch' client: "
+                "pip install 'pytest-retrieval[elasticsearch]'"
+            ) from None
         kwargs: Dict[str, Any] = {
             "hosts": conn.hosts,
             "request_timeout": conn.request_timeout,
@@ -45,13 +56,16 @@ class ElasticsearchBackend(SearchEngineBackend):
         if not conn.verify_certs:
             kwargs["ssl_show_warn"] = False
         if conn.api_key:
-            kwargs["api_key"] = tuple(conn.api_key) if isinstance(conn.api_key, (list, tuple)) else conn.api_key
+            kwargs["api_key"] = (
+                tuple(conn.api_key) if isinstance(conn.api_key, (list, tuple)) else conn.api_key
+            )
         elif conn.username is not None:
             kwargs["basic_auth"] = (conn.username, conn.password or "")
         return Elasticsearch(**kwargs)
 
-    def _raw_request(self, method: str, path: str, params: Optional[Mapping[str, Any]],
-                     body: Any, ndjson: bool) -> Any:
+    def _raw_request(
+        self, method: str, path: str, params: Optional[Mapping[str, Any]], body: Any, ndjson: bool
+    ) -> Any:
         from elastic_transport import TransportError
         from elasticsearch import ApiError
 
@@ -59,8 +73,9 @@ class ElasticsearchBackend(SearchEngineBackend):
         if body is not None:
             headers["content-type"] = "application/x-ndjson" if ndjson else "application/json"
         try:
-            resp = self._client.perform_request(method, path, params=dict(params or {}) or None,
-                                                headers=headers, body=body)
+            resp = self._client.perform_request(
+                method, path, params=dict(params or {}) or None, headers=headers, body=body
+            )
         except ApiError as exc:
             raise _HTTPError(int(exc.meta.status), exc.body) from None
         except TransportError as exc:
@@ -69,29 +84,43 @@ class ElasticsearchBackend(SearchEngineBackend):
 
     def _helpers(self) -> Any:
         from elasticsearch import helpers
+
         return helpers
 
     def _check_engine(self, engine: str, version: str) -> None:
         if engine != "elasticsearch":
-            raise InfrastructureError(f"elasticsearch backend: {', '.join(self._conn.hosts)} is "
-                                      f"{engine} {version}, not Elasticsearch")
+            raise InfrastructureError(
+                f"elasticsearch backend: {', '.join(self._conn.hosts)} is "
+                f"{engine} {version}, not Elasticsearch"
+            )
         try:
             major_minor = tuple(int(x) for x in version.split(".")[:2])
         except ValueError:
             return
         if major_minor < (8, 4):
-            raise InfrastructureError(f"elasticsearch backend needs Elasticsearch >= 8.4 (top-level "
-                                      f"knn search), the server is {version}")
+            raise InfrastructureError(
+                f"elasticsearch backend needs Elasticsearch >= 8.4 (top-level "
+                f"knn search), the server is {version}"
+            )
 
     def _vector_mapping(self, dims: int, similarity: str) -> Dict[str, Any]:
         if similarity not in _SIMILARITIES:
             raise ConfigError(f"similarity must be one of {', '.join(_SIMILARITIES)}, not {similarity!r}")
-        return {"type": "dense_vector", "dims": dims, "index": True,
-                "similarity": _SIMILARITIES[similarity], "index_options": {"type": "hnsw"}}
+        return {
+            "type": "dense_vector",
+            "dims": dims,
+            "index": True,
+            "similarity": _SIMILARITIES[similarity],
+            "index_options": {"type": "hnsw"},
+        }
 
     def _knn_body(self, spec: KnnSpec, vector: List[float], k: int) -> Dict[str, Any]:
-        knn: Dict[str, Any] = {"field": spec.field, "query_vector": vector, "k": k,
-                               "num_candidates": default_num_candidates(spec, k)}
+        knn: Dict[str, Any] = {
+            "field": spec.field,
+            "query_vector": vector,
+            "k": k,
+            "num_candidates": default_num_candidates(spec, k),
+        }
         if spec.filter:
             knn["filter"] = spec.filter
         return {"knn": knn}

@@ -19,19 +19,35 @@ import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ..errors import ConfigError, InfrastructureError
-from ..run import Run
+from ..types import Run
 from .base import BM25Spec, KnnSpec, Query, TemplateSpec
-from ._search_engine import (INDEX_PREFIX, META_CREATOR, ConnectionSettings, SearchEngineBackend,
-                             _HTTPError, _Unreachable, bm25_query, default_num_candidates,
-                             vector_to_list, log)
+from .search_engine.engine import (
+    INDEX_PREFIX,
+    META_CREATOR,
+    ConnectionSettings,
+    SearchEngineBackend,
+    _HTTPError,
+    _Unreachable,
+    bm25_query,
+    default_num_candidates,
+    log,
+    vector_to_list,
+)
 
-_SPACE_TYPES = {"cosine": "cosinesimil", "dot_product": "innerproduct", "l2_norm": "l2",
-                "max_inner_product": "innerproduct"}
+_SPACE_TYPES = {
+    "cosine": "cosinesimil",
+    "dot_product": "innerproduct",
+    "l2_norm": "l2",
+    "max_inner_product": "innerproduct",
+}
 _PIPELINE_DESCRIPTION_PREFIX = f"{META_CREATOR} "
 
 
-def normalization_pipeline(technique: str = "min_max", combination: str = "arithmetic_mean",
-                           weights: Optional[Sequence[float]] = None) -> Dict[str, Any]:
+def normalization_pipeline(
+    technique: str = "min_max",
+    combination: str = "arithmetic_mean",
+    weights: Optional[Sequence[float]] = None,
+) -> Dict[str, Any]:
     """A search pipeline body with a ``normalization-processor`` (score fusion).
 
     technique: min_max | l2 (| z_score on newer engines); combination: arithmetic_mean |
@@ -39,8 +55,11 @@ def normalization_pipeline(technique: str = "min_max", combination: str = "arith
     comb: Dict[str, Any] = {"technique": combination}
     if weights is not None:
         comb["parameters"] = {"weights": [float(w) for w in weights]}
-    return {"phase_results_processors": [{"normalization-processor": {
-        "normalization": {"technique": technique}, "combination": comb}}]}
+    return {
+        "phase_results_processors": [
+            {"normalization-processor": {"normalization": {"technique": technique}, "combination": comb}}
+        ]
+    }
 
 
 def rrf_pipeline(rank_constant: int = 60) -> Dict[str, Any]:
@@ -51,8 +70,15 @@ def rrf_pipeline(rank_constant: int = 60) -> Dict[str, Any]:
     in neural-search main's ``RRFProcessorFactory``) is accepted and silently ignored (hits
     score 1/(60 + rank)), while ``parameters.rank_constant`` applies (1/(5 + rank) for 5).
     ``tests/engines/test_parity_scifact.py`` checks a non-default constant on the server."""
-    return {"phase_results_processors": [{"score-ranker-processor": {
-        "combination": {"technique": "rrf", "parameters": {"rank_constant": int(rank_constant)}}}}]}
+    return {
+        "phase_results_processors": [
+            {
+                "score-ranker-processor": {
+                    "combination": {"technique": "rrf", "parameters": {"rank_constant": int(rank_constant)}}
+                }
+            }
+        ]
+    }
 
 
 class OpenSearchBackend(SearchEngineBackend):
@@ -70,8 +96,10 @@ class OpenSearchBackend(SearchEngineBackend):
         try:
             from opensearchpy import OpenSearch
         except ImportError:
-            raise ConfigError("the opensearch backend needs the 'opensearch-py' client: "
-                              "pip install 'pytest-retrieval[opensearch]'") from None
+            raise ConfigError(
+                "the opensearch backend needs the 'opensearch-py' client: "
+                "pip install 'pytest-retrieval[opensearch]'"
+            ) from None
         if conn.api_key:
             raise ConfigError("OpenSearch has no API keys: use username/password", key="connection.api_key")
         kwargs: Dict[str, Any] = {
@@ -90,16 +118,18 @@ class OpenSearchBackend(SearchEngineBackend):
             kwargs["http_auth"] = (conn.username, conn.password or "")
         return OpenSearch(**kwargs)
 
-    def _raw_request(self, method: str, path: str, params: Optional[Mapping[str, Any]],
-                     body: Any, ndjson: bool) -> Any:
+    def _raw_request(
+        self, method: str, path: str, params: Optional[Mapping[str, Any]], body: Any, ndjson: bool
+    ) -> Any:
         from opensearchpy.exceptions import TransportError
 
         headers = {"accept": "application/json"}
         if body is not None:
             headers["content-type"] = "application/x-ndjson" if ndjson else "application/json"
         try:
-            return self._client.transport.perform_request(method, path, params=dict(params or {}),
-                                                          body=body, headers=headers)
+            return self._client.transport.perform_request(
+                method, path, params=dict(params or {}), body=body, headers=headers
+            )
         except TransportError as exc:
             if isinstance(exc.status_code, int):
                 raise _HTTPError(exc.status_code, exc.info if exc.info is not None else exc.error) from None
@@ -107,19 +137,22 @@ class OpenSearchBackend(SearchEngineBackend):
 
     def _helpers(self) -> Any:
         from opensearchpy import helpers
+
         return helpers
 
     def _check_engine(self, engine: str, version: str) -> None:
         if engine != "opensearch":
-            raise InfrastructureError(f"opensearch backend: {', '.join(self._conn.hosts)} is "
-                                      f"{engine} {version}, not OpenSearch")
+            raise InfrastructureError(
+                f"opensearch backend: {', '.join(self._conn.hosts)} is {engine} {version}, not OpenSearch"
+            )
         try:
             major = int(version.split(".")[0])
         except ValueError:
             return
         if major < 2:
-            raise InfrastructureError(f"opensearch backend needs OpenSearch >= 2 (lucene k-NN engine), "
-                                      f"the server is {version}")
+            raise InfrastructureError(
+                f"opensearch backend needs OpenSearch >= 2 (lucene k-NN engine), the server is {version}"
+            )
 
     def _extra_index_settings(self) -> Dict[str, Any]:
         return {"index.knn": True}
@@ -127,8 +160,11 @@ class OpenSearchBackend(SearchEngineBackend):
     def _vector_mapping(self, dims: int, similarity: str) -> Dict[str, Any]:
         if similarity not in _SPACE_TYPES:
             raise ConfigError(f"similarity must be one of {', '.join(_SPACE_TYPES)}, not {similarity!r}")
-        return {"type": "knn_vector", "dimension": dims,
-                "method": {"name": "hnsw", "engine": "lucene", "space_type": _SPACE_TYPES[similarity]}}
+        return {
+            "type": "knn_vector",
+            "dimension": dims,
+            "method": {"name": "hnsw", "engine": "lucene", "space_type": _SPACE_TYPES[similarity]},
+        }
 
     def knn_query(self, spec: KnnSpec, vector: List[float], k: int) -> Dict[str, Any]:
         """The ``knn`` query clause (also a hybrid sub-query)."""
@@ -155,7 +191,9 @@ class OpenSearchBackend(SearchEngineBackend):
             raise ConfigError(f"pipelines this backend creates are named {INDEX_PREFIX}*, not {name!r}")
         body = dict(body)
         body.setdefault("description", _PIPELINE_DESCRIPTION_PREFIX + json.dumps(self._meta()))
-        self._request("PUT", f"/_search/pipeline/{name}", body=body, what=f"creating search pipeline {name!r}")
+        self._request(
+            "PUT", f"/_search/pipeline/{name}", body=body, what=f"creating search pipeline {name!r}"
+        )
         self._pipelines.append(name)
         log.info("opensearch: created search pipeline %s", name)
         return name
@@ -164,8 +202,9 @@ class OpenSearchBackend(SearchEngineBackend):
         """Delete a search pipeline this backend created (never another one)."""
         if name not in self._pipelines:
             raise RuntimeError(f"refusing to delete search pipeline {name!r}: not created by this backend")
-        self._request("DELETE", f"/_search/pipeline/{name}", what=f"deleting search pipeline {name!r}",
-                      ok_status=(404,))
+        self._request(
+            "DELETE", f"/_search/pipeline/{name}", what=f"deleting search pipeline {name!r}", ok_status=(404,)
+        )
         self._pipelines.remove(name)
 
     def _close_extras(self) -> None:
@@ -174,8 +213,9 @@ class OpenSearchBackend(SearchEngineBackend):
 
     def reap_leftovers(self) -> List[str]:
         reaped = super().reap_leftovers()
-        found = self._request("GET", "/_search/pipeline", what="listing search pipelines",
-                              ok_status=(401, 403, 404))
+        found = self._request(
+            "GET", "/_search/pipeline", what="listing search pipelines", ok_status=(401, 403, 404)
+        )
         if isinstance(found, _HTTPError) or not isinstance(found, Mapping):
             return reaped
         now = time.time()
@@ -186,14 +226,18 @@ class OpenSearchBackend(SearchEngineBackend):
             if not desc.startswith(_PIPELINE_DESCRIPTION_PREFIX):
                 continue
             try:
-                meta = json.loads(desc[len(_PIPELINE_DESCRIPTION_PREFIX):])
+                meta = json.loads(desc[len(_PIPELINE_DESCRIPTION_PREFIX) :])
             except ValueError:
                 continue
             why = self._is_stale(meta, now)
             if why is None:
                 continue
-            resp = self._request("DELETE", f"/_search/pipeline/{name}",
-                                 what=f"reaping search pipeline {name!r}", ok_status=(404,))
+            resp = self._request(
+                "DELETE",
+                f"/_search/pipeline/{name}",
+                what=f"reaping search pipeline {name!r}",
+                ok_status=(404,),
+            )
             if not isinstance(resp, _HTTPError):
                 log.warning("opensearch: deleted leftover search pipeline %s (%s)", name, why)
                 reaped.append(name)
@@ -201,23 +245,34 @@ class OpenSearchBackend(SearchEngineBackend):
 
     # ---- server-side hybrid ---------------------------------------------------------------
 
-    def hybrid_body(self, bm25: BM25Spec, knn: KnnSpec, query: Query, k: int,
-                    pagination_depth: Optional[int] = None) -> Dict[str, Any]:
+    def hybrid_body(
+        self, bm25: BM25Spec, knn: KnnSpec, query: Query, k: int, pagination_depth: Optional[int] = None
+    ) -> Dict[str, Any]:
         if query.vector is None:
             raise ConfigError(f"query {query.qid!r} has no vector: a hybrid query needs query embeddings")
         # Each sub-query keeps its top ``pagination_depth`` (else ``size``) hits per shard
         # (neural-search HybridCollectorManager#getSubqueryResultsRetrievalSize), so the kNN
         # sub-query's k follows that window, exactly as a kNN leaf searched to that depth.
         window = max(k, int(pagination_depth)) if pagination_depth is not None else k
-        hybrid: Dict[str, Any] = {"queries": [bm25_query(bm25, query.text),
-                                              self.knn_query(knn, vector_to_list(query.vector), window)]}
+        hybrid: Dict[str, Any] = {
+            "queries": [
+                bm25_query(bm25, query.text),
+                self.knn_query(knn, vector_to_list(query.vector), window),
+            ]
+        }
         if pagination_depth is not None:
             hybrid["pagination_depth"] = int(pagination_depth)
         return {"query": {"hybrid": hybrid}, "size": k, "_source": False}
 
-    def search_hybrid(self, bm25: BM25Spec, knn: KnnSpec, queries: Sequence[Query], k: int,
-                      pipeline: Union[str, Mapping[str, Any]],
-                      pagination_depth: Optional[int] = None) -> Run:
+    def search_hybrid(
+        self,
+        bm25: BM25Spec,
+        knn: KnnSpec,
+        queries: Sequence[Query],
+        k: int,
+        pipeline: Union[str, Mapping[str, Any]],
+        pagination_depth: Optional[int] = None,
+    ) -> Run:
         """Server-side hybrid: a ``hybrid`` query (BM25 + kNN sub-queries) fused by a search
         pipeline, given by name or as a body (then created for this call and deleted after)."""
         self._check_k(k)

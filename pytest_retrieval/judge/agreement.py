@@ -41,8 +41,9 @@ def _weight(kind: Optional[str], a: int, b: int) -> float:
     raise ValueError(f"weights {kind!r}: expected None, 'linear' or 'quadratic'")
 
 
-def _kappa_from_matrix(matrix: Sequence[Sequence[int]], labels: Sequence[int],
-                       weights: Optional[str]) -> float:
+def _kappa_from_matrix(
+    matrix: Sequence[Sequence[int]], labels: Sequence[int], weights: Optional[str]
+) -> float:
     k = len(labels)
     n = sum(sum(r) for r in matrix)
     if n == 0:
@@ -81,8 +82,13 @@ def _matrix(a: Sequence[int], b: Sequence[int], labels: Sequence[int]) -> List[L
     return m
 
 
-def cohen_kappa(a: Sequence[int], b: Sequence[int], *, weights: Optional[str] = None,
-                labels: Optional[Sequence[int]] = None) -> float:
+def cohen_kappa(
+    a: Sequence[int],
+    b: Sequence[int],
+    *,
+    weights: Optional[str] = None,
+    labels: Optional[Sequence[int]] = None,
+) -> float:
     """Cohen's kappa of two equally long label sequences (weights: None, linear, quadratic)."""
     if len(a) != len(b):
         raise ValueError(f"{len(a)} labels against {len(b)}")
@@ -113,15 +119,22 @@ class Agreement:
 
     def recommendation(self, min_kappa: float = 0.6, min_pairs: int = 50) -> str:
         if self.n == 0:
-            return ("RECOMMENDATION: the two sources share no graded pair, so nothing can be said "
-                    "about agreement. Have both grade a common sample (e.g. `judge pool "
-                    "--include-judged`, grade it with the LLM, compare here).")
+            return (
+                "RECOMMENDATION: the two sources share no graded pair, so nothing can be said "
+                "about agreement. Have both grade a common sample (e.g. `judge pool "
+                "--include-judged`, grade it with the LLM, compare here)."
+            )
         k = self.kappa_linear
-        ci = (f", 95% CI [{self.ci_linear[0]:.2f}, {self.ci_linear[1]:.2f}]"
-              if self.ci_linear and not any(map(math.isnan, self.ci_linear)) else "")
+        ci = (
+            f", 95% CI [{self.ci_linear[0]:.2f}, {self.ci_linear[1]:.2f}]"
+            if self.ci_linear and not any(map(math.isnan, self.ci_linear))
+            else ""
+        )
         if math.isnan(k):
-            return ("RECOMMENDATION: kappa is undefined (no variation in the grades on the "
-                    "overlap); compare on a sample that includes relevant and non-relevant pairs.")
+            return (
+                "RECOMMENDATION: kappa is undefined (no variation in the grades on the "
+                "overlap); compare on a sample that includes relevant and non-relevant pairs."
+            )
         parts = []
         if k < min_kappa:
             parts.append(
@@ -130,30 +143,40 @@ class Agreement:
                 f"with human labels: have people grade the pairs the gates depend on, keep human "
                 f"grades where both exist (`judge import --policy keep-existing`), and improve "
                 f"the prompt or model before relying on it; re-check agreement after every "
-                f"change of judge or prompt.")
+                f"change of judge or prompt."
+            )
         else:
-            parts.append(f"OK: linear-weighted kappa {k:.2f} >= {min_kappa:.2f}{ci}; keep "
-                         f"spot-checking a human-graded sample when the judge or prompt changes.")
+            parts.append(
+                f"OK: linear-weighted kappa {k:.2f} >= {min_kappa:.2f}{ci}; keep "
+                f"spot-checking a human-graded sample when the judge or prompt changes."
+            )
         if self.n < min_pairs:
-            parts.append(f"Only {self.n} shared pairs: the estimate is uncertain; aim for at "
-                         f"least {min_pairs}-100.")
+            parts.append(
+                f"Only {self.n} shared pairs: the estimate is uncertain; aim for at least {min_pairs}-100."
+            )
         return "\n".join(parts)
 
     def format(self) -> str:
         width = max(4, *(len(str(g)) for g in self.labels)) if self.labels else 4
-        binarized = ("" if self.binarized_at is None
-                     else f", binarized at grade >= {self.binarized_at}")
-        out = [f"agreement of {self.a_name} (rows) and {self.b_name} (columns){binarized}",
-               f"  {self.n} pairs graded by both; {self.only_a} only in {self.a_name}, "
-               f"{self.only_b} only in {self.b_name}"]
+        binarized = "" if self.binarized_at is None else f", binarized at grade >= {self.binarized_at}"
+        out = [
+            f"agreement of {self.a_name} (rows) and {self.b_name} (columns){binarized}",
+            f"  {self.n} pairs graded by both; {self.only_a} only in {self.a_name}, "
+            f"{self.only_b} only in {self.b_name}",
+        ]
         if self.n:
-            ci = (f"  (95% CI {self.ci_linear[0]:.3f} .. {self.ci_linear[1]:.3f})"
-                  if self.ci_linear and not any(map(math.isnan, self.ci_linear)) else "")
-            for name, value, extra in (("Cohen's kappa", self.kappa, ""),
-                                       ("weighted kappa, linear", self.kappa_linear, ci),
-                                       ("weighted kappa, quadratic", self.kappa_quadratic, ""),
-                                       ("exact agreement", self.exact, ""),
-                                       ("adjacent (|a-b| <= 1)", self.adjacent, "")):
+            ci = (
+                f"  (95% CI {self.ci_linear[0]:.3f} .. {self.ci_linear[1]:.3f})"
+                if self.ci_linear and not any(map(math.isnan, self.ci_linear))
+                else ""
+            )
+            for name, value, extra in (
+                ("Cohen's kappa", self.kappa, ""),
+                ("weighted kappa, linear", self.kappa_linear, ci),
+                ("weighted kappa, quadratic", self.kappa_quadratic, ""),
+                ("exact agreement", self.exact, ""),
+                ("adjacent (|a-b| <= 1)", self.adjacent, ""),
+            ):
                 out.append(f"  {name:<27}{value:.3f}{extra}")
             out.append(f"  confusion matrix (rows {self.a_name}, columns {self.b_name}):")
             out.append("    " + " " * width + "".join(f"{g:>{width + 2}}" for g in self.labels))
@@ -164,17 +187,28 @@ class Agreement:
     def to_dict(self) -> Dict[str, object]:
         def num(x: float) -> Optional[float]:
             return None if x is None or math.isnan(x) else x
-        return {"a": self.a_name, "b": self.b_name, "n": self.n, "only_a": self.only_a,
-                "only_b": self.only_b, "labels": self.labels, "confusion": self.confusion,
-                "kappa": num(self.kappa), "kappa_linear": num(self.kappa_linear),
-                "kappa_quadratic": num(self.kappa_quadratic), "exact": num(self.exact),
-                "adjacent": num(self.adjacent),
-                "ci_linear": [num(x) for x in self.ci_linear] if self.ci_linear else None,
-                "binarized_at": self.binarized_at}
+
+        return {
+            "a": self.a_name,
+            "b": self.b_name,
+            "n": self.n,
+            "only_a": self.only_a,
+            "only_b": self.only_b,
+            "labels": self.labels,
+            "confusion": self.confusion,
+            "kappa": num(self.kappa),
+            "kappa_linear": num(self.kappa_linear),
+            "kappa_quadratic": num(self.kappa_quadratic),
+            "exact": num(self.exact),
+            "adjacent": num(self.adjacent),
+            "ci_linear": [num(x) for x in self.ci_linear] if self.ci_linear else None,
+            "binarized_at": self.binarized_at,
+        }
 
 
-def _bootstrap_ci(xs: Sequence[int], ys: Sequence[int], labels: Sequence[int], rounds: int,
-                  seed: int) -> Optional[Tuple[float, float]]:
+def _bootstrap_ci(
+    xs: Sequence[int], ys: Sequence[int], labels: Sequence[int], rounds: int, seed: int
+) -> Optional[Tuple[float, float]]:
     """Percentile 95% interval of the linear-weighted kappa over ``rounds`` resamples."""
     import numpy as np
 
@@ -205,10 +239,17 @@ def _bootstrap_ci(xs: Sequence[int], ys: Sequence[int], labels: Sequence[int], r
     return float(lo), float(hi)
 
 
-def compare_qrels(a: Mapping[str, Mapping[str, int]], b: Mapping[str, Mapping[str, int]], *,
-                  a_name: str = "A", b_name: str = "B", labels: Optional[Sequence[int]] = None,
-                  binarize: Optional[int] = None, bootstrap: int = 1000,
-                  seed: int = 0) -> Agreement:
+def compare_qrels(
+    a: Mapping[str, Mapping[str, int]],
+    b: Mapping[str, Mapping[str, int]],
+    *,
+    a_name: str = "A",
+    b_name: str = "B",
+    labels: Optional[Sequence[int]] = None,
+    binarize: Optional[int] = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> Agreement:
     """Agreement of two label sources on the (query, doc) pairs both graded.
 
     ``binarize=t`` compares relevant (grade >= t) against not, e.g. a 0-3 LLM scale against
@@ -244,9 +285,21 @@ def compare_qrels(a: Mapping[str, Mapping[str, int]], b: Mapping[str, Mapping[st
         dist_a[x] = dist_a.get(x, 0) + 1
     for y in ys:
         dist_b[y] = dist_b.get(y, 0) + 1
-    return Agreement(a_name, b_name, n, only_a, only_b, labs, matrix,
-                     _kappa_from_matrix(matrix, labs, None),
-                     _kappa_from_matrix(matrix, labs, "linear"),
-                     _kappa_from_matrix(matrix, labs, "quadratic"),
-                     exact, adjacent, ci, binarize, dict(sorted(dist_a.items())),
-                     dict(sorted(dist_b.items())))
+    return Agreement(
+        a_name,
+        b_name,
+        n,
+        only_a,
+        only_b,
+        labs,
+        matrix,
+        _kappa_from_matrix(matrix, labs, None),
+        _kappa_from_matrix(matrix, labs, "linear"),
+        _kappa_from_matrix(matrix, labs, "quadratic"),
+        exact,
+        adjacent,
+        ci,
+        binarize,
+        dict(sorted(dist_a.items())),
+        dict(sorted(dist_b.items())),
+    )

@@ -56,12 +56,19 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 from ..errors import ConfigError
-from ..judgments import Qrels, as_id
+from ..suite.judgments import Qrels, as_id
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["ClickGrading", "ClickJudgments", "PairStats", "grade_clicks", "read_click_log",
-           "stable_query_id", "write_click_judgments"]
+__all__ = [
+    "ClickGrading",
+    "ClickJudgments",
+    "PairStats",
+    "grade_clicks",
+    "read_click_log",
+    "stable_query_id",
+    "write_click_judgments",
+]
 
 COLUMN_ALIASES: Dict[str, Tuple[str, ...]] = {
     "query_id": ("query_id", "qid", "query-id", "queryid", "search_id"),
@@ -134,15 +141,18 @@ class ClickGrading:
         return (1.0 / position) ** float(self.position_bias or 0.0)
 
     def describe(self) -> str:
-        s = (f"long click = dwell > {self.long_dwell:g} s; grades {self.grade_impression}/"
-             f"{self.grade_click}/{self.grade_long_click} (impression/click/long click)")
+        s = (
+            f"long click = dwell > {self.long_dwell:g} s; grades {self.grade_impression}/"
+            f"{self.grade_click}/{self.grade_long_click} (impression/click/long click)"
+        )
         if self.corrected:
-            s += (f"; position-bias correction (1/position)^{self.position_bias:g}, click rate "
-                  f">= {self.click_threshold:g}, long-click rate >= {self.long_click_threshold:g}"
-                  f", unclicked pairs need >= {self.min_examinations:g} expected examinations")
+            s += (
+                f"; position-bias correction (1/position)^{self.position_bias:g}, click rate "
+                f">= {self.click_threshold:g}, long-click rate >= {self.long_click_threshold:g}"
+                f", unclicked pairs need >= {self.min_examinations:g} expected examinations"
+            )
         elif self.click_threshold or self.long_click_threshold:
-            s += (f"; click rate >= {self.click_threshold:g}, long-click rate >= "
-                  f"{self.long_click_threshold:g}")
+            s += f"; click rate >= {self.click_threshold:g}, long-click rate >= {self.long_click_threshold:g}"
         return s
 
 
@@ -195,26 +205,28 @@ class ClickJudgments:
     def summary(self) -> str:
         labels = sum(len(d) for d in self.qrels.values())
         hist = ", ".join(f"grade {g}: {n}" for g, n in self.histogram().items()) or "none"
-        lines = [f"{self.rows} impression(s) -> {len(self.stats)} (query, doc) pair(s) over "
-                 f"{len(self.queries)} queries; {labels} label(s) ({hist})",
-                 f"  rule: {self.grading.describe()}"]
+        lines = [
+            f"{self.rows} impression(s) -> {len(self.stats)} (query, doc) pair(s) over "
+            f"{len(self.queries)} queries; {labels} label(s) ({hist})",
+            f"  rule: {self.grading.describe()}",
+        ]
         for reason, n in self.dropped.items():
             if n:
                 lines.append(f"  left unjudged: {n} pair(s) ({reason})")
         if self.generated_ids:
             lines.append(f"  {self.generated_ids} query id(s) generated from the query text")
         if self.text_conflicts:
-            lines.append(f"  {self.text_conflicts} query id(s) appear with different texts "
-                         f"(kept the first)")
+            lines.append(f"  {self.text_conflicts} query id(s) appear with different texts (kept the first)")
         return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------- reading
 
+
 def _records(path: Path) -> Iterator[Tuple[int, Dict[str, Any]]]:
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".json", ".ndjson"):
-        from ..judgments import _jsonl
+        from ..suite.judgments import _jsonl
 
         for n, obj in _jsonl(path):
             yield n, {str(k).strip().lower(): v for k, v in obj.items()}
@@ -222,8 +234,10 @@ def _records(path: Path) -> Iterator[Tuple[int, Dict[str, Any]]]:
         try:
             import pyarrow.parquet as pq
         except ImportError:
-            raise ConfigError("reading Parquet needs pyarrow (pip install pyarrow), or export "
-                              "the log as CSV/JSONL", file=str(path)) from None
+            raise ConfigError(
+                "reading Parquet needs pyarrow (pip install pyarrow), or export the log as CSV/JSONL",
+                file=str(path),
+            ) from None
         if not path.is_file():
             raise ConfigError("file not found", file=str(path))
         table = pq.read_table(str(path))
@@ -259,36 +273,46 @@ def _records(path: Path) -> Iterator[Tuple[int, Dict[str, Any]]]:
                     header = [c.strip().lower() for c in row]
                     continue
                 if len(row) != len(header):
-                    raise ConfigError(f"{len(row)} field(s), the header has {len(header)}",
-                                      file=str(path), line=start)
+                    raise ConfigError(
+                        f"{len(row)} field(s), the header has {len(header)}", file=str(path), line=start
+                    )
                 yield start, dict(zip(header, row))
     else:
         raise ConfigError("click logs are .csv, .tsv, .jsonl or .parquet", file=str(path))
 
 
-def _resolve_columns(keys: List[str], columns: Optional[Mapping[str, str]], path: Path,
-                     line: int) -> Dict[str, Optional[str]]:
+def _resolve_columns(
+    keys: List[str], columns: Optional[Mapping[str, str]], path: Path, line: int
+) -> Dict[str, Optional[str]]:
     out: Dict[str, Optional[str]] = {}
     columns = {k: v.strip().lower() for k, v in (columns or {}).items()}
     for role in columns:
         if role not in COLUMN_ALIASES:
-            raise ValueError(f"unknown click-log column role {role!r} (roles: "
-                             f"{', '.join(COLUMN_ALIASES)})")
+            raise ValueError(f"unknown click-log column role {role!r} (roles: {', '.join(COLUMN_ALIASES)})")
     for role, aliases in COLUMN_ALIASES.items():
         if role in columns:
             if columns[role] not in keys:
-                raise ConfigError(f"column {columns[role]!r} (given for {role}) not found; "
-                                  f"columns: {', '.join(keys)}", file=str(path), line=line or None)
+                raise ConfigError(
+                    f"column {columns[role]!r} (given for {role}) not found; columns: {', '.join(keys)}",
+                    file=str(path),
+                    line=line or None,
+                )
             out[role] = columns[role]
         else:
             out[role] = next((a for a in aliases if a in keys), None)
     for role in ("doc_id", "clicked"):
         if out[role] is None:
-            raise ConfigError(f"no {role} column (one of: {', '.join(COLUMN_ALIASES[role])}); "
-                              f"columns: {', '.join(keys)}", file=str(path), line=line or None)
+            raise ConfigError(
+                f"no {role} column (one of: {', '.join(COLUMN_ALIASES[role])}); columns: {', '.join(keys)}",
+                file=str(path),
+                line=line or None,
+            )
     if out["query_id"] is None and out["query"] is None:
-        raise ConfigError(f"no query column (query_id or query text); columns: {', '.join(keys)}",
-                          file=str(path), line=line or None)
+        raise ConfigError(
+            f"no query column (query_id or query text); columns: {', '.join(keys)}",
+            file=str(path),
+            line=line or None,
+        )
     return out
 
 
@@ -296,8 +320,9 @@ def _blank(v: Any) -> bool:
     return v is None or (isinstance(v, str) and not v.strip()) or (isinstance(v, float) and v != v)
 
 
-def read_click_log(path: PathLike, *, columns: Optional[Mapping[str, str]] = None,
-                   position_base: int = 1) -> Iterator[Impression]:
+def read_click_log(
+    path: PathLike, *, columns: Optional[Mapping[str, str]] = None, position_base: int = 1
+) -> Iterator[Impression]:
     """Impressions of a click log (CSV, TSV, JSONL; Parquet with pyarrow), validated row by
     row; a bad value is a ``ConfigError`` naming the file and line (row, for Parquet)."""
     path = Path(path)
@@ -339,8 +364,11 @@ def read_click_log(path: PathLike, *, columns: Optional[Mapping[str, str]] = Non
                 raise err(f"position {rec[resolved['position']]!r} is not an integer")
             position = int(p) + (1 - position_base)
             if position < 1:
-                hint = " (positions start at 0? use position_base=0 / --positions-from-zero)" \
-                    if position_base == 1 and int(p) == 0 else ""
+                hint = (
+                    " (positions start at 0? use position_base=0 / --positions-from-zero)"
+                    if position_base == 1 and int(p) == 0
+                    else ""
+                )
                 raise err(f"position {int(p)} is below {position_base}{hint}")
         yield Impression(n, qid, qtext, did, clicked, dwell, position)
     if row_no == 0:
@@ -374,10 +402,15 @@ def _number(v: Any, what: str, err) -> float:
 
 # ---------------------------------------------------------------------- grading
 
-def grade_clicks(path: PathLike, grading: Optional[ClickGrading] = None, *,
-                 columns: Optional[Mapping[str, str]] = None,
-                 query_texts: Optional[Mapping[str, str]] = None,
-                 progress: Optional[bool] = None) -> ClickJudgments:
+
+def grade_clicks(
+    path: PathLike,
+    grading: Optional[ClickGrading] = None,
+    *,
+    columns: Optional[Mapping[str, str]] = None,
+    query_texts: Optional[Mapping[str, str]] = None,
+    progress: Optional[bool] = None,
+) -> ClickJudgments:
     """Read a click log and grade every (query, doc) pair (rule in the module docstring).
 
     ``query_texts`` (qid -> text, e.g. ``load_queries(...)``) supplies texts for a log that
@@ -404,9 +437,14 @@ def grade_clicks(path: PathLike, grading: Optional[ClickGrading] = None, *,
                     if query_texts is None or qid not in query_texts:
                         raise ConfigError(
                             f"query {qid!r} has no text in the log"
-                            + (" nor in the given queries" if query_texts is not None
-                               else "; give the queries file (--query-texts FILE)"),
-                            file=str(path), line=imp.line)
+                            + (
+                                " nor in the given queries"
+                                if query_texts is not None
+                                else "; give the queries file (--query-texts FILE)"
+                            ),
+                            file=str(path),
+                            line=imp.line,
+                        )
                     text = query_texts[qid]
             else:
                 text = imp.query or ""
@@ -418,8 +456,9 @@ def grade_clicks(path: PathLike, grading: Optional[ClickGrading] = None, *,
             else:
                 queries[qid] = text
             if grading.corrected and imp.position is None:
-                raise ConfigError("position-bias correction needs a position for every row",
-                                  file=str(path), line=imp.line)
+                raise ConfigError(
+                    "position-bias correction needs a position for every row", file=str(path), line=imp.line
+                )
             st = stats.get((qid, imp.doc_id))
             if st is None:
                 st = stats[(qid, imp.doc_id)] = PairStats(first_line=imp.line)
@@ -433,8 +472,10 @@ def grade_clicks(path: PathLike, grading: Optional[ClickGrading] = None, *,
         bar.close()
 
     qrels: Qrels = {}
-    dropped = {f"fewer than {grading.min_impressions} impression(s)": 0,
-               f"unclicked, fewer than {grading.min_examinations:g} expected examination(s)": 0}
+    dropped = {
+        f"fewer than {grading.min_impressions} impression(s)": 0,
+        f"unclicked, fewer than {grading.min_examinations:g} expected examination(s)": 0,
+    }
     keys = list(dropped)
     for (qid, did), st in stats.items():
         if st.impressions < grading.min_impressions:
@@ -445,10 +486,16 @@ def grade_clicks(path: PathLike, grading: Optional[ClickGrading] = None, *,
             dropped[keys[1]] += 1
             continue
         qrels.setdefault(qid, {})[did] = g
-    return ClickJudgments(qrels=qrels, queries={q: queries[q] for q in queries if q in qrels},
-                          stats=stats, grading=grading, rows=rows, dropped=dropped,
-                          generated_ids=len(generated & set(qrels)),
-                          text_conflicts=len(conflicts))
+    return ClickJudgments(
+        qrels=qrels,
+        queries={q: queries[q] for q in queries if q in qrels},
+        stats=stats,
+        grading=grading,
+        rows=rows,
+        dropped=dropped,
+        generated_ids=len(generated & set(qrels)),
+        text_conflicts=len(conflicts),
+    )
 
 
 def _grade(st: PairStats, grading: ClickGrading) -> Optional[int]:
@@ -461,9 +508,12 @@ def _grade(st: PairStats, grading: ClickGrading) -> Optional[int]:
     return grading.grade_impression
 
 
-def write_click_judgments(result: ClickJudgments, qrels_path: PathLike,
-                          queries_path: Optional[PathLike] = None,
-                          stats_path: Optional[PathLike] = None) -> None:
+def write_click_judgments(
+    result: ClickJudgments,
+    qrels_path: PathLike,
+    queries_path: Optional[PathLike] = None,
+    stats_path: Optional[PathLike] = None,
+) -> None:
     """Qrels (TREC unless ``.tsv``/``.jsonl``), queries (JSONL ``{"_id", "text"}``) and
     optionally the per-pair evidence as TSV (impressions, clicks, rates, grade)."""
     from .pool import atomic_write, write_qrels, write_queries
@@ -472,13 +522,18 @@ def write_click_judgments(result: ClickJudgments, qrels_path: PathLike,
     if queries_path is not None:
         write_queries(result.queries, queries_path)
     if stats_path is not None:
+
         def write(fh) -> None:
-            fh.write("query_id\tdoc_id\timpressions\tclicks\tlong_clicks\texaminations\t"
-                     "click_rate\tlong_click_rate\tgrade\n")
+            fh.write(
+                "query_id\tdoc_id\timpressions\tclicks\tlong_clicks\texaminations\t"
+                "click_rate\tlong_click_rate\tgrade\n"
+            )
             for (q, d), st in result.stats.items():
                 g = result.qrels.get(q, {}).get(d)
-                fh.write(f"{q}\t{d}\t{st.impressions}\t{st.clicks}\t{st.long_clicks}\t"
-                         f"{st.examinations:.4f}\t{st.click_rate:.4f}\t{st.long_click_rate:.4f}\t"
-                         f"{'' if g is None else g}\n")
-        atomic_write(stats_path, write)
+                fh.write(
+                    f"{q}\t{d}\t{st.impressions}\t{st.clicks}\t{st.long_clicks}\t"
+                    f"{st.examinations:.4f}\t{st.click_rate:.4f}\t{st.long_click_rate:.4f}\t"
+                    f"{'' if g is None else g}\n"
+                )
 
+        atomic_write(stats_path, write)

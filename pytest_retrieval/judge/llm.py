@@ -70,10 +70,27 @@ log = logging.getLogger("pytest_retrieval.judge")
 PathLike = Union[str, "os.PathLike[str]"]
 
 __all__ = [
-    "DEFAULT_PROMPT_VERSION", "PROMPTS", "AnthropicJudge", "Answer", "CallableJudge",
-    "FatalJudgeError", "GradeParseError", "GradingReport", "Judge", "JudgeCache", "JudgeError",
-    "JudgePair", "OpenAICompatibleJudge", "Prices", "PromptTemplate", "RetryPolicy",
-    "TokenBucket", "TransientJudgeError", "grade_pairs", "make_judge", "parse_grade",
+    "DEFAULT_PROMPT_VERSION",
+    "PROMPTS",
+    "AnthropicJudge",
+    "Answer",
+    "CallableJudge",
+    "FatalJudgeError",
+    "GradeParseError",
+    "GradingReport",
+    "Judge",
+    "JudgeCache",
+    "JudgeError",
+    "JudgePair",
+    "OpenAICompatibleJudge",
+    "Prices",
+    "PromptTemplate",
+    "RetryPolicy",
+    "TokenBucket",
+    "TransientJudgeError",
+    "grade_pairs",
+    "make_judge",
+    "parse_grade",
     "prompt_template",
 ]
 
@@ -123,12 +140,15 @@ def prompt_template(version: Optional[str] = None, text: Optional[str] = None) -
         return PromptTemplate(version, text)
     version = version or DEFAULT_PROMPT_VERSION
     if version not in PROMPTS:
-        raise ValueError(f"unknown prompt version {version!r} (shipped: {', '.join(PROMPTS)}; "
-                         f"give your own template file for others)")
+        raise ValueError(
+            f"unknown prompt version {version!r} (shipped: {', '.join(PROMPTS)}; "
+            f"give your own template file for others)"
+        )
     return PromptTemplate(version, PROMPTS[version])
 
 
 # --------------------------------------------------------------------- parsing
+
 
 class GradeParseError(ValueError):
     pass
@@ -140,7 +160,9 @@ _GRADE_RE = re.compile(
         (?P<w>\*\*|\*|["'`]?)
         (?P<g>[0-3])
         (?P=w)
-        \s*\.?\s*$""", re.IGNORECASE | re.VERBOSE)
+        \s*\.?\s*$""",
+    re.IGNORECASE | re.VERBOSE,
+)
 
 
 def parse_grade(answer: Any, *, lo: int = 0, hi: int = 3) -> int:
@@ -165,6 +187,7 @@ def _snippet(text: str, n: int = 80) -> str:
 
 
 # ---------------------------------------------------------------------- judges
+
 
 @dataclass
 class Answer:
@@ -230,15 +253,24 @@ class _HTTPJudge(Judge):
     default_base_url = ""
     default_key_env = ""
 
-    def __init__(self, model: str, *, base_url: Optional[str] = None,
-                 api_key_env: Optional[str] = None, prompt: Optional[PromptTemplate] = None,
-                 timeout: float = 60.0, max_tokens: int = 16, temperature: float = 0.0,
-                 judge_id: Optional[str] = None):
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: Optional[str] = None,
+        api_key_env: Optional[str] = None,
+        prompt: Optional[PromptTemplate] = None,
+        timeout: float = 60.0,
+        max_tokens: int = 16,
+        temperature: float = 0.0,
+        judge_id: Optional[str] = None,
+    ):
         if not model:
             raise ValueError(f"{self.provider} judge needs a model name")
         self.model = model
-        self.base_url = (base_url or os.environ.get(self.base_url_env, "")
-                         or self.default_base_url).rstrip("/")
+        self.base_url = (base_url or os.environ.get(self.base_url_env, "") or self.default_base_url).rstrip(
+            "/"
+        )
         self.api_key_env = api_key_env or self.default_key_env
         self.prompt = prompt or prompt_template()
         self.prompt_version = self.prompt.version
@@ -265,9 +297,12 @@ class _HTTPJudge(Judge):
         url = self.base_url + path
         secrets = [self._key()]
         data = json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(url, data=data, method="POST",
-                                     headers={"content-type": "application/json",
-                                              "accept": "application/json", **headers})
+        req = urllib.request.Request(
+            url,
+            data=data,
+            method="POST",
+            headers={"content-type": "application/json", "accept": "application/json", **headers},
+        )
         where = f"{self.provider} judge ({url})"
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
@@ -279,8 +314,7 @@ class _HTTPJudge(Judge):
             except Exception:  # noqa: BLE001 - best effort
                 detail = ""
             retry_after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
-            msg = _redact(f"{where}: HTTP {status} {' '.join(detail.split())[:200]}".rstrip(),
-                          secrets)
+            msg = _redact(f"{where}: HTTP {status} {' '.join(detail.split())[:200]}".rstrip(), secrets)
             if status == 429 or status >= 500:
                 raise TransientJudgeError(msg, retry_after) from None
             if status in (401, 403):
@@ -288,7 +322,7 @@ class _HTTPJudge(Judge):
             if status == 404:
                 raise FatalJudgeError(msg + " (check the base URL and the model name)") from None
             raise JudgeError(msg) from None
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             raise TransientJudgeError(f"{where}: timed out after {self.timeout:g} s") from None
         except urllib.error.URLError as exc:
             reason = exc.reason
@@ -296,8 +330,7 @@ class _HTTPJudge(Judge):
                 raise TransientJudgeError(f"{where}: timed out after {self.timeout:g} s") from None
             raise TransientJudgeError(_redact(f"{where}: {reason}", secrets)) from None
         except (ConnectionError, http.client.HTTPException, OSError) as exc:
-            raise TransientJudgeError(_redact(f"{where}: {type(exc).__name__}: {exc}",
-                                              secrets)) from None
+            raise TransientJudgeError(_redact(f"{where}: {type(exc).__name__}: {exc}", secrets)) from None
         try:
             obj = json.loads(payload)
         except (ValueError, UnicodeDecodeError):
@@ -324,17 +357,22 @@ class AnthropicJudge(_HTTPJudge):
         key = self._key()
         if key is None:
             raise FatalJudgeError(f"${self.api_key_env} is not set (the Anthropic API key)")
-        obj = self._post("/v1/messages",
-                         {"model": self.model, "max_tokens": self.max_tokens,
-                          "temperature": self.temperature,
-                          "messages": [{"role": "user", "content": prompt}]},
-                         {"x-api-key": key, "anthropic-version": self.anthropic_version})
+        obj = self._post(
+            "/v1/messages",
+            {
+                "model": self.model,
+                "max_tokens": self.max_tokens,
+                "temperature": self.temperature,
+                "messages": [{"role": "user", "content": prompt}],
+            },
+            {"x-api-key": key, "anthropic-version": self.anthropic_version},
+        )
         content = obj.get("content")
         if not isinstance(content, list):
-            raise JudgeError(f"anthropic judge: unexpected response (no 'content' list): "
-                             f"{_snippet(json.dumps(obj))!r}")
-        text = "".join(b.get("text", "") for b in content
-                       if isinstance(b, dict) and b.get("type") == "text")
+            raise JudgeError(
+                f"anthropic judge: unexpected response (no 'content' list): {_snippet(json.dumps(obj))!r}"
+            )
+        text = "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
         usage = obj.get("usage") or {}
         return Answer(text, _int(usage.get("input_tokens")), _int(usage.get("output_tokens")))
 
@@ -351,20 +389,27 @@ class OpenAICompatibleJudge(_HTTPJudge):
     def complete(self, prompt: str) -> Answer:
         key = self._key()
         headers = {"authorization": f"Bearer {key}"} if key else {}
-        obj = self._post("/chat/completions",
-                         {"model": self.model, "max_tokens": self.max_tokens,
-                          "temperature": self.temperature,
-                          "messages": [{"role": "user", "content": prompt}]}, headers)
+        obj = self._post(
+            "/chat/completions",
+            {
+                "model": self.model,
+                "max_tokens": self.max_tokens,
+                "temperature": self.temperature,
+                "messages": [{"role": "user", "content": prompt}],
+            },
+            headers,
+        )
         try:
             text = obj["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
-            raise JudgeError(f"openai judge: unexpected response (no choices[0].message.content): "
-                             f"{_snippet(json.dumps(obj))!r}") from None
+            raise JudgeError(
+                f"openai judge: unexpected response (no choices[0].message.content): "
+                f"{_snippet(json.dumps(obj))!r}"
+            ) from None
         if text is None:
             text = ""
         usage = obj.get("usage") or {}
-        return Answer(str(text), _int(usage.get("prompt_tokens")),
-                      _int(usage.get("completion_tokens")))
+        return Answer(str(text), _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
 
 
 class CallableJudge(Judge):
@@ -374,8 +419,13 @@ class CallableJudge(Judge):
     an LLM answer. Raise :class:`TransientJudgeError` to have a pair retried. The prompt
     version is the function's ``prompt_version`` attribute if it has one, else ``callable``."""
 
-    def __init__(self, fn: Union[str, Callable[[str, str], Any]], *,
-                 judge_id: Optional[str] = None, prompt_version: Optional[str] = None):
+    def __init__(
+        self,
+        fn: Union[str, Callable[[str, str], Any]],
+        *,
+        judge_id: Optional[str] = None,
+        prompt_version: Optional[str] = None,
+    ):
         if isinstance(fn, str):
             spec = fn
             mod, _, attr = spec.partition(":")
@@ -402,13 +452,15 @@ class CallableJudge(Judge):
         if isinstance(value, Answer):
             return value
         if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise JudgeError(f"callable judge returned {type(value).__name__} {value!r}, "
-                             f"expected an int or a str")
+            raise JudgeError(
+                f"callable judge returned {type(value).__name__} {value!r}, expected an int or a str"
+            )
         return Answer(str(value))
 
 
-def make_judge(provider: str, *, model: Optional[str] = None, function: Optional[str] = None,
-               **kw: Any) -> Judge:
+def make_judge(
+    provider: str, *, model: Optional[str] = None, function: Optional[str] = None, **kw: Any
+) -> Judge:
     """``provider``: ``anthropic`` | ``openai`` (any OpenAI-compatible endpoint) | ``callable``."""
     if provider == "anthropic":
         return AnthropicJudge(model or "", **kw)
@@ -418,8 +470,7 @@ def make_judge(provider: str, *, model: Optional[str] = None, function: Optional
     if provider == "callable":
         if not function:
             raise ValueError("callable judge needs --function module:function")
-        return CallableJudge(function, judge_id=kw.get("judge_id"),
-                             prompt_version=kw.get("prompt_version"))
+        return CallableJudge(function, judge_id=kw.get("judge_id"), prompt_version=kw.get("prompt_version"))
     raise ValueError(f"unknown judge provider {provider!r} (anthropic, openai, callable)")
 
 
@@ -428,6 +479,7 @@ def _int(v: Any) -> Optional[int]:
 
 
 # ----------------------------------------------------------------------- cache
+
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -469,9 +521,12 @@ class JudgeCache:
                 else:
                     self.failures_seen += 1
         if self.skipped_lines:
-            warnings.warn(f"{self.path}: skipped {len(self.skipped_lines)} unreadable line(s) "
-                          f"(e.g. line {self.skipped_lines[0]}; a crash mid-write?); those pairs "
-                          f"will be asked again", stacklevel=2)
+            warnings.warn(
+                f"{self.path}: skipped {len(self.skipped_lines)} unreadable line(s) "
+                f"(e.g. line {self.skipped_lines[0]}; a crash mid-write?); those pairs "
+                f"will be asked again",
+                stacklevel=2,
+            )
 
     def __len__(self) -> int:
         return len(self._grades)
@@ -508,12 +563,18 @@ class JudgeCache:
 
 # -------------------------------------------------------- rate limit and retry
 
+
 class TokenBucket:
     """Requests per minute, as a token bucket of ``burst`` tokens; thread-safe."""
 
-    def __init__(self, requests_per_minute: float, *, burst: int = 1,
-                 clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        requests_per_minute: float,
+        *,
+        burst: int = 1,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         if requests_per_minute <= 0:
             raise ValueError("requests_per_minute must be > 0")
         if burst < 1:
@@ -554,7 +615,7 @@ class RetryPolicy:
         it sent one, else ``base * 2**attempt`` (full jitter), both capped at ``max_delay``."""
         if retry_after is not None:
             return min(self.max_delay, max(0.0, retry_after))
-        d = min(self.max_delay, self.base_delay * (2 ** attempt))
+        d = min(self.max_delay, self.base_delay * (2**attempt))
         return random.uniform(0.0, d) if self.jitter else d
 
 
@@ -570,6 +631,7 @@ class Prices:
 
 
 # ---------------------------------------------------------------------- runner
+
 
 @dataclass(frozen=True)
 class JudgePair:
@@ -621,13 +683,17 @@ class GradingReport:
 
     def summary(self) -> str:
         if self.dry_run:
-            s = (f"dry run, {self.judge_id} (prompt {self.prompt_version}): {self.total} pairs, "
-                 f"{self.cached} cached, {self.not_asked} to ask (~{self.estimated_input_tokens:,} "
-                 f"input tokens")
+            s = (
+                f"dry run, {self.judge_id} (prompt {self.prompt_version}): {self.total} pairs, "
+                f"{self.cached} cached, {self.not_asked} to ask (~{self.estimated_input_tokens:,} "
+                f"input tokens"
+            )
             s += f", est. ${self.cost:.2f})" if self.cost is not None else ")"
             return s
-        s = (f"{self.judge_id} (prompt {self.prompt_version}): {self.total} pairs: "
-             f"{self.cached} cached, {self.new} new, {self.failed} failed")
+        s = (
+            f"{self.judge_id} (prompt {self.prompt_version}): {self.total} pairs: "
+            f"{self.cached} cached, {self.new} new, {self.failed} failed"
+        )
         if self.not_asked:
             s += f", {self.not_asked} not asked"
         s += f"; {self.requests} request(s), {self.retries} retr{'y' if self.retries == 1 else 'ies'}"
@@ -639,8 +705,10 @@ class GradingReport:
         if self.aborted:
             s += f"\nstopped early: {self.aborted}"
         if self.failed or self.not_asked or self.aborted:
-            s += ("\nrerun the same command to ask the failed/remaining pairs again; cached "
-                  "answers are not asked twice")
+            s += (
+                "\nrerun the same command to ask the failed/remaining pairs again; cached "
+                "answers are not asked twice"
+            )
         return s
 
 
@@ -665,17 +733,21 @@ def document_text(title: str, text: str, max_chars: Optional[int] = None) -> str
     return doc
 
 
-def grade_pairs(pairs: Sequence[JudgePair], judge: Judge, *,
-                cache: Union[JudgeCache, PathLike],
-                concurrency: int = 4,
-                requests_per_minute: Optional[float] = None,
-                retry: Optional[RetryPolicy] = None,
-                prices: Optional[Prices] = None,
-                max_doc_chars: Optional[int] = 4000,
-                max_consecutive_failures: int = 25,
-                progress: Optional[bool] = None,
-                dry_run: bool = False,
-                sleep: Optional[Callable[[float], None]] = None) -> GradingReport:
+def grade_pairs(
+    pairs: Sequence[JudgePair],
+    judge: Judge,
+    *,
+    cache: Union[JudgeCache, PathLike],
+    concurrency: int = 4,
+    requests_per_minute: Optional[float] = None,
+    retry: Optional[RetryPolicy] = None,
+    prices: Optional[Prices] = None,
+    max_doc_chars: Optional[int] = 4000,
+    max_consecutive_failures: int = 25,
+    progress: Optional[bool] = None,
+    dry_run: bool = False,
+    sleep: Optional[Callable[[float], None]] = None,
+) -> GradingReport:
     """Grade every pair with ``judge``, through the cache (see the module docstring).
 
     Pairs whose (judge, prompt, query text, document text) are cached are not asked; pairs
@@ -710,8 +782,7 @@ def grade_pairs(pairs: Sequence[JudgePair], judge: Judge, *,
         report.not_asked = sum(len(v) for v in waiting.values())
         chars = 0
         for p, doc in todo.values():
-            rendered = (judge.prompt.render(p.query, doc) if hasattr(judge, "prompt")
-                        else p.query + doc)
+            rendered = judge.prompt.render(p.query, doc) if hasattr(judge, "prompt") else p.query + doc
             chars += len(rendered)
         report.estimated_input_tokens = chars // 4
         if prices is not None:
@@ -721,8 +792,7 @@ def grade_pairs(pairs: Sequence[JudgePair], judge: Judge, *,
             store.close()
         return report
 
-    bucket = (TokenBucket(requests_per_minute, sleep=sleep or time.sleep)
-              if requests_per_minute else None)
+    bucket = TokenBucket(requests_per_minute, sleep=sleep or time.sleep) if requests_per_minute else None
     stop = threading.Event()
     state_lock = threading.Lock()
     state: Dict[str, Any] = {"consecutive": 0, "reason": None}
@@ -741,8 +811,7 @@ def grade_pairs(pairs: Sequence[JudgePair], judge: Judge, *,
                     state["reason"] = out.error
                     stop.set()
                 n = state["consecutive"]
-                if (max_consecutive_failures and n >= max_consecutive_failures
-                        and state["reason"] is None):
+                if max_consecutive_failures and n >= max_consecutive_failures and state["reason"] is None:
                     state["reason"] = f"{n} failures in a row (last: {out.error})"
                     stop.set()
         return out
@@ -821,12 +890,19 @@ def grade_pairs(pairs: Sequence[JudgePair], judge: Judge, *,
                     report.not_asked += len(group)
                     continue
                 bar.update(1)
-                record = {"v": 1, "key": out.key, "judge": judge.id,
-                          "prompt_version": judge.prompt_version, "query_id": first.query_id,
-                          "doc_id": first.doc_id, "grade": out.grade,
-                          "raw": None if out.raw is None else out.raw[:500],
-                          "input_tokens": out.input_tokens, "output_tokens": out.output_tokens,
-                          "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+                record = {
+                    "v": 1,
+                    "key": out.key,
+                    "judge": judge.id,
+                    "prompt_version": judge.prompt_version,
+                    "query_id": first.query_id,
+                    "doc_id": first.doc_id,
+                    "grade": out.grade,
+                    "raw": None if out.raw is None else out.raw[:500],
+                    "input_tokens": out.input_tokens,
+                    "output_tokens": out.output_tokens,
+                    "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                }
                 if out.grade is not None:
                     store.put(record)
                     report.new += len(group)
@@ -837,10 +913,8 @@ def grade_pairs(pairs: Sequence[JudgePair], judge: Judge, *,
                     store.put(record)
                     report.failed += len(group)
                     for p in group:
-                        report.failures.append(Failure(p.query_id, p.doc_id, out.error or "",
-                                                       out.raw))
-                    log.warning("judge failed for (%s, %s): %s", first.query_id, first.doc_id,
-                                out.error)
+                        report.failures.append(Failure(p.query_id, p.doc_id, out.error or "", out.raw))
+                    log.warning("judge failed for (%s, %s): %s", first.query_id, first.doc_id, out.error)
                 bar.set_postfix(cached=report.cached, new=report.new, failed=report.failed)
         if crash is not None:
             raise crash
@@ -863,8 +937,10 @@ def grade_pairs(pairs: Sequence[JudgePair], judge: Judge, *,
 
 def pairs_from_pool(pool_pairs: Iterable[Any], *, max_doc_chars: Optional[int] = None) -> List[JudgePair]:
     """``pool.PoolPair`` (or annotation rows) -> JudgePair (document = title + text)."""
-    return [JudgePair(p.query_id, p.query, p.doc_id,
-                      document_text(p.title, p.text, max_doc_chars)) for p in pool_pairs]
+    return [
+        JudgePair(p.query_id, p.query, p.doc_id, document_text(p.title, p.text, max_doc_chars))
+        for p in pool_pairs
+    ]
 
 
 def write_failures(report: GradingReport, path: PathLike) -> None:
@@ -872,7 +948,12 @@ def write_failures(report: GradingReport, path: PathLike) -> None:
 
     def write(fh) -> None:
         for f in report.failures:
-            fh.write(json.dumps({"query_id": f.query_id, "doc_id": f.doc_id, "error": f.error,
-                                 "raw": f.raw}, ensure_ascii=False) + "\n")
+            fh.write(
+                json.dumps(
+                    {"query_id": f.query_id, "doc_id": f.doc_id, "error": f.error, "raw": f.raw},
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
 
     atomic_write(path, write)

@@ -30,13 +30,25 @@ import random
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence,
-                    Set, Tuple, Union)
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
+)
 
-from ..fileio import atomic_write
 from ..errors import ConfigError
-from ..judgments import Qrels, load_qrels
-from ..run import Run
+from ..fileio import atomic_write
+from ..suite.judgments import Qrels, load_qrels
+from ..types import Run
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -45,14 +57,31 @@ POLICIES = ("keep-existing", "prefer-new", "error")
 DEFAULT_GRADE_RANGE = (0, 3)
 
 __all__ = [
-    "ANNOTATION_COLUMNS", "POLICIES", "Annotations", "Conflict", "ImportResult", "MergeResult",
-    "Pool", "PoolPair", "import_annotations", "load_labels", "merge_qrels", "parse_grade_range",
-    "pool_runs", "pool_suites", "read_annotations", "read_pairs", "retrieve_suite",
-    "write_annotation_file", "write_qrels", "write_queries",
+    "ANNOTATION_COLUMNS",
+    "POLICIES",
+    "Annotations",
+    "Conflict",
+    "ImportResult",
+    "MergeResult",
+    "Pool",
+    "PoolPair",
+    "import_annotations",
+    "load_labels",
+    "merge_qrels",
+    "parse_grade_range",
+    "pool_runs",
+    "pool_suites",
+    "read_annotations",
+    "read_pairs",
+    "retrieve_suite",
+    "write_annotation_file",
+    "write_qrels",
+    "write_queries",
 ]
 
 
 # ------------------------------------------------------------------ shared writers
+
 
 def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: PathLike) -> int:
     """Write qrels; the format follows the extension: ``.jsonl`` (``{"query_id", "doc_id",
@@ -65,20 +94,20 @@ def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: PathLike) -> int:
         for q, d, _ in rows:
             for what, value in (("query id", q), ("document id", d)):
                 if not value or any(c.isspace() for c in value):
-                    raise ConfigError(f"{what} {value!r} contains whitespace and cannot be written "
-                                      f"as TREC qrels; write a .tsv or .jsonl file instead",
-                                      file=str(path))
+                    raise ConfigError(
+                        f"{what} {value!r} contains whitespace and cannot be written "
+                        f"as TREC qrels; write a .tsv or .jsonl file instead",
+                        file=str(path),
+                    )
     elif suffix == ".tsv":
         for q, d, _ in rows:
             if "\t" in q or "\t" in d or "\n" in q or "\n" in d:
-                raise ConfigError(f"id {q!r}/{d!r} contains a tab or newline; write .jsonl",
-                                  file=str(path))
+                raise ConfigError(f"id {q!r}/{d!r} contains a tab or newline; write .jsonl", file=str(path))
 
     def write(fh) -> None:
         if suffix == ".jsonl":
             for q, d, g in rows:
-                fh.write(json.dumps({"query_id": q, "doc_id": d, "grade": g}, ensure_ascii=False)
-                         + "\n")
+                fh.write(json.dumps({"query_id": q, "doc_id": d, "grade": g}, ensure_ascii=False) + "\n")
         elif suffix == ".tsv":
             fh.write("query-id\tcorpus-id\tscore\n")
             for q, d, g in rows:
@@ -118,8 +147,7 @@ def progress_bar(total: Optional[int], desc: str, unit: str = "it", enabled: Opt
         except ImportError:
             pass
         else:
-            return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False,
-                        dynamic_ncols=True)
+            return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False, dynamic_ncols=True)
     return _NoBar()
 
 
@@ -138,6 +166,7 @@ class _NoBar:
 
 
 # ------------------------------------------------------------------- grade values
+
 
 def parse_grade_range(text: str) -> Tuple[int, int]:
     """``"0-3"``, ``"0..3"`` or ``"0:3"`` -> (0, 3)."""
@@ -170,8 +199,7 @@ def _check_grade(value: Any, grade_range: Tuple[int, int], file: str, line: int)
     try:
         f = float(text)
     except (TypeError, ValueError):
-        raise ConfigError(f"grade {value!r} is not an integer in {lo}..{hi}", file=file,
-                          line=line) from None
+        raise ConfigError(f"grade {value!r} is not an integer in {lo}..{hi}", file=file, line=line) from None
     if f != f or not f.is_integer():
         raise ConfigError(f"grade {value!r} is not an integer in {lo}..{hi}", file=file, line=line)
     g = int(f)
@@ -181,6 +209,7 @@ def _check_grade(value: Any, grade_range: Tuple[int, int], file: str, line: int)
 
 
 # ------------------------------------------------------------ annotation files
+
 
 @dataclass
 class PoolPair:
@@ -215,15 +244,20 @@ class Pool:
     notes: List[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        lines = [f"pooled {len(self.queries)} queries x {len(self.systems)} systems at depth "
-                 f"{self.depth}: {self.unique} unique pairs, {self.judged} already judged, "
-                 f"{len(self.pairs)} to annotate"]
+        lines = [
+            f"pooled {len(self.queries)} queries x {len(self.systems)} systems at depth "
+            f"{self.depth}: {self.unique} unique pairs, {self.judged} already judged, "
+            f"{len(self.pairs)} to annotate"
+        ]
         for s in self.systems:
-            lines.append(f"  {s}: {self.contributed.get(s, 0)} unjudged pairs "
-                         f"({self.only_found_by.get(s, 0)} found by no other system)")
+            lines.append(
+                f"  {s}: {self.contributed.get(s, 0)} unjudged pairs "
+                f"({self.only_found_by.get(s, 0)} found by no other system)"
+            )
         if self.missing_text:
-            lines.append(f"  {self.missing_text} pairs have no document text (no corpus loaded; "
-                         f"pass --corpus)")
+            lines.append(
+                f"  {self.missing_text} pairs have no document text (no corpus loaded; pass --corpus)"
+            )
         lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)
 
@@ -240,9 +274,20 @@ def write_annotation_file(pairs: Union[Pool, Iterable[PoolPair]], path: PathLike
     def write(fh) -> None:
         if suffix == ".jsonl":
             for p in items:
-                fh.write(json.dumps({"query_id": p.query_id, "query": p.query, "doc_id": p.doc_id,
-                                     "title": p.title, "text": p.text, "grade": None},
-                                    ensure_ascii=False) + "\n")
+                fh.write(
+                    json.dumps(
+                        {
+                            "query_id": p.query_id,
+                            "query": p.query,
+                            "doc_id": p.doc_id,
+                            "title": p.title,
+                            "text": p.text,
+                            "grade": None,
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
             return
         w = csv.writer(fh, delimiter="\t" if suffix == ".tsv" else ",", lineterminator="\n")
         w.writerow(ANNOTATION_COLUMNS)
@@ -271,7 +316,7 @@ class _Row:
 
 def _rows(path: Path) -> Iterator[_Row]:
     """Rows of an annotation file with the line each starts on (CSV/TSV or JSONL)."""
-    from ..judgments import _jsonl
+    from ..suite.judgments import _jsonl
 
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".json"):
@@ -308,9 +353,12 @@ def _rows(path: Path) -> Iterator[_Row]:
                     header = [c.strip().lower() for c in row]
                     continue
                 if len(row) > len(header):
-                    raise ConfigError(f"{len(row)} fields but the header has {len(header)} "
-                                      f"(an unquoted separator in a text?)", file=str(path),
-                                      line=start)
+                    raise ConfigError(
+                        f"{len(row)} fields but the header has {len(header)} "
+                        f"(an unquoted separator in a text?)",
+                        file=str(path),
+                        line=start,
+                    )
                 yield _Row(start, dict(zip(header, row)))
         except UnicodeDecodeError as exc:
             raise ConfigError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
@@ -324,13 +372,14 @@ def _column(values: Dict[str, Any], role: str) -> Tuple[bool, Any]:
 
 
 def _req_id(values: Dict[str, Any], role: str, path: Path, line: int) -> str:
-    from ..judgments import as_id
+    from ..suite.judgments import as_id
 
     found, value = _column(values, role)
     what = "query id" if role == "query_id" else "document id"
     if not found:
-        raise ConfigError(f"missing {what} column (one of: {', '.join(_COLUMN_ALIASES[role])})",
-                          file=str(path), line=line)
+        raise ConfigError(
+            f"missing {what} column (one of: {', '.join(_COLUMN_ALIASES[role])})", file=str(path), line=line
+        )
     try:
         return as_id(value)
     except ValueError as exc:
@@ -348,8 +397,7 @@ class Annotations:
     rows: int
 
 
-def read_annotations(path: PathLike, *,
-                     grade_range: Tuple[int, int] = DEFAULT_GRADE_RANGE) -> Annotations:
+def read_annotations(path: PathLike, *, grade_range: Tuple[int, int] = DEFAULT_GRADE_RANGE) -> Annotations:
     """Read a filled annotation file. Blank grades are skipped and listed; a grade that is
     not an integer in ``grade_range``, a row without ids and a pair graded twice with
     different grades are ``ConfigError``s naming the file and line (the first bad line,
@@ -377,21 +425,27 @@ def read_annotations(path: PathLike, *,
             continue
         prev = grades.get(qid, {}).get(did)
         if prev is not None and prev != g:
-            errors.append(ConfigError(
-                f"({qid!r}, {did!r}) graded {g} here and {prev} on line {origins[(qid, did)]}",
-                file=str(path), line=row.line))
+            errors.append(
+                ConfigError(
+                    f"({qid!r}, {did!r}) graded {g} here and {prev} on line {origins[(qid, did)]}",
+                    file=str(path),
+                    line=row.line,
+                )
+            )
             continue
         grades.setdefault(qid, {})[did] = g
         origins.setdefault((qid, did), row.line)
     if rows and not saw_grade_column:
-        raise ConfigError("no 'grade' column: is this a filled annotation file?", file=str(path),
-                          line=1)
+        raise ConfigError("no 'grade' column: is this a filled annotation file?", file=str(path), line=1)
     if errors:
         first = errors[0]
         if len(errors) > 1:
             more = ", ".join(str(e.line) for e in errors[1:6]) + (", ..." if len(errors) > 6 else "")
-            first = ConfigError(f"{first.detail} (+{len(errors) - 1} more bad line(s): {more})",
-                                file=first.file, line=first.line)
+            first = ConfigError(
+                f"{first.detail} (+{len(errors) - 1} more bad line(s): {more})",
+                file=first.file,
+                line=first.line,
+            )
         raise first
     return Annotations(str(path), grades, origins, blank, rows)
 
@@ -412,8 +466,7 @@ def read_pairs(path: PathLike) -> List[PoolPair]:
         title = title if isinstance(title, str) else ""
         text = text if isinstance(text, str) else ""
         if not (title.strip() or text.strip()):
-            raise ConfigError("missing document text ('title'/'text' columns)", file=str(path),
-                              line=row.line)
+            raise ConfigError("missing document text ('title'/'text' columns)", file=str(path), line=row.line)
         if (qid, did) in seen:
             continue
         seen.add((qid, did))
@@ -424,6 +477,7 @@ def read_pairs(path: PathLike) -> List[PoolPair]:
 
 
 # --------------------------------------------------------------------- merging
+
 
 @dataclass(frozen=True)
 class Conflict:
@@ -450,9 +504,13 @@ class MergeResult:
         return s
 
 
-def merge_qrels(existing: Mapping[str, Mapping[str, int]], new: Mapping[str, Mapping[str, int]],
-                *, policy: str = "keep-existing",
-                origins: Optional[Mapping[Tuple[str, str], str]] = None) -> MergeResult:
+def merge_qrels(
+    existing: Mapping[str, Mapping[str, int]],
+    new: Mapping[str, Mapping[str, int]],
+    *,
+    policy: str = "keep-existing",
+    origins: Optional[Mapping[Tuple[str, str], str]] = None,
+) -> MergeResult:
     """Merge ``new`` labels into ``existing``. A pair in both with different grades is a
     conflict: ``keep-existing`` keeps the old grade, ``prefer-new`` takes the new one,
     ``error`` raises a ``ConfigError`` naming where the first conflicting new label is."""
@@ -481,7 +539,9 @@ def merge_qrels(existing: Mapping[str, Mapping[str, int]], new: Mapping[str, Map
         raise ConfigError(
             f"({c.query_id!r}, {c.doc_id!r}) is graded {c.new} here but {c.existing} in the "
             f"existing qrels{more}; choose --policy keep-existing or prefer-new",
-            file=file or None, line=int(line) if line.isdigit() else None)
+            file=file or None,
+            line=int(line) if line.isdigit() else None,
+        )
     return MergeResult(merged, added, unchanged, conflicts, policy)
 
 
@@ -498,16 +558,18 @@ class ImportResult:
         return self.merge.qrels
 
     def summary(self) -> str:
-        lines = [f"read {self.rows} row(s) from {', '.join(self.sources)}: {self.graded} graded, "
-                 f"{len(self.blank)} blank (skipped)", self.merge.summary()]
+        lines = [
+            f"read {self.rows} row(s) from {', '.join(self.sources)}: {self.graded} graded, "
+            f"{len(self.blank)} blank (skipped)",
+            self.merge.summary(),
+        ]
         for q, d, where in self.blank[:10]:
             lines.append(f"  blank: {where} ({q}, {d})")
         if len(self.blank) > 10:
             lines.append(f"  ... and {len(self.blank) - 10} more blank row(s)")
         for c in self.merge.conflicts[:20]:
             where = f"{c.origin}: " if c.origin else ""
-            lines.append(f"  conflict: {where}({c.query_id}, {c.doc_id}) existing {c.existing}, "
-                         f"new {c.new}")
+            lines.append(f"  conflict: {where}({c.query_id}, {c.doc_id}) existing {c.existing}, new {c.new}")
         if len(self.merge.conflicts) > 20:
             lines.append(f"  ... and {len(self.merge.conflicts) - 20} more conflict(s)")
         return "\n".join(lines)
@@ -540,15 +602,19 @@ def load_labels(path: PathLike, *, grade_range: Tuple[int, int] = DEFAULT_GRADE_
         for d, g in docs.items():
             rows += 1
             if not lo <= g <= hi:
-                raise ConfigError(f"grade {g} of ({q!r}, {d!r}) is outside the allowed range "
-                                  f"{lo}..{hi}", file=str(path))
+                raise ConfigError(
+                    f"grade {g} of ({q!r}, {d!r}) is outside the allowed range {lo}..{hi}", file=str(path)
+                )
     return Annotations(str(path), qrels, {}, [], rows)
 
 
-def import_annotations(paths: Union[PathLike, Sequence[PathLike]],
-                       existing: Optional[Mapping[str, Mapping[str, int]]] = None, *,
-                       policy: str = "keep-existing",
-                       grade_range: Tuple[int, int] = DEFAULT_GRADE_RANGE) -> ImportResult:
+def import_annotations(
+    paths: Union[PathLike, Sequence[PathLike]],
+    existing: Optional[Mapping[str, Mapping[str, int]]] = None,
+    *,
+    policy: str = "keep-existing",
+    grade_range: Tuple[int, int] = DEFAULT_GRADE_RANGE,
+) -> ImportResult:
     """Filled annotation files (or qrels files) -> merged qrels, with a report.
 
     Files are merged in order, each under ``policy`` against everything before it."""
@@ -569,16 +635,24 @@ def import_annotations(paths: Union[PathLike, Sequence[PathLike]],
         added += m.added
         unchanged += m.unchanged
         conflicts.extend(m.conflicts)
-    return ImportResult(MergeResult(merged, added, unchanged, conflicts, policy),
-                        [str(p) for p in paths], rows, graded, blank)
+    return ImportResult(
+        MergeResult(merged, added, unchanged, conflicts, policy), [str(p) for p in paths], rows, graded, blank
+    )
 
 
 # -------------------------------------------------------------------- pooling
 
-def pool_runs(runs: Mapping[str, Run], judged: Mapping[str, Mapping[str, int]], *, depth: int = 20,
-              queries: Optional[Mapping[str, str]] = None,
-              documents: Optional[Mapping[str, Tuple[str, str]]] = None,
-              include_judged: bool = False, shuffle: Optional[int] = None) -> Pool:
+
+def pool_runs(
+    runs: Mapping[str, Run],
+    judged: Mapping[str, Mapping[str, int]],
+    *,
+    depth: int = 20,
+    queries: Optional[Mapping[str, str]] = None,
+    documents: Optional[Mapping[str, Tuple[str, str]]] = None,
+    include_judged: bool = False,
+    shuffle: Optional[int] = None,
+) -> Pool:
     """Pool the top ``depth`` of every run: the unique (query, doc) pairs without a label in
     ``judged`` (all of them with ``include_judged``, e.g. to measure agreement on pairs that
     people graded). ``runs`` maps system name -> Run. Pairs come query by query (in the order
@@ -634,23 +708,32 @@ def pool_runs(runs: Mapping[str, Run], judged: Mapping[str, Mapping[str, int]], 
             if not (p.title or p.text):
                 missing += 1
         pairs.extend(chosen)
-    return Pool(pairs=pairs, depth=depth, systems=list(runs),
-                queries={q: queries.get(q, "") for q in order},
-                candidates=candidates, unique=unique, judged=judged_count,
-                contributed=contributed, only_found_by=only, missing_text=missing)
+    return Pool(
+        pairs=pairs,
+        depth=depth,
+        systems=list(runs),
+        queries={q: queries.get(q, "") for q in order},
+        candidates=candidates,
+        unique=unique,
+        judged=judged_count,
+        contributed=contributed,
+        only_found_by=only,
+        missing_text=missing,
+    )
 
 
 def did_judged(qrels: Mapping[str, Mapping[str, int]], qid: str, did: str) -> bool:
     return did in qrels.get(qid, {})
 
 
-def retrieve_suite(suite: Any, *, depth: int = 20,
-                   progress: Optional[Callable[[str], None]] = None) -> Tuple[Any, Dict[str, Run]]:
+def retrieve_suite(
+    suite: Any, *, depth: int = 20, progress: Optional[Callable[[str], None]] = None
+) -> Tuple[Any, Dict[str, Run]]:
     """Run every retriever of a loaded suite over *every* query of its judgment set (judged
     or not), exactly as the suite runner builds each ranking (same depth, fusion windows,
     embedder, backend). Returns (JudgmentSet, {retriever: Run}); a qrels file that does not
     exist yet is read as no judgments."""
-    from ..suite import SuiteRunner, load_judgments
+    from ..suite.runner import SuiteRunner, load_judgments
 
     say = progress or (lambda msg: None)
     model = suite.model
@@ -666,19 +749,24 @@ def retrieve_suite(suite: Any, *, depth: int = 20,
     return js, runs
 
 
-def pool_suites(paths: Sequence[PathLike], *, depth: int = 20,
-                retrievers: Optional[Sequence[str]] = None,
-                judged: Optional[Sequence[PathLike]] = None,
-                corpus: Optional[PathLike] = None,
-                include_judged: bool = False, shuffle: Optional[int] = None,
-                progress: Optional[Callable[[str], None]] = None) -> Pool:
+def pool_suites(
+    paths: Sequence[PathLike],
+    *,
+    depth: int = 20,
+    retrievers: Optional[Sequence[str]] = None,
+    judged: Optional[Sequence[PathLike]] = None,
+    corpus: Optional[PathLike] = None,
+    include_judged: bool = False,
+    shuffle: Optional[int] = None,
+    progress: Optional[Callable[[str], None]] = None,
+) -> Pool:
     """Run every retriever of each suite (the candidate systems) and pool their top
     ``depth``. Already judged = any label (grade 0 included) in a suite's own qrels or in
     the extra ``judged`` qrels files. ``retrievers`` limits which retrievers are pooled
     (by name; ``suite:retriever`` to pick from one suite). Document texts come from the
     suites' corpora, or from ``corpus`` (JSONL) for suites on an existing index."""
-    from ..config import load_suite
-    from ..judgments import load_corpus
+    from ..suite.judgments import load_corpus
+    from ..suite.load import load_suite
 
     if not paths:
         raise ValueError("pool needs at least one suite file")
@@ -696,13 +784,15 @@ def pool_suites(paths: Sequence[PathLike], *, depth: int = 20,
         known |= {f"{s.name}:{n}" for s in suites for n in s.model.retrievers}
         known |= {f"{Path(p).name}:{n}" for p, s in zip(paths, suites) for n in s.model.retrievers}
         if wanted - known:
-            raise ValueError(f"--retrievers: no retriever named "
-                             f"{', '.join(sorted(wanted - known))} in {', '.join(names)}")
+            raise ValueError(
+                f"--retrievers: no retriever named {', '.join(sorted(wanted - known))} in {', '.join(names)}"
+            )
     for path, suite in zip(paths, suites):
         j = suite.model.judgments
         if j.qrels and not suite.resolve_path(("judgments", "qrels"), j.qrels).exists():
-            notes.append(f"{Path(path).name}: qrels file {j.qrels} does not exist yet; every "
-                         f"query counts as unjudged")
+            notes.append(
+                f"{Path(path).name}: qrels file {j.qrels} does not exist yet; every query counts as unjudged"
+            )
         js, suite_runs = retrieve_suite(suite, depth=depth, progress=say)
         for q, text in js.queries.items():
             queries.setdefault(q, text)
@@ -714,8 +804,7 @@ def pool_suites(paths: Sequence[PathLike], *, depth: int = 20,
             label = name if len(paths) == 1 else f"{suite.name}:{name}"
             if label in runs:  # two suites of the same name
                 label = f"{Path(path).name}:{name}"
-            if wanted and not ({name, label, f"{suite.name}:{name}",
-                                f"{Path(path).name}:{name}"} & wanted):
+            if wanted and not ({name, label, f"{suite.name}:{name}", f"{Path(path).name}:{name}"} & wanted):
                 continue
             runs[label] = run
     for p in judged or ():
@@ -726,10 +815,19 @@ def pool_suites(paths: Sequence[PathLike], *, depth: int = 20,
             docs.setdefault(doc.doc_id, _title_text(doc.fields))
     unknown_q = sorted(set(judged_qrels) - set(queries))
     if unknown_q:
-        notes.append(f"{len(unknown_q)} judged query id(s) are not in the suites' queries "
-                     f"(e.g. {', '.join(map(repr, unknown_q[:3]))})")
-    pool = pool_runs(runs, judged_qrels, depth=depth, queries=queries, documents=docs,
-                     include_judged=include_judged, shuffle=shuffle)
+        notes.append(
+            f"{len(unknown_q)} judged query id(s) are not in the suites' queries "
+            f"(e.g. {', '.join(map(repr, unknown_q[:3]))})"
+        )
+    pool = pool_runs(
+        runs,
+        judged_qrels,
+        depth=depth,
+        queries=queries,
+        documents=docs,
+        include_judged=include_judged,
+        shuffle=shuffle,
+    )
     pool.notes.extend(notes)
     return pool
 

@@ -19,7 +19,7 @@ from typing import Any, Dict, List
 import numpy as np
 import pytest
 
-from pytest_retrieval.backends.base import DocVectors, Document, Query
+from pytest_retrieval.backends.base import Document, DocVectors, Query
 
 ES_URL = os.environ.get("PYTEST_RETRIEVAL_ES_URL", "http://127.0.0.1:19200")
 OS_URL = os.environ.get("PYTEST_RETRIEVAL_OS_URL", "http://127.0.0.1:19201")
@@ -32,8 +32,9 @@ N_QUERIES = 30
 def http(url: str, method: str = "GET", path: str = "/", body: Any = None, timeout: float = 10):
     """A tiny raw HTTP client for the tests' own setup and checks (outside the backends)."""
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url.rstrip("/") + path, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url.rstrip("/") + path, data=data, method=method, headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return resp.status, json.loads(resp.read() or b"null")
@@ -53,8 +54,7 @@ def _require(engine: str) -> str:
     except Exception as exc:  # noqa: BLE001
         ok, status = False, f"{type(exc).__name__}: {exc}"
     if not ok:
-        msg = (f"{engine} is not reachable at {url} ({status}); "
-               f"start it with `scripts/engines up {engine}`")
+        msg = f"{engine} is not reachable at {url} ({status}); start it with `scripts/engines up {engine}`"
         if os.environ.get("CI") == "true":
             pytest.fail(msg, pytrace=False)
         pytest.skip(msg)
@@ -103,8 +103,10 @@ def scifact_small(scifact_dir: Path) -> Collection:
     corpus_ids = (emb / "corpus_ids.txt").read_text().split()
     row = {d: i for i, d in enumerate(corpus_ids)}
     matrix = np.load(emb / "corpus.npy", mmap_mode="r")
-    vectors = DocVectors([d.doc_id for d in documents],
-                         np.asarray(matrix[[row[d.doc_id] for d in documents]], dtype=np.float32))
+    vectors = DocVectors(
+        [d.doc_id for d in documents],
+        np.asarray(matrix[[row[d.doc_id] for d in documents]], dtype=np.float32),
+    )
     q_ids = (emb / "query_ids.txt").read_text().split()
     q_row = {q: i for i, q in enumerate(q_ids)}
     q_matrix = np.load(emb / "queries.npy")
@@ -120,17 +122,27 @@ def scifact_small(scifact_dir: Path) -> Collection:
 def backend_class(engine: str):
     if engine == "elasticsearch":
         from pytest_retrieval.backends.elasticsearch import ElasticsearchBackend
+
         return ElasticsearchBackend
     from pytest_retrieval.backends.opensearch import OpenSearchBackend
+
     return OpenSearchBackend
 
 
 def vector_mapping(engine: str, dims: int) -> Dict[str, Any]:
     if engine == "elasticsearch":
-        return {"type": "dense_vector", "dims": dims, "index": True, "similarity": "cosine",
-                "index_options": {"type": "hnsw"}}
-    return {"type": "knn_vector", "dimension": dims,
-            "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil"}}
+        return {
+            "type": "dense_vector",
+            "dims": dims,
+            "index": True,
+            "similarity": "cosine",
+            "index_options": {"type": "hnsw"},
+        }
+    return {
+        "type": "knn_vector",
+        "dimension": dims,
+        "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil"},
+    }
 
 
 def random_name(tag: str) -> str:
@@ -162,13 +174,15 @@ SCIFACT_SUITE = "scifact parity"
 def scifact_full(scifact_dir: Path) -> Collection:
     """All 5,183 SciFact abstracts with their precomputed MiniLM vectors, and the 300 queries
     of the BEIR test split (with their query vectors), in qrels order."""
-    from pytest_retrieval.judgments import load_beir
+    from pytest_retrieval.suite.judgments import load_beir
 
     js = load_beir(scifact_dir, "test")
     emb = scifact_dir / "embeddings" / "all-MiniLM-L6-v2"
-    vectors = DocVectors((emb / "corpus_ids.txt").read_text().split(),
-                         np.load(emb / "corpus.npy").astype(np.float32, copy=False),
-                         embedder_id="all-MiniLM-L6-v2 (precomputed)")
+    vectors = DocVectors(
+        (emb / "corpus_ids.txt").read_text().split(),
+        np.load(emb / "corpus.npy").astype(np.float32, copy=False),
+        embedder_id="all-MiniLM-L6-v2 (precomputed)",
+    )
     q_row = {q: i for i, q in enumerate((emb / "query_ids.txt").read_text().split())}
     q_matrix = np.load(emb / "queries.npy").astype(np.float32, copy=False)
     queries = [Query(q, js.queries[q], q_matrix[q_row[q]]) for q in js.qrels]
@@ -186,12 +200,14 @@ def _scifact_backend(engine: str, collection: Collection):
     answer differently a minute later (and Elasticsearch searches segments concurrently, whose
     shared kNN bound is timing-dependent). One segment keeps every search of the session
     repeatable, which the exact server/client comparisons need."""
-    backend = backend_class(engine)({"hosts": [ENGINE_URLS[engine]]},
-                                    {"suite": SCIFACT_SUITE, "settings": {"refresh_interval": "-1"}})
+    backend = backend_class(engine)(
+        {"hosts": [ENGINE_URLS[engine]]}, {"suite": SCIFACT_SUITE, "settings": {"refresh_interval": "-1"}}
+    )
     try:
         backend.prepare(collection.documents, collection.vectors)
-        status, body = http(ENGINE_URLS[engine], "POST",
-                            f"/{backend.index_name}/_forcemerge?max_num_segments=1", timeout=300)
+        status, body = http(
+            ENGINE_URLS[engine], "POST", f"/{backend.index_name}/_forcemerge?max_num_segments=1", timeout=300
+        )
         assert status == 200, f"force merge of {backend.index_name} failed: {body}"
     except BaseException:
         backend.close()
@@ -215,7 +231,7 @@ def scifact_os(os_url: str, scifact_full: Collection):
 
 @pytest.fixture(scope="session")
 def scifact_embedded(scifact_full: Collection):
-    from pytest_retrieval.backends.embedded import EmbeddedBackend
+    from pytest_retrieval.backends.embedded.backend import EmbeddedBackend
 
     backend = EmbeddedBackend()
     backend.prepare(scifact_full.documents, scifact_full.vectors)

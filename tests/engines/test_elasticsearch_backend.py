@@ -45,8 +45,9 @@ def test_knn_request_shape(esb, scifact_small):
 
 def test_search_pipeline_is_opensearch_only(esb, scifact_small):
     with pytest.raises(ConfigError, match="pipeline"):
-        esb.search_batch(TemplateSpec(body={"query": {"match_all": {}}}, pipeline="p"),
-                         scifact_small.queries[:1], K)
+        esb.search_batch(
+            TemplateSpec(body={"query": {"match_all": {}}}, pipeline="p"), scifact_small.queries[:1], K
+        )
 
 
 def test_same_answers_as_opensearch(esb, os_url, scifact_small):
@@ -54,8 +55,11 @@ def test_same_answers_as_opensearch(esb, os_url, scifact_small):
     queries = scifact_small.queries
     with OpenSearchBackend({"hosts": [os_url]}, {"suite": "parity"}) as osb:
         osb.prepare(scifact_small.documents, scifact_small.vectors)
-        for spec in (BM25Spec(), BM25Spec(fields=(("title", 2.0), ("text", 1.0)), tie_breaker=0.3),
-                     KnnSpec()):
+        for spec in (
+            BM25Spec(),
+            BM25Spec(fields=(("title", 2.0), ("text", 1.0)), tie_breaker=0.3),
+            KnnSpec(),
+        ):
             a = esb.search_batch(spec, queries, K)
             b = osb.search_batch(spec, queries, K)
             for q in queries:

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from pytest_retrieval.backends.base import BM25Spec, KnnSpec, TemplateSpec
-from pytest_retrieval.backends.opensearch import (OpenSearchBackend, normalization_pipeline,
-                                                  rrf_pipeline)
+from pytest_retrieval.backends.opensearch import OpenSearchBackend, normalization_pipeline, rrf_pipeline
 from pytest_retrieval.errors import ConfigError, InfrastructureError
 
 from .conftest import http, random_name
@@ -66,8 +65,9 @@ def test_hybrid_normalization_pipeline(osb, scifact_small, os_url):
     bm25 = osb.search_batch(BM25Spec(), queries, K)
     knn = osb.search_batch(KnnSpec(), queries, K)
     before = set((http(os_url, path="/_search/pipeline")[1] or {}).keys())
-    hybrid = osb.search_hybrid(BM25Spec(), KnnSpec(), queries, K,
-                               normalization_pipeline("min_max", "arithmetic_mean", [0.5, 0.5]))
+    hybrid = osb.search_hybrid(
+        BM25Spec(), KnnSpec(), queries, K, normalization_pipeline("min_max", "arithmetic_mean", [0.5, 0.5])
+    )
     after = set((http(os_url, path="/_search/pipeline")[1] or {}).keys())
     assert after == before  # the temporary pipeline is gone
     for q in queries:
@@ -82,10 +82,17 @@ def test_template_with_pipeline_equals_search_hybrid(osb, scifact_small):
     queries = scifact_small.queries[:5]
     name = osb.create_search_pipeline(rrf_pipeline())
     try:
-        body = {"query": {"hybrid": {"queries": [
-            {"multi_match": {"query": "{{query_text}}", "fields": ["title", "text"]}},
-            {"knn": {"embedding": {"vector": "{{query_vector}}", "k": 100}}}]}},
-            "size": "{{k}}"}
+        body = {
+            "query": {
+                "hybrid": {
+                    "queries": [
+                        {"multi_match": {"query": "{{query_text}}", "fields": ["title", "text"]}},
+                        {"knn": {"embedding": {"vector": "{{query_vector}}", "k": 100}}},
+                    ]
+                }
+            },
+            "size": "{{k}}",
+        }
         templ = osb.search_batch(TemplateSpec(body=body, pipeline=name), queries, K)
         hyb = osb.search_hybrid(BM25Spec(), KnnSpec(), queries, K, name)
         for q in queries:
@@ -126,10 +133,18 @@ def test_similarity_change_rebuilds(os_url, scifact_small):
 def test_stale_pipelines_are_reaped(os_url, scifact_small):
     stale = random_name("reap-pipeline")
     foreign = random_name("foreign-pipeline")
-    meta = {"created_by": "pytest-retrieval", "host": "another-host", "pid": 1,
-            "created_at": time.time() - 48 * 3600}
-    http(os_url, "PUT", f"/_search/pipeline/{stale}",
-         dict(rrf_pipeline(), description="pytest-retrieval " + json.dumps(meta)))
+    meta = {
+        "created_by": "pytest-retrieval",
+        "host": "another-host",
+        "pid": 1,
+        "created_at": time.time() - 48 * 3600,
+    }
+    http(
+        os_url,
+        "PUT",
+        f"/_search/pipeline/{stale}",
+        dict(rrf_pipeline(), description="pytest-retrieval " + json.dumps(meta)),
+    )
     http(os_url, "PUT", f"/_search/pipeline/{foreign}", rrf_pipeline())
     try:
         with OpenSearchBackend({"hosts": [os_url]}, {"suite": "pipeline reaper"}) as b:

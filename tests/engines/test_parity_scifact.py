@@ -1,6 +1,6 @@
 """Parity on the whole of SciFact (BEIR test split: 300 queries, 5,183 abstracts, MiniLM vectors).
 
-a. Client-side fusion (``pytest_retrieval.fusion``, semantics ``opensearch``) of the BM25 and
+a. Client-side fusion (``pytest_retrieval.measures.fusion``, semantics ``opensearch``) of the BM25 and
    kNN leaves equals OpenSearch's server-side ``hybrid`` query fused by a search pipeline:
    RRF (``score-ranker-processor``) and every ``normalization-processor`` technique x
    combination, same top 10, scores to 1e-6, for all 300 queries.
@@ -22,15 +22,15 @@ import pytest
 
 from pytest_retrieval.backends.base import BM25Spec, KnnSpec
 from pytest_retrieval.backends.opensearch import normalization_pipeline, rrf_pipeline
-from pytest_retrieval.fusion import FusionConfig, fuse_runs
-from pytest_retrieval import parity
-from pytest_retrieval.metrics import evaluate
-from pytest_retrieval.run import Ranking, Run
+from pytest_retrieval.measures import parity
+from pytest_retrieval.measures.fusion import FusionConfig, fuse_runs
+from pytest_retrieval.measures.metrics import evaluate
+from pytest_retrieval.types import Ranking, Run
 
 pytestmark = pytest.mark.engines
 
-K = 10           # gated cut-off: top 10 compared
-WINDOW = 100     # sub-query window: leaf depth = hybrid pagination_depth (kNN k follows it)
+K = 10  # gated cut-off: top 10 compared
+WINDOW = 100  # sub-query window: leaf depth = hybrid pagination_depth (kNN k follows it)
 WEIGHTS = (0.3, 0.7)
 SCORE_TOL = 1e-6
 BM25 = BM25Spec(fields=(("title", 1.0), ("text", 1.0)), multi_match_type="best_fields")
@@ -61,6 +61,7 @@ def _report(record_property, name: str, value) -> None:
 
 # --------------------------------------------------------------------------- a. fusion parity
 
+
 def compare_top(server: Ranking, client: Ranking, k: int) -> Tuple[float, int, int]:
     """``parity.compare_top`` (tie groups compared as sets), asserting agreement. Returns
     (max |score diff|, tie groups, tie groups in another order)."""
@@ -69,16 +70,30 @@ def compare_top(server: Ranking, client: Ranking, k: int) -> Tuple[float, int, i
     return c.max_score_diff, c.tie_groups, c.tie_groups_reordered
 
 
-FUSIONS = [pytest.param(rrf_pipeline(k),
-                        FusionConfig(method="rrf", semantics="opensearch", rank_constant=k,
-                                     window=WINDOW), id=f"rrf-{k}")
-           for k in (60, 5)]  # a non-default constant: the server must apply it
-FUSIONS += [pytest.param(normalization_pipeline(norm, comb, WEIGHTS),
-                         FusionConfig(method="weighted", semantics="opensearch", normalization=norm,
-                                      combination=comb, weights=WEIGHTS, window=WINDOW),
-                         id=f"{norm}-{comb}")
-            for norm in ("min_max", "l2")
-            for comb in ("arithmetic_mean", "geometric_mean", "harmonic_mean")]
+FUSIONS = [
+    pytest.param(
+        rrf_pipeline(k),
+        FusionConfig(method="rrf", semantics="opensearch", rank_constant=k, window=WINDOW),
+        id=f"rrf-{k}",
+    )
+    for k in (60, 5)
+]  # a non-default constant: the server must apply it
+FUSIONS += [
+    pytest.param(
+        normalization_pipeline(norm, comb, WEIGHTS),
+        FusionConfig(
+            method="weighted",
+            semantics="opensearch",
+            normalization=norm,
+            combination=comb,
+            weights=WEIGHTS,
+            window=WINDOW,
+        ),
+        id=f"{norm}-{comb}",
+    )
+    for norm in ("min_max", "l2")
+    for comb in ("arithmetic_mean", "geometric_mean", "harmonic_mean")
+]
 
 
 def test_hybrid_sub_queries_are_the_leaf_queries(scifact_os, scifact_full):
@@ -94,8 +109,9 @@ def test_hybrid_sub_queries_are_the_leaf_queries(scifact_os, scifact_full):
 
 
 @pytest.mark.parametrize("pipeline, config", FUSIONS)
-def test_client_fusion_equals_opensearch_hybrid(scifact_os, scifact_full, leaf_run, pipeline, config,
-                                                record_property):
+def test_client_fusion_equals_opensearch_hybrid(
+    scifact_os, scifact_full, leaf_run, pipeline, config, record_property
+):
     queries = scifact_full.queries
     bm25 = leaf_run(scifact_os, BM25)
     knn = leaf_run(scifact_os, KNN)
@@ -114,13 +130,15 @@ def test_client_fusion_equals_opensearch_hybrid(scifact_os, scifact_full, leaf_r
     _report(record_property, "max_score_diff", max_diff)
     _report(record_property, "tie_groups_in_top10", ties)
     _report(record_property, "tie_groups_in_another_order", reordered)
-    assert not failures, (f"{len(failures)} of {len(queries)} queries differ; first: "
-                          + "\n".join(failures[:3]))
+    assert not failures, f"{len(failures)} of {len(queries)} queries differ; first: " + "\n".join(
+        failures[:3]
+    )
     # the comparison is not vacuous: the two sub-queries disagree, so fusion reorders them
     assert sum(server[q.qid].doc_ids != bm25[q.qid].doc_ids[:K] for q in queries) > len(queries) // 2
 
 
 # --------------------------------------------------------------------------- b./c. leaf parity
+
 
 def _ndcg10(qrels, run: Run) -> float:
     return evaluate(qrels, {q: r.top(K) for q, r in run.items()}, ["ndcg@10"]).aggregate["ndcg@10"]
@@ -135,8 +153,9 @@ def _engine(request, name: str):
 
 
 @pytest.mark.parametrize("engine_name", ["elasticsearch", "opensearch"])
-def test_embedded_bm25_agrees_with_engine(engine_name, request, scifact_embedded, scifact_full,
-                                          leaf_run, record_property):
+def test_embedded_bm25_agrees_with_engine(
+    engine_name, request, scifact_embedded, scifact_full, leaf_run, record_property
+):
     engine = _engine(request, engine_name)
     ours = leaf_run(scifact_embedded, BM25)
     theirs = leaf_run(engine, BM25)
@@ -159,8 +178,9 @@ def test_embedded_bm25_agrees_with_engine(engine_name, request, scifact_embedded
 
 
 @pytest.mark.parametrize("engine_name", ["elasticsearch", "opensearch"])
-def test_embedded_knn_agrees_with_engine(engine_name, request, scifact_embedded, scifact_full,
-                                         leaf_run, record_property):
+def test_embedded_knn_agrees_with_engine(
+    engine_name, request, scifact_embedded, scifact_full, leaf_run, record_property
+):
     engine = _engine(request, engine_name)
     exact = leaf_run(scifact_embedded, KNN)
     hnsw = leaf_run(engine, KNN)

@@ -56,19 +56,40 @@ def suite_runs(tmp_path_factory) -> Dict[str, dict]:
         report = out_dir / f"{backend}.json"
         env = dict(os.environ)
         env["RETRIEVAL_HOSTS"] = ENGINE_URLS.get(backend, "http://127.0.0.1:9")
-        cmd = [sys.executable, "-m", "pytest", str(SUITE), "-p", "no:cacheprovider", "-q",
-               "--retrieval-backend", backend, "--retrieval-report", str(report)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(SUITE),
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--retrieval-backend",
+            backend,
+            "--retrieval-report",
+            str(report),
+        ]
         try:
-            proc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S)
+            proc = subprocess.run(
+                cmd,
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                timeout=TIMEOUT_S,
+            )
             rc, output = proc.returncode, proc.stdout
         except subprocess.TimeoutExpired as exc:
             partial = exc.output or b""
             if isinstance(partial, bytes):
                 partial = partial.decode(errors="replace")
             rc, output = "timeout", f"no answer in {TIMEOUT_S} s\n{partial}"
-        results[backend] = {"rc": rc, "output": output,
-                            "report": json.loads(report.read_text()) if report.exists() else None}
+        results[backend] = {
+            "rc": rc,
+            "output": output,
+            "report": json.loads(report.read_text()) if report.exists() else None,
+        }
     return results
 
 
@@ -110,8 +131,9 @@ def test_ndcg_agrees_across_backends(suite_runs, record_property):
         values = [ndcg[b][name] for b in BACKENDS]
         spread = max(values) - min(values)
         record_property(f"{name}_ndcg@10_spread", spread)
-        print(f"{name}: " + ", ".join(f"{b} {ndcg[b][name]:.4f}" for b in BACKENDS)
-              + f" (spread {spread:.4f})")
+        print(
+            f"{name}: " + ", ".join(f"{b} {ndcg[b][name]:.4f}" for b in BACKENDS) + f" (spread {spread:.4f})"
+        )
         assert spread <= NDCG_TOLERANCE, (name, {b: ndcg[b][name] for b in BACKENDS})
     # the engine runs deleted their throwaway indexes
     for engine in ("elasticsearch", "opensearch"):

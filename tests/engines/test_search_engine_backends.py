@@ -34,10 +34,16 @@ def test_prepare_throwaway(engine, prepared, scifact_small):
     assert meta["created_by"] == "pytest-retrieval" and meta["pid"] == os.getpid()
 
 
-@pytest.mark.parametrize("spec", [BM25Spec(), BM25Spec(fields=(("text", 1.0),)),
-                                  BM25Spec(fields=(("title", 2.0), ("text", 1.0)),
-                                           multi_match_type="most_fields"),
-                                  KnnSpec()], ids=["bm25", "bm25-one-field", "bm25-most-fields", "knn"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        BM25Spec(),
+        BM25Spec(fields=(("text", 1.0),)),
+        BM25Spec(fields=(("title", 2.0), ("text", 1.0)), multi_match_type="most_fields"),
+        KnnSpec(),
+    ],
+    ids=["bm25", "bm25-one-field", "bm25-most-fields", "knn"],
+)
 def test_batch_and_single_agree(prepared, scifact_small, spec):
     queries = scifact_small.queries
     run = prepared.search_batch(spec, queries, K)
@@ -71,15 +77,27 @@ def test_knn_matches_exact_search(prepared, scifact_small):
 def test_templates_equal_builtin_specs(prepared, scifact_small):
     queries = scifact_small.queries[:10]
     bm25 = prepared.search_batch(BM25Spec(fields=(("title", 1.0), ("text", 1.0))), queries, K)
-    tpl = TemplateSpec(body={"query": {"multi_match": {"query": "{{query_text}}", "type": "best_fields",
-                                                       "fields": ["title", "text"]}},
-                             "size": "{{k}}"})
-    assert {q: r.doc_ids for q, r in prepared.search_batch(tpl, queries, K).items()} == \
-        {q: r.doc_ids for q, r in bm25.items()}
+    tpl = TemplateSpec(
+        body={
+            "query": {
+                "multi_match": {"query": "{{query_text}}", "type": "best_fields", "fields": ["title", "text"]}
+            },
+            "size": "{{k}}",
+        }
+    )
+    assert {q: r.doc_ids for q, r in prepared.search_batch(tpl, queries, K).items()} == {
+        q: r.doc_ids for q, r in bm25.items()
+    }
     knn = prepared.search_batch(KnnSpec(), queries, K)
     if prepared.name == "elasticsearch":
-        body = {"knn": {"field": "embedding", "query_vector": "{{query_vector}}", "k": "{{k}}",
-                        "num_candidates": 100}}
+        body = {
+            "knn": {
+                "field": "embedding",
+                "query_vector": "{{query_vector}}",
+                "k": "{{k}}",
+                "num_candidates": 100,
+            }
+        }
     else:
         body = {"query": {"knn": {"embedding": {"vector": "{{query_vector}}", "k": 100}}}, "size": "{{k}}"}
     got = prepared.search_batch(TemplateSpec(body=body), queries, K)
@@ -101,11 +119,14 @@ def test_failed_subsearch_raises(prepared, scifact_small):
         prepared.search_batch(BM25Spec(fields=(("title", 1.0), ("abstract", 1.0))), queries, K)
 
     # one bad query among good ones: only its sub-search fails, and it is the one named
-    good = [Query(f"good-{i}", text) for i, text in enumerate(
-        ["cancer cells", "vitamin D deficiency", "gene expression", "insulin resistance"])]
+    good = [
+        Query(f"good-{i}", text)
+        for i, text in enumerate(
+            ["cancer cells", "vitamin D deficiency", "gene expression", "insulin resistance"]
+        )
+    ]
     bad = Query("bad-query", "title:(unclosed AND", None)
-    tpl = TemplateSpec(body={"query": {"query_string": {"query": "{{query_text}}",
-                                                        "default_field": "text"}}})
+    tpl = TemplateSpec(body={"query": {"query_string": {"query": "{{query_text}}", "default_field": "text"}}})
     with pytest.raises(InfrastructureError) as err:
         prepared.search_batch(tpl, good[:2] + [bad] + good[2:], K)
     assert "'bad-query'" in str(err.value)
@@ -130,8 +151,9 @@ def test_search_one_is_one_request(prepared, scifact_small, monkeypatch):
 
 
 def test_batches_run_through_msearch(engine, scifact_small):
-    backend = backend_class(engine)({"hosts": [ENGINE_URLS[engine]], "batch_size": 7, "concurrency": 3},
-                                    {"suite": "msearch"})
+    backend = backend_class(engine)(
+        {"hosts": [ENGINE_URLS[engine]], "batch_size": 7, "concurrency": 3}, {"suite": "msearch"}
+    )
     docs = scifact_small.documents[:50]
     with backend:
         backend.prepare(docs, None)
@@ -157,8 +179,9 @@ def test_bm25_parameters_change_scores(engine, prepared, scifact_small):
     default = prepared.search_batch(BM25Spec(), queries, K)
     tuned = prepared.search_batch(spec, queries, K)
     assert any(default[q].scores != tuned[q].scores for q in default)
-    fresh = backend_class(engine)({"hosts": [ENGINE_URLS[engine]]},
-                                  {"suite": "bm25 params", "bm25": {"k1": 0.9, "b": 0.4}})
+    fresh = backend_class(engine)(
+        {"hosts": [ENGINE_URLS[engine]]}, {"suite": "bm25 params", "bm25": {"k1": 0.9, "b": 0.4}}
+    )
     with fresh:
         fresh.prepare(scifact_small.documents, None)
         again = fresh.search_batch(spec, queries, K)
@@ -187,9 +210,21 @@ def test_existing_index_is_never_written(engine, scifact_small):
     settings = {"number_of_shards": 1, "number_of_replicas": 0}
     if engine == "opensearch":
         settings["index.knn"] = True
-    status, _ = http(url, "PUT", f"/{name}", {"settings": settings, "mappings": {"properties": {
-        "title": {"type": "text"}, "text": {"type": "text"},
-        "embedding": vector_mapping(engine, 384)}}})
+    status, _ = http(
+        url,
+        "PUT",
+        f"/{name}",
+        {
+            "settings": settings,
+            "mappings": {
+                "properties": {
+                    "title": {"type": "text"},
+                    "text": {"type": "text"},
+                    "embedding": vector_mapping(engine, 384),
+                }
+            },
+        },
+    )
     assert status == 200
     try:
         for d, v in zip(scifact_small.documents[:40], scifact_small.vectors.matrix[:40]):
@@ -244,10 +279,25 @@ def test_leftovers_are_reaped(engine, scifact_small):
     host = socket.gethostname()
     now = time.time()
     metas = {
-        "old": {"created_by": "pytest-retrieval", "host": "another-host", "pid": 1, "created_at": now - 48 * 3600},
+        "old": {
+            "created_by": "pytest-retrieval",
+            "host": "another-host",
+            "pid": 1,
+            "created_at": now - 48 * 3600,
+        },
         "dead": {"created_by": "pytest-retrieval", "host": host, "pid": _dead_pid(), "created_at": now - 60},
-        "alive": {"created_by": "pytest-retrieval", "host": host, "pid": os.getppid(), "created_at": now - 60},
-        "elsewhere": {"created_by": "pytest-retrieval", "host": "another-host", "pid": 1, "created_at": now - 60},
+        "alive": {
+            "created_by": "pytest-retrieval",
+            "host": host,
+            "pid": os.getppid(),
+            "created_at": now - 60,
+        },
+        "elsewhere": {
+            "created_by": "pytest-retrieval",
+            "host": "another-host",
+            "pid": 1,
+            "created_at": now - 60,
+        },
         "foreign": {"created_by": "someone-else", "created_at": now - 48 * 3600},
         "nometa": None,
     }
@@ -258,8 +308,15 @@ def test_leftovers_are_reaped(engine, scifact_small):
             mappings = {"properties": {"text": {"type": "text"}}}
             if meta is not None:
                 mappings["_meta"] = meta
-            assert http(url, "PUT", f"/{names[tag]}", {"settings": {"number_of_replicas": 0},
-                                                      "mappings": mappings})[0] == 200
+            assert (
+                http(
+                    url,
+                    "PUT",
+                    f"/{names[tag]}",
+                    {"settings": {"number_of_replicas": 0}, "mappings": mappings},
+                )[0]
+                == 200
+            )
         backend = backend_class(engine)({"hosts": [url]}, {"suite": "reaper"})
         with backend:
             backend.prepare(scifact_small.documents[:10], None)  # reaps first
@@ -284,11 +341,15 @@ def _assert_hidden(exc: BaseException, *objs, log_text: str = "") -> None:
         assert SECRET not in text and API_KEY not in text, text
 
 
-@pytest.mark.parametrize("connection", [
-    {"hosts": ["http://127.0.0.1:1"], "username": "alice", "password": SECRET},
-    {"hosts": [f"http://alice:{SECRET}@127.0.0.1:1"]},
-    {"hosts": ["http://127.0.0.1:1"], "api_key": API_KEY},
-], ids=["basic-auth", "userinfo-url", "api-key"])
+@pytest.mark.parametrize(
+    "connection",
+    [
+        {"hosts": ["http://127.0.0.1:1"], "username": "alice", "password": SECRET},
+        {"hosts": [f"http://alice:{SECRET}@127.0.0.1:1"]},
+        {"hosts": ["http://127.0.0.1:1"], "api_key": API_KEY},
+    ],
+    ids=["basic-auth", "userinfo-url", "api-key"],
+)
 def test_credentials_never_shown(engine, connection, caplog):
     caplog.set_level(logging.DEBUG)
     conn = dict(connection, max_retries=0, request_timeout=2)

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-
 from pytest_retrieval import cli
 
-def test_sweep_check_mode_agrees_with_opensearch(os_url, shared_dir, tmp_path: Path,
-                                                 capsys) -> None:
+
+def test_sweep_check_mode_agrees_with_opensearch(os_url, shared_dir, tmp_path: Path, capsys) -> None:
     sci = shared_dir / "data" / "scifact"
     emb = sci / "embeddings" / "all-MiniLM-L6-v2"
     suite = tmp_path / "retrieval_sweep.yaml"
@@ -34,16 +33,17 @@ retrievers:
 floors:
   hybrid: {{ndcg@10: 0.6}}
 """)
-    code = cli.main(["sweep", str(suite), "--check", "--check-variants", "9",
-                     "--rank-constants", "5,60", "--json"])
+    code = cli.main(
+        ["sweep", str(suite), "--check", "--check-variants", "9", "--rank-constants", "5,60", "--json"]
+    )
     captured = capsys.readouterr()
-    assert code in (0, 1), captured.err          # 2: the sweep itself could not run
+    assert code in (0, 1), captured.err  # 2: the sweep itself could not run
     out = json.loads(captured.out)
     check = out["check"]
     labels = [v["label"] for v in check["variants"]]
-    assert any(l.startswith("rrf k=5 ") for l in labels), labels      # a non-default constant
+    assert any(l.startswith("rrf k=5 ") for l in labels), labels  # a non-default constant
     families = {tuple(l.split()[1:3]) for l in labels if l.startswith("weighted")}
-    assert len(families) == 6, labels                                   # every norm x combination
+    assert len(families) == 6, labels  # every norm x combination
     bad = [v for v in check["variants"] if v["mismatches"]]
     assert code == 0 and check["ok"], bad[:1]
     assert check["queries"] == 300

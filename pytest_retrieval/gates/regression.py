@@ -1,0 +1,144 @@
+"""Regression gates against a committed baseline: glue between a suite run, the baseline
+file (``baseline``) and the paired statistics (``significance``). No pytest here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from ..errors import ConfigError
+
+
+@dataclass
+class RegressionOutcome:
+    suite: str
+    retriever: str
+    metric: str
+    max_drop: float
+    overall: Any  # significance.PairedResult
+    strata: Dict[str, Any] = field(default_factory=dict)  # tag -> significance.StratumVerdict
+    passed: bool = True
+    message: str = ""
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {
+            "retriever": self.retriever,
+            "metric": self.metric,
+            "max_drop": self.max_drop,
+            "passed": self.passed,
+            "comparison": self.overall.as_dict(),
+            "strata": {
+                t: {"passed": v.passed, "p_drop_holm": v.p_adjusted, "comparison": v.result.as_dict()}
+                for t, v in self.strata.items()
+            },
+        }
+
+
+@dataclass
+class StratumVerdict:
+    result: Any  # significance.PairedResult over the stratum's queries
+    p_adjusted: float  # Holm-adjusted one-sided p of "this stratum dropped"
+    passed: bool
+
+
+def _strata(
+    before: Dict[str, float], now: Dict[str, float], tags: Dict[str, Any], kw: Dict[str, Any]
+) -> Dict[str, StratumVerdict]:
+    """Per-stratum gates. The aggregate gate asks for non-inferiority (a drop beyond the
+    margin must be ruled out), which a stratum of a few dozen queries can never show: a
+    stratum instead fails when it shows a drop beyond the margin that is significant after
+    Holm's correction across the strata (one-sided randomization p of a drop)."""
+    from ..stats.significance import holm, paired_comparison, strata_from_tags
+
+    alpha = 1.0 - kw["confidence"]
+    results = {}
+    for tag, qids in strata_from_tags(tags, qids=[q for q in now if q in before]).items():
+        if len(qids) >= 2:
+            results[tag] = paired_comparison({q: before[q] for q in qids}, {q: now[q] for q in qids}, **kw)
+    p_drop = {t: (r.p_randomization / 2.0 if r.mean_diff < 0 else 1.0) for t, r in results.items()}
+    adjusted = holm(p_drop, alpha) if p_drop else {}
+    return {
+        t: StratumVerdict(r, adjusted[t][0], passed=not (r.mean_diff < -kw["max_drop"] and adjusted[t][1]))
+        for t, r in results.items()
+    }
+
+
+def baseline_path(suite: Any) -> Path:
+    from .baseline import resolve_baseline_path
+
+    reg = suite.model.regression
+    configured = (
+        suite.resolve_path(("regression", "baseline"), reg.baseline)
+        if reg is not None and reg.baseline
+        else None
+    )
+    return resolve_baseline_path(suite.path, configured)
+
+
+def update_baseline(suite: Any, result: Any) -> Path:
+    from .baseline import baseline_from_result, write_baseline
+
+    return write_baseline(baseline_path(suite), baseline_from_result(result))
+
+
+def load_comparable_baseline(suite: Any, result: Any) -> Tuple[Optional[Any], str]:
+    """(baseline, note) when the comparison is like with like; (None, why) to fall back to
+    floors only. Raises ``ConfigError`` when the suite says a mismatch is an error."""
+    from .baseline import BaselineMissing, compare_fingerprints, fingerprint_from_result, read_baseline
+
+    path = baseline_path(suite)
+    try:
+        baseline = read_baseline(path)
+    except BaselineMissing:
+        return None, (
+            f"no baseline at {path}: floors only. Write one with "
+            f"`pytest --retrieval-baseline-update`, review the diff, commit it"
+        )
+    diff = compare_fingerprints(baseline.fingerprint, fingerprint_from_result(result))
+    if not diff.comparable:
+        what = "; ".join(diff.invalidating)
+        if suite.model.regression.on_fingerprint_mismatch == "error":
+            raise ConfigError(
+                f"the inputs changed since the baseline ({what}); update it with --retrieval-baseline-update",
+                file=str(path),
+            )
+        return None, f"the inputs changed since the baseline ({what}): floors only"
+    note = "; ".join(diff.system)
+    return baseline, (f"compared with {path.name}" + (f" (pipeline changes: {note})" if note else ""))
+
+
+def judge_against_baseline(
+    result: Any, baseline: Any, retriever: str, metric: str, max_drop: float
+) -> RegressionOutcome:
+    from ..stats.significance import paired_comparison
+
+    reg = result.suite.model.regression
+    suite_name = result.suite.name
+    label = f"{suite_name} :: {retriever} :: {metric} vs baseline"
+    before = baseline.per_query(retriever, metric)
+    if before is None:
+        raise ConfigError(
+            f"{label}: the baseline has no {metric} for {retriever} (added since?); "
+            f"update it with --retrieval-baseline-update"
+        )
+    now = result.retrievers[retriever].evaluation.per_query[metric]
+    texts = result.judgments.queries
+    kw = dict(max_drop=max_drop, confidence=reg.confidence, n_resamples=reg.resamples, seed=reg.seed)
+    overall = paired_comparison(before, now, **kw)
+    out = RegressionOutcome(suite_name, retriever, metric, max_drop, overall)
+    lines: List[str] = []
+    failed = overall.regressed
+    if reg.strata and result.judgments.tags:
+        out.strata = _strata(before, now, result.judgments.tags, kw)
+        for tag, verdict in sorted(out.strata.items()):
+            if not verdict.passed:
+                failed = True
+                lines.append(
+                    verdict.result.describe(f"  stratum {tag}", query_text=texts).split("\n")[0]
+                    + f" (Holm-adjusted p of a drop {verdict.p_adjusted:.3g})"
+                )
+    out.passed = not failed
+    head = overall.describe(label, query_text=texts, passed=not overall.regressed, improved=overall.improved)
+    out.message = "\n".join([head] + lines)
+    return out

@@ -1,0 +1,103 @@
+"""Stage comparison: how each stage does against BM25 and against what it builds on.
+
+Pure over a ``SuiteResult``; the report writers only format these rows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, List, Optional
+
+
+@dataclass
+class StageRow:
+    name: str
+    kind: str
+    builds_on: List[str]
+    metric: str  # the headline quality metric (ndcg@10 when evaluated)
+    value: float
+    mrr: Optional[float]
+    delta_vs_bm25: Optional[float]  # None for the BM25 reference itself / no BM25 in the suite
+    delta_vs_input: Optional[float]  # against the best input by `metric`
+    best_input: Optional[str]
+    candidate_recall: Dict[str, float] = field(default_factory=dict)  # input -> recall@window
+    window: Optional[int] = None
+    p95_ms: Optional[float] = None
+    delta_p95_ms: Optional[float] = None  # against the best input
+    verdict: Optional[str] = None  # rerankers: "earning its cost" / "not earning its cost"
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(self).items()}
+
+
+def _headline(metrics: List[str], prefer: str) -> Optional[str]:
+    return prefer if prefer in metrics else (metrics[0] if metrics else None)
+
+
+def stage_rows(
+    result: Any, *, min_lift: float = 0.01, p95_budget_ms: Optional[Dict[str, float]] = None
+) -> List[StageRow]:
+    """One row per retriever, for suites with more than one retriever."""
+    suite = result.suite
+    if len(result.retrievers) < 2:
+        return []
+    metric = _headline(suite.metrics, "ndcg@10")
+    mrr_key = "mrr@10" if "mrr@10" in suite.metrics else None
+    bm25 = next((n for n, r in result.retrievers.items() if r.kind == "bm25"), None)
+    budgets = p95_budget_ms or {f.retriever: f.threshold for f in suite.floors if f.metric == "p95_ms"}
+    rows: List[StageRow] = []
+    for name, r in result.retrievers.items():
+        agg = r.evaluation.aggregate
+        value = agg[metric]
+        inputs = result.inputs(name)
+        best = (
+            max(inputs, key=lambda i: result.retrievers[i].evaluation.aggregate[metric]) if inputs else None
+        )
+        p95 = r.latency.p95 if r.latency and r.latency.samples_ms else None
+        best_p95 = None
+        if best is not None:
+            lb = result.retrievers[best].latency
+            best_p95 = lb.p95 if lb and lb.samples_ms else None
+        row = StageRow(
+            name=name,
+            kind=r.kind,
+            builds_on=inputs,
+            metric=metric,
+            value=value,
+            mrr=agg.get(mrr_key) if mrr_key else None,
+            delta_vs_bm25=(
+                value - result.retrievers[bm25].evaluation.aggregate[metric]
+                if bm25 and name != bm25
+                else None
+            ),
+            delta_vs_input=(value - result.retrievers[best].evaluation.aggregate[metric] if best else None),
+            best_input=best,
+            candidate_recall=dict(r.candidate_recall),
+            window=r.window,
+            p95_ms=p95,
+            delta_p95_ms=(p95 - best_p95 if p95 is not None and best_p95 is not None else None),
+        )
+        if r.kind == "rerank" and row.delta_vs_input is not None:
+            cfg = suite.model.retrievers.get(name)
+            needed = getattr(cfg, "min_lift", min_lift)
+            budget = getattr(cfg, "p95_budget_ms", None) or budgets.get(name)
+            within = budget is None or (p95 is not None and p95 <= budget)
+            earning = row.delta_vs_input >= needed and within
+            why = (
+                f"lift {row.delta_vs_input:+.4f} {'>=' if row.delta_vs_input >= needed else '<'} "
+                f"{needed:g}"
+                + (
+                    f", p95 {p95:.1f} ms {'<=' if within else '>'} budget {budget:g} ms"
+                    if budget is not None and p95 is not None
+                    else ""
+                )
+                + (
+                    f", p95 not measured against budget {budget:g} ms"
+                    if budget is not None and p95 is None
+                    else ""
+                )
+            )
+            row.verdict = ("earning its cost" if earning else "not earning its cost") + f" ({why})"
+        rows.append(row)
+    return rows

@@ -1,0 +1,419 @@
+"""Judgment sets: queries, graded relevance labels (qrels), optional corpus and tags.
+
+Readers for the formats teams have: BEIR folders (``corpus.jsonl``, ``queries.jsonl``,
+``qrels/<split>.tsv`` with its header), TREC qrels (``qid 0 docid grade``), JSONL and
+TSV, and inline YAML. Every id is a ``str``. Every malformed line is a ``ConfigError``
+naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Set, Tuple
+
+from ..backends.base import Document
+from ..errors import ConfigError
+from ..types import Ranking, Run
+
+Qrels = Dict[str, Dict[str, int]]
+
+
+class IdNormalisationWarning(UserWarning):
+    """Ids of two files matched only after normalising (e.g. ``7`` vs ``007``)."""
+
+
+@dataclass
+class JudgmentSet:
+    queries: Dict[str, str]  # qid -> text
+    qrels: Qrels  # qid -> {doc_id: grade}
+    tags: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    corpus: Optional[List[Document]] = None
+    sources: Dict[str, str] = field(default_factory=dict)  # role -> file, for messages
+
+    def judged_query_ids(self) -> List[str]:
+        """Queries that have at least one relevant (grade > 0) judgment and a text."""
+        return [q for q in self.queries if any(g > 0 for g in self.qrels.get(q, {}).values())]
+
+
+# --------------------------------------------------------------------------- ids
+
+
+def as_id(value: object) -> str:
+    """Ids are strings: ``1`` (int in YAML/JSON) and ``"1"`` are the same id."""
+    if isinstance(value, bool) or value is None:
+        raise ValueError(f"{value!r} is not a valid id")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    text = str(value).strip()
+    if not text:
+        raise ValueError("empty id")
+    return text
+
+
+def _canonical(i: str) -> str:
+    """A looser key used only to detect near-misses: ``007`` ~ ``7``, ``Q1`` ~ ``q1``."""
+    s = i.strip().lower()
+    if s.isdigit():
+        return str(int(s))
+    return s
+
+
+def reconcile_ids(
+    reference: Iterable[str], other: Mapping[str, object], *, reference_name: str, other_name: str
+) -> Dict[str, object]:
+    """Re-key ``other`` onto ``reference`` ids; warn for ids that only match loosely."""
+    ref = set(reference)
+    missing = [k for k in other if k not in ref]
+    if not missing:
+        return dict(other)
+    loose = {}
+    for r in ref:
+        loose.setdefault(_canonical(r), r)
+    out: Dict[str, object] = {}
+    remapped: List[Tuple[str, str]] = []
+    for k, v in other.items():
+        if k in ref:
+            out[k] = v
+            continue
+        target = loose.get(_canonical(k))
+        if target is not None and target not in other:
+            out[target] = v
+            remapped.append((k, target))
+        else:
+            out[k] = v
+    if remapped:
+        examples = ", ".join(f"{a!r}->{b!r}" for a, b in remapped[:3])
+        warnings.warn(
+            IdNormalisationWarning(
+                f"{len(remapped)} id(s) of {other_name} match {reference_name} only after "
+                f"normalising ({examples}); fix the files so ids are identical strings"
+            )
+        )
+    return out
+
+
+# ------------------------------------------------------------------ line readers
+
+
+def _lines(path: Path) -> Iterator[Tuple[int, str]]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                line = line.rstrip("\n").rstrip("\r")
+                if line.strip():
+                    yield n, line
+    except FileNotFoundError:
+        raise ConfigError("file not found", file=str(path)) from None
+    except IsADirectoryError:
+        raise ConfigError("is a directory, expected a file", file=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(path)) from None
+
+
+def _jsonl(path: Path) -> Iterator[Tuple[int, dict]]:
+    for n, line in _lines(path):
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"invalid JSON ({exc.msg})", file=str(path), line=n) from None
+        if not isinstance(obj, dict):
+            raise ConfigError("each line must be a JSON object", file=str(path), line=n)
+        yield n, obj
+
+
+def _pick(obj: dict, names: Tuple[str, ...], path: Path, n: int, what: str):
+    for name in names:
+        if name in obj:
+            return obj[name]
+    raise ConfigError(f"missing {what} (one of: {', '.join(names)})", file=str(path), line=n)
+
+
+def _id(value: object, path: Path, n: int, what: str) -> str:
+    try:
+        return as_id(value)
+    except ValueError as exc:
+        raise ConfigError(f"bad {what}: {exc}", file=str(path), line=n) from None
+
+
+def _grade(value: object, path: Path, n: int) -> int:
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"relevance grade {value!r} is not a number", file=str(path), line=n) from None
+    if f != f or not f.is_integer():
+        raise ConfigError(f"relevance grade {value!r} is not an integer", file=str(path), line=n)
+    return int(f)
+
+
+# ---------------------------------------------------------------------- queries
+
+_QID_KEYS = ("_id", "id", "qid", "query_id", "query-id")
+_DOCID_KEYS = ("doc_id", "docid", "corpus_id", "corpus-id", "_id", "id")
+
+
+def load_queries(path: Path) -> Dict[str, str]:
+    """Queries from JSONL (``{"_id"|"id"|"qid", "text"|"query"}``) or TSV (``qid<TAB>text``)."""
+    path = Path(path)
+    out: Dict[str, str] = {}
+    if path.suffix.lower() in (".tsv", ".txt"):
+        for n, line in _lines(path):
+            parts = line.split("\t")
+            if len(parts) < 2:
+                raise ConfigError("expected 'query_id<TAB>text'", file=str(path), line=n)
+            if n == 1 and parts[0].lower() in ("query-id", "query_id", "qid", "id"):
+                continue
+            qid = _id(parts[0], path, n, "query id")
+            _no_dup(out, qid, path, n, "query id")
+            out[qid] = "\t".join(parts[1:])
+    else:
+        for n, obj in _jsonl(path):
+            qid = _id(_pick(obj, _QID_KEYS, path, n, "query id"), path, n, "query id")
+            text = _pick(obj, ("text", "query", "title"), path, n, "query text")
+            if not isinstance(text, str):
+                raise ConfigError("query text must be a string", file=str(path), line=n)
+            _no_dup(out, qid, path, n, "query id")
+            out[qid] = text
+    if not out:
+        raise ConfigError("no queries in file", file=str(path))
+    return out
+
+
+def _no_dup(seen: Mapping[str, object], key: str, path: Path, n: int, what: str) -> None:
+    if key in seen:
+        raise ConfigError(f"duplicate {what} {key!r}", file=str(path), line=n)
+
+
+# ------------------------------------------------------------------------ qrels
+
+
+def load_qrels(path: Path) -> Qrels:
+    """Qrels from TREC (``qid 0 docid grade``), BEIR TSV (with header) or JSONL.
+
+    The format is detected from the extension (``.jsonl``) or the first line: a TSV
+    whose first line is a header such as ``query-id<TAB>corpus-id<TAB>score`` is BEIR;
+    four whitespace-separated columns are TREC; three tab-separated columns without
+    header are read as BEIR rows.
+    """
+    path = Path(path)
+    qrels: Qrels = {}
+    if path.suffix.lower() == ".jsonl":
+        for n, obj in _jsonl(path):
+            qid = _id(_pick(obj, _QID_KEYS[1:] + ("_id",), path, n, "query id"), path, n, "query id")
+            did = _id(_pick(obj, _DOCID_KEYS, path, n, "document id"), path, n, "document id")
+            g = _grade(_pick(obj, ("grade", "relevance", "score", "rel"), path, n, "grade"), path, n)
+            _add_judgment(qrels, qid, did, g, path, n)
+    else:
+        for n, line in _lines(path):
+            if "\t" in line:
+                parts = line.split("\t")
+            else:
+                parts = line.split()
+            if n == 1 and _is_header(parts):
+                continue  # BEIR header: query-id corpus-id score
+            if len(parts) == 4:
+                qid, _iter, did, g = parts
+            elif len(parts) == 3:
+                qid, did, g = parts
+            else:
+                raise ConfigError(
+                    f"expected 'qid 0 docid grade' (TREC) or 'qid<TAB>docid<TAB>grade' (BEIR), "
+                    f"got {len(parts)} column(s)",
+                    file=str(path),
+                    line=n,
+                )
+            _add_judgment(
+                qrels,
+                _id(qid, path, n, "query id"),
+                _id(did, path, n, "document id"),
+                _grade(g, path, n),
+                path,
+                n,
+            )
+    if not qrels:
+        raise ConfigError("no judgments in file", file=str(path))
+    return qrels
+
+
+def _is_header(parts: List[str]) -> bool:
+    return parts[0].strip().lower() in ("query-id", "query_id", "qid", "query", "topic") or parts[
+        -1
+    ].strip().lower() in ("score", "relevance", "grade", "rel", "label")
+
+
+def _add_judgment(qrels: Qrels, qid: str, did: str, grade: int, path: Path, n: int) -> None:
+    per_q = qrels.setdefault(qid, {})
+    if did in per_q and per_q[did] != grade:
+        raise ConfigError(
+            f"conflicting grades for ({qid!r}, {did!r}): {per_q[did]} and {grade}", file=str(path), line=n
+        )
+    per_q[did] = grade
+
+
+# ----------------------------------------------------------------------- corpus
+
+
+def load_corpus(path: Path) -> List[Document]:
+    """Documents from JSONL: ``{"_id"|"id"|"doc_id", "title"?, "text", ...}``.
+
+    Every string field other than the id becomes a searchable field.
+    """
+    path = Path(path)
+    docs: List[Document] = []
+    seen: Set[str] = set()
+    for n, obj in _jsonl(path):
+        did = _id(
+            _pick(obj, ("_id", "id", "doc_id", "docid"), path, n, "document id"), path, n, "document id"
+        )
+        if did in seen:
+            raise ConfigError(f"duplicate document id {did!r}", file=str(path), line=n)
+        seen.add(did)
+        fields = {
+            k: v for k, v in obj.items() if isinstance(v, str) and k not in ("_id", "id", "doc_id", "docid")
+        }
+        if not fields:
+            raise ConfigError("document has no text field", file=str(path), line=n)
+        docs.append(Document(did, fields))
+    if not docs:
+        raise ConfigError("no documents in file", file=str(path))
+    return docs
+
+
+# ------------------------------------------------------------------------- tags
+
+
+def load_tags(path: Path) -> Dict[str, Tuple[str, ...]]:
+    """Per-query tags (strata): TSV ``qid<TAB>tag1,tag2`` or JSONL ``{"id", "tags": [...]}``."""
+    path = Path(path)
+    out: Dict[str, Tuple[str, ...]] = {}
+    if path.suffix.lower() == ".jsonl":
+        for n, obj in _jsonl(path):
+            qid = _id(_pick(obj, _QID_KEYS, path, n, "query id"), path, n, "query id")
+            tags = _pick(obj, ("tags", "tag"), path, n, "tags")
+            if isinstance(tags, str):
+                tags = [tags]
+            if not isinstance(tags, list) or not all(isinstance(t, str) and t for t in tags):
+                raise ConfigError("tags must be a string or a list of strings", file=str(path), line=n)
+            out[qid] = tuple(tags)
+    else:
+        for n, line in _lines(path):
+            parts = line.split("\t")
+            if len(parts) != 2:
+                raise ConfigError("expected 'query_id<TAB>tag1,tag2'", file=str(path), line=n)
+            if n == 1 and parts[0].lower() in ("query-id", "query_id", "qid", "id"):
+                continue
+            qid = _id(parts[0], path, n, "query id")
+            out[qid] = tuple(t.strip() for t in parts[1].split(",") if t.strip())
+    return out
+
+
+# ------------------------------------------------------------------------- BEIR
+
+
+def load_beir(folder: Path, split: str = "test", *, with_corpus: bool = True) -> JudgmentSet:
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ConfigError("BEIR folder not found", file=str(folder))
+    qrels_path = folder / "qrels" / f"{split}.tsv"
+    if not qrels_path.exists():
+        have = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
+        raise ConfigError(
+            f"no qrels for split {split!r} (have: {', '.join(have) or 'none'})", file=str(qrels_path)
+        )
+    js = JudgmentSet(queries=load_queries(folder / "queries.jsonl"), qrels=load_qrels(qrels_path))
+    js.sources.update(queries=str(folder / "queries.jsonl"), qrels=str(qrels_path))
+    if with_corpus:
+        js.corpus = load_corpus(folder / "corpus.jsonl")
+        js.sources["corpus"] = str(folder / "corpus.jsonl")
+    return js
+
+
+# ------------------------------------------------------------------------- runs
+
+
+def load_trec_run(path: Path) -> Run:
+    """TREC run file: ``qid Q0 docid rank score tag``, ordered by score as trec_eval does it
+    later; here we keep the file's order per query, sorted by the rank column."""
+    path = Path(path)
+    rows: Dict[str, List[Tuple[int, int, str, float]]] = {}
+    for n, line in _lines(path):
+        parts = line.split()
+        if len(parts) != 6:
+            raise ConfigError(
+                f"expected 'qid Q0 docid rank score tag', got {len(parts)} column(s)", file=str(path), line=n
+            )
+        qid, _q0, did, rank, score, _tag = parts
+        try:
+            r = int(rank)
+        except ValueError:
+            raise ConfigError(f"rank {rank!r} is not an integer", file=str(path), line=n) from None
+        try:
+            s = float(score)
+        except ValueError:
+            raise ConfigError(f"score {score!r} is not a number", file=str(path), line=n) from None
+        if s != s:
+            raise ConfigError("score is NaN", file=str(path), line=n)
+        rows.setdefault(qid, []).append((r, n, did, s))
+    if not rows:
+        raise ConfigError("no lines in run file", file=str(path))
+    run: Run = {}
+    for qid, items in rows.items():
+        items.sort(key=lambda t: (t[0], t[1]))
+        seen: Set[str] = set()
+        for _r, n, did, _s in items:
+            if did in seen:
+                raise ConfigError(f"document {did!r} appears twice for query {qid!r}", file=str(path), line=n)
+            seen.add(did)
+        run[qid] = Ranking([t[2] for t in items], [t[3] for t in items])
+    return run
+
+
+def write_trec_run(run: Mapping[str, Ranking], out, tag: str = "pytest-retrieval") -> None:
+    for qid, ranking in run.items():
+        for i, (did, s) in enumerate(zip(ranking.doc_ids, ranking.scores), 1):
+            out.write(f"{qid} Q0 {did} {i} {s!r} {tag}\n")
+
+
+# --------------------------------------------------------------------- overlap
+
+
+@dataclass
+class Overlap:
+    queries: int
+    qrels: int
+    both: int
+    run: Optional[int] = None
+    run_and_judged: Optional[int] = None
+    qrels_without_query: List[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        s = (
+            f"{self.queries} queries, {self.qrels} judged, {self.both} with both a text "
+            f"and a relevant judgment"
+        )
+        if self.run is not None:
+            s += f"; {self.run} sent to every retriever"
+        return s
+
+
+def check_overlap(js: JudgmentSet, *, where: str) -> Overlap:
+    """Refuse a judgment set whose queries and qrels share no id (the wrong-split mistake)."""
+    relevant = {q for q, d in js.qrels.items() if any(g > 0 for g in d.values())}
+    both = relevant & set(js.queries)
+    ov = Overlap(
+        queries=len(js.queries),
+        qrels=len(js.qrels),
+        both=len(both),
+        qrels_without_query=sorted(set(js.qrels) - set(js.queries)),
+    )
+    if not both:
+        q_ex = ", ".join(repr(q) for q in list(js.queries)[:3])
+        r_ex = ", ".join(repr(q) for q in list(js.qrels)[:3])
+        raise ConfigError(
+            f"no query id has both a text and a relevant judgment ({len(js.queries)} queries "
+            f"e.g. {q_ex}; {len(js.qrels)} judged e.g. {r_ex}): wrong split or wrong file?",
+            file=where,
+        )
+    return ov

@@ -1,0 +1,333 @@
+"""The suite file: schema (pydantic, published as JSON Schema), loading and validation.
+
+A suite file (``retrieval_*.yaml`` or ``*.retrieval.yaml``) names a judgment set, a
+backend, an embedder, retrievers (leaves and stages built on others) and floors.
+Every mistake becomes one ``ConfigError`` line: file, key path, line, problem.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from typing_extensions import Annotated
+
+LATENCY_KEYS = ("p50_ms", "p95_ms", "p99_ms")
+# pXX(retriever) / pXX(latency.baseline), timed interleaved in the same job (A/B)
+LATENCY_RATIO_KEYS = ("p50_ratio", "p95_ratio", "p99_ratio")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+# ------------------------------------------------------------------- judgments
+
+
+class InlineQuery(_Strict):
+    id: Union[str, int] = Field(description="Query id (ints are read as strings).")
+    text: str
+    tags: List[str] = Field(default_factory=list)
+    relevant: Dict[str, int] = Field(
+        default_factory=dict, description="doc id -> grade (0 = judged non-relevant)."
+    )
+
+    @field_validator("relevant", mode="before")
+    @classmethod
+    def _str_keys(cls, v: Any) -> Any:
+        if isinstance(v, dict):
+            return {str(k): g for k, g in v.items()}
+        return v
+
+
+class InlineDocument(_Strict):
+    id: Union[str, int]
+    title: Optional[str] = None
+    text: str
+
+
+class JudgmentsConfig(_Strict):
+    beir: Optional[str] = Field(None, description="BEIR folder (corpus.jsonl, queries.jsonl, qrels/).")
+    split: str = Field("test", description="BEIR qrels split.")
+    queries: Optional[str] = Field(None, description="Queries file (JSONL or TSV).")
+    qrels: Optional[str] = Field(None, description="Qrels file (TREC, BEIR TSV or JSONL).")
+    corpus: Optional[str] = Field(None, description="Corpus JSONL (for throwaway/embedded indexes).")
+    tags: Optional[str] = Field(None, description="Per-query tags (TSV or JSONL).")
+    inline: Optional[List[InlineQuery]] = None
+    documents: Optional[List[InlineDocument]] = None
+    relevance_threshold: Annotated[int, Field(ge=1)] = Field(
+        1, description="Binary metrics (MRR, recall, MAP, ...) count grade >= this as relevant."
+    )
+
+
+# ---------------------------------------------------------------------- backend
+
+
+class ConnectionConfig(_Strict):
+    hosts: List[str] = Field(default_factory=lambda: ["http://localhost:9200"])
+    api_key: Optional[SecretStr] = None
+    username: Optional[str] = None
+    password: Optional[SecretStr] = None
+    ca_certs: Optional[str] = None
+    verify_certs: bool = True
+    request_timeout: Annotated[float, Field(gt=0)] = 30.0
+    max_retries: Annotated[int, Field(ge=0)] = 3
+    retry_on_timeout: bool = True
+    batch_size: Annotated[int, Field(ge=1)] = Field(100, description="Queries per _msearch request.")
+    concurrency: Annotated[int, Field(ge=1)] = Field(3, description="_msearch requests in flight.")
+
+
+class IndexConfig(_Strict):
+    name: Optional[str] = Field(
+        None, description="Existing index (read-only). Omit for a throwaway index built from the corpus."
+    )
+    mappings: Optional[Dict[str, Any]] = None
+    settings: Optional[Dict[str, Any]] = None
+    vector_field: str = "embedding"
+    reap_after_hours: Annotated[float, Field(gt=0)] = Field(
+        24, description="Throwaway indexes of crashed runs older than this are deleted."
+    )
+
+
+class BackendConfig(_Strict):
+    type: Literal["embedded", "elasticsearch", "opensearch"] = "embedded"
+    connection: Optional[ConnectionConfig] = None
+    index: IndexConfig = Field(default_factory=IndexConfig)
+
+
+# --------------------------------------------------------------------- embedder
+
+
+class PrecomputedEmbedderConfig(_Strict):
+    type: Literal["precomputed"]
+    queries: str
+    query_ids: Optional[str] = None
+    documents: Optional[str] = None
+    document_ids: Optional[str] = None
+
+
+class OnnxEmbedderConfig(_Strict):
+    type: Literal["onnx"]
+    model: str
+    max_length: Annotated[int, Field(gt=0)] = 256
+    batch_size: Annotated[int, Field(gt=0)] = 32
+    normalize: bool = True
+
+
+class SentenceTransformersEmbedderConfig(_Strict):
+    type: Literal["sentence-transformers"]
+    model: str
+
+
+class CallableEmbedderConfig(_Strict):
+    type: Literal["callable"]
+    function: str = Field(description="module:function taking a list of texts")
+
+
+EmbedderConfig = Annotated[
+    Union[
+        PrecomputedEmbedderConfig,
+        OnnxEmbedderConfig,
+        SentenceTransformersEmbedderConfig,
+        CallableEmbedderConfig,
+    ],
+    Field(discriminator="type"),
+]
+
+
+# ------------------------------------------------------------------- retrievers
+
+
+class BM25RetrieverConfig(_Strict):
+    type: Literal["bm25"]
+    fields: Union[List[str], Dict[str, float]] = Field(
+        default_factory=lambda: ["title", "text"],
+        description="Fields to search: ['title^2', 'text'] or {title: 2, text: 1}.",
+    )
+    multi_match_type: Literal["best_fields", "most_fields"] = "best_fields"
+    tie_breaker: Annotated[float, Field(ge=0, le=1)] = 0.0
+    k1: Annotated[float, Field(ge=0)] = 1.2
+    b: Annotated[float, Field(ge=0, le=1)] = 0.75
+    stopwords: Optional[Literal["english"]] = None
+
+
+class KnnRetrieverConfig(_Strict):
+    type: Literal["knn"]
+    similarity: Literal["cosine", "dot_product", "l2_norm"] = "cosine"
+    num_candidates: Optional[Annotated[int, Field(gt=0)]] = None
+    field: Optional[str] = None
+    filter: Optional[Dict[str, Any]] = None
+
+
+class TemplateRetrieverConfig(_Strict):
+    type: Literal["template"]
+    body: Dict[str, Any] = Field(description="Query body with {{query_text}}, {{query_vector}}, {{k}}.")
+    pipeline: Optional[str] = None
+
+
+class RRFRetrieverConfig(_Strict):
+    type: Literal["rrf"]
+    of: List[str] = Field(min_length=2)
+    rank_constant: Annotated[int, Field(ge=1)] = 60
+    window: Optional[Annotated[int, Field(ge=1)]] = None
+    semantics: Optional[Literal["elasticsearch", "opensearch"]] = None
+
+
+class WeightedRetrieverConfig(_Strict):
+    type: Literal["weighted"]
+    of: List[str] = Field(min_length=2)
+    normalization: Literal["min_max", "l2"] = "min_max"
+    combination: Literal["arithmetic_mean", "geometric_mean", "harmonic_mean"] = "arithmetic_mean"
+    weights: Optional[List[Annotated[float, Field(ge=0, le=1)]]] = None
+    window: Optional[Annotated[int, Field(ge=1)]] = None
+
+
+class LinearRetrieverConfig(_Strict):
+    type: Literal["linear"]
+    of: List[str] = Field(min_length=2)
+    normalizer: Literal["minmax", "l2_norm", "none"] = "minmax"
+    weights: Optional[List[Annotated[float, Field(ge=0)]]] = None
+    window: Optional[Annotated[int, Field(ge=1)]] = None
+
+
+class RerankRetrieverConfig(_Strict):
+    type: Literal["rerank"]
+    of: List[str] = Field(
+        min_length=1, max_length=1, description="The one retriever whose candidates are reranked."
+    )
+    window: Annotated[int, Field(ge=1)] = Field(
+        100, description="Candidates re-scored per query (the reranked ranking holds only these)."
+    )
+    reranker: Dict[str, Any] = Field(
+        description="type: onnx-cross-encoder | onnx-bi-encoder | sentence-transformers | "
+        "cohere | callable, plus its options (see README)."
+    )
+    min_lift: Annotated[float, Field(ge=-1, le=1)] = Field(
+        0.01,
+        description="Verdict: the reranker earns its cost when it lifts nDCG@10 over its "
+        "input by at least this much ...",
+    )
+    p95_budget_ms: Optional[Annotated[float, Field(gt=0)]] = Field(
+        None, description="... and its p95 stays within this budget (default: its p95_ms floor)."
+    )
+
+
+RetrieverConfig = Annotated[
+    Union[
+        BM25RetrieverConfig,
+        KnnRetrieverConfig,
+        TemplateRetrieverConfig,
+        RRFRetrieverConfig,
+        WeightedRetrieverConfig,
+        LinearRetrieverConfig,
+        RerankRetrieverConfig,
+    ],
+    Field(discriminator="type"),
+]
+
+FUSION_TYPES = ("rrf", "weighted", "linear")
+STAGE_TYPES = FUSION_TYPES + ("rerank",)  # retrievers built on others ('of'), run client-side
+
+
+# ------------------------------------------------------------------------ other
+
+
+class EvaluationConfig(_Strict):
+    profile: Literal["exp", "trec"] = Field(
+        "exp", description="nDCG gain: exp = 2^rel - 1 (design default), trec = rel (trec_eval)."
+    )
+    ties: Literal["engine", "trec"] = Field(
+        "engine", description="engine = keep the engine's order; trec = score desc, docid desc."
+    )
+    depth: Annotated[int, Field(ge=1)] = Field(100, description="Hits fetched per query.")
+    metrics: List[str] = Field(
+        default_factory=lambda: ["ndcg@10", "mrr@10", "recall@100"],
+        description="Metrics shown in the summary and report.",
+    )
+
+
+class LatencyConfig(_Strict):
+    enabled: bool = True
+    warmup: Annotated[int, Field(ge=0)] = 5
+    repetitions: Union[Annotated[int, Field(ge=1)], Literal["auto"]] = Field(
+        "auto",
+        description="Passes over the queries; auto = enough for 20 samples above the "
+        "gated percentile (p95: 400 samples, p99: 2000).",
+    )
+    max_queries: Optional[Annotated[int, Field(ge=1)]] = None
+    verdict: Literal["ci", "point"] = Field(
+        "ci",
+        description="ci: fail only when the percentile's lower confidence bound is above "
+        "the ceiling (does not flake on noise); point: compare the estimate.",
+    )
+    confidence: Annotated[float, Field(gt=0.5, lt=1)] = 0.95
+    baseline: Optional[str] = Field(
+        None,
+        description="A/B: the retriever timed interleaved (same machine, same job) with "
+        "every retriever that has a p50_ratio/p95_ratio/p99_ratio ceiling.",
+    )
+
+
+class RegressionConfig(_Strict):
+    """Paired comparison of every query against a committed baseline (non-inferiority)."""
+
+    baseline: Optional[str] = Field(
+        None, description="Baseline JSON (default: <suite file stem>.baseline.json beside it)."
+    )
+    max_drop: Dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(
+        description="metric -> the largest mean drop tolerated, e.g. {ndcg@10: 0.01}.", min_length=1
+    )
+    retrievers: Optional[List[str]] = Field(None, description="Retrievers compared (default: all).")
+    strata: bool = Field(False, description="Also one gate per query tag, Holm-corrected across tags.")
+    confidence: Annotated[float, Field(gt=0.5, lt=1)] = 0.95
+    resamples: Annotated[int, Field(ge=100)] = 10000
+    seed: int = 0
+    on_fingerprint_mismatch: Literal["floors_only", "error"] = Field(
+        "floors_only", description="When queries/qrels/corpus changed since the baseline."
+    )
+
+
+class UnanswerableConfig(_Strict):
+    """Queries with no relevant document in the corpus, scored by whether the retriever abstains."""
+
+    tag: str = Field("unanswerable", description="The query tag marking them.")
+    threshold: Dict[str, float] = Field(
+        default_factory=dict,
+        description="retriever -> top score below which it abstains "
+        "(without one, only zero hits count as abstaining).",
+    )
+
+
+FloorValue = Union[float, int]
+
+
+class SuiteFile(_Strict):
+    """Schema of a pytest-retrieval suite file."""
+
+    model_config = ConfigDict(extra="forbid", title="pytest-retrieval suite")
+
+    suite: Optional[str] = Field(None, description="Suite name (default: the file name).")
+    description: Optional[str] = None
+    judgments: JudgmentsConfig
+    backend: BackendConfig = Field(default_factory=BackendConfig)
+    embedder: Optional[EmbedderConfig] = None
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    latency: LatencyConfig = Field(default_factory=LatencyConfig)
+    retrievers: Dict[str, RetrieverConfig] = Field(min_length=1)
+    regression: Optional[RegressionConfig] = None
+    unanswerable: Optional[UnanswerableConfig] = None
+    floors: Dict[str, Dict[str, FloorValue]] = Field(
+        default_factory=dict,
+        description="retriever -> {metric: floor}. Quality metrics pass when value >= floor; "
+        "p50_ms/p95_ms/p99_ms pass when value <= floor.",
+    )
+
+
+def json_schema() -> Dict[str, Any]:
+    schema = SuiteFile.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["properties"]["include"] = {
+        "description": "Files merged before this one (this file overrides them).",
+        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+    }
+    return schema

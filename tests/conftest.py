@@ -1,0 +1,32 @@
+"""Repository-level pytest configuration for pytest-retrieval's own tests.
+
+The plugin itself is registered through its ``pytest11`` entry point (``pip install -e .``);
+nothing here is needed by users. Tests may read the public collections in ``../shared``
+(beside the project root; CI has it too); the product and ``example_suite/`` never do.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("PYTEST_RETRIEVAL_SHARED", ROOT.parent / "shared"))
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """``../shared``; missing it under CI=true is a failure, never a skip."""
+    if not (SHARED / "data").is_dir():
+        msg = f"shared test data not found at {SHARED} (set PYTEST_RETRIEVAL_SHARED)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def scifact_dir(shared_dir: Path) -> Path:
+    return shared_dir / "data" / "scifact"

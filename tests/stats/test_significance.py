@@ -1,0 +1,532 @@
+"""significance.py against scipy, brute force and hand computations."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+
+import numpy as np
+import pytest
+from scipy import special, stats  # noqa: E402  (test dependency: the reference)
+
+from pytest_retrieval.stats import significance as S
+from pytest_retrieval.stats.significance import (
+    ab_ratio,
+    ab_schedule,
+    abstention,
+    betainc,
+    estimate_sd_diff,
+    holm,
+    latency_percentile_ci,
+    latency_verdict,
+    minimum_detectable_drop,
+    noninferiority_pass_probability,
+    normal_cdf,
+    normal_ppf,
+    paired_comparison,
+    queries_needed,
+    repetitions_needed,
+    strata_from_tags,
+    stratified_comparison,
+    t_cdf,
+    t_ppf,
+    t_sf,
+)
+from pytest_retrieval.types import Ranking
+
+
+def ndcg_like(rng, n):
+    """Per-query values shaped like nDCG@10: a lump at 0, a lump at 1, the rest between."""
+    u = rng.random(n)
+    v = rng.beta(2, 2, n)
+    return np.where(u < 0.15, 0.0, np.where(u > 0.7, 1.0, v))
+
+
+def as_map(values, prefix="q"):
+    return {f"{prefix}{i}": float(v) for i, v in enumerate(values)}
+
+
+# =========================================================================== distributions
+
+
+def test_normal_ppf_matches_scipy_to_1e9():
+    ps = np.concatenate(
+        [
+            np.logspace(-300, -1, 400),
+            np.linspace(0.001, 0.999, 999),
+            1 - np.logspace(-16, -1, 200),
+            [0.02425, 1 - 0.02425, 0.5],
+        ]
+    )
+    for p in ps:
+        ours, ref = normal_ppf(float(p)), stats.norm.ppf(p)
+        assert abs(ours - ref) <= 1e-9 * max(1.0, abs(ref)), (p, ours, ref)
+        assert abs(ours - ref) <= 1e-12 * max(1.0, abs(ref)), (p, ours, ref)
+    assert normal_ppf(0.0) == -math.inf and normal_ppf(1.0) == math.inf
+    assert normal_ppf(0.95) == pytest.approx(1.6448536269514722, abs=1e-15)
+    with pytest.raises(ValueError):
+        normal_ppf(1.5)
+
+
+def test_normal_cdf_matches_scipy():
+    for x in np.linspace(-38, 9, 500):
+        ref = stats.norm.cdf(x)
+        assert abs(normal_cdf(float(x)) - ref) <= 1e-14 * max(ref, 1e-300) + 1e-16
+
+
+def test_betainc_matches_scipy():
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        a, b = rng.uniform(0.1, 60, 2)
+        x = rng.random()
+        assert betainc(a, b, x) == pytest.approx(special.betainc(a, b, x), rel=1e-10, abs=1e-14)
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4.5, 7, 10, 29, 100, 299, 1000, 1e5])
+def test_t_cdf_matches_scipy_to_1e8(df):
+    for t in np.concatenate(
+        [np.linspace(-50, 50, 401), np.linspace(-3, 3, 121), [1e-8, -1e-8, 0.0, 1.0, -1.0, 200.0]]
+    ):
+        ref = stats.t.cdf(t, df)
+        assert abs(t_cdf(float(t), df) - ref) <= 1e-8, (t, df)
+        assert abs(t_sf(float(t), df) - stats.t.sf(t, df)) <= 1e-8
+    for p in (1e-6, 0.001, 0.025, 0.05, 0.2, 0.5, 0.8, 0.95, 0.999):
+        assert t_ppf(p, df) == pytest.approx(stats.t.ppf(p, df), rel=1e-9, abs=1e-12)
+
+
+def test_t_cdf_tails_are_relatively_accurate():
+    for df in (5, 30, 299):
+        for t in (-8.0, -15.0, -40.0):
+            assert t_cdf(t, df) == pytest.approx(stats.t.cdf(t, df), rel=1e-9)
+
+
+# =========================================================================== paired test
+
+
+@pytest.mark.parametrize("n,seed", [(2, 1), (5, 2), (30, 3), (300, 4), (1000, 5)])
+def test_paired_t_matches_scipy_ttest_rel(n, seed):
+    rng = np.random.default_rng(seed)
+    b = ndcg_like(rng, n)
+    c = np.clip(b + rng.normal(-0.01, 0.1, n), 0, 1)
+    r = paired_comparison(as_map(b), as_map(c), max_drop=0.01, n_resamples=1000)
+    ref = stats.ttest_rel(c, b)
+    assert r.t_statistic == pytest.approx(ref.statistic, rel=1e-10)
+    assert r.p_ttest == pytest.approx(ref.pvalue, rel=1e-8, abs=1e-12)
+    assert r.df == n - 1
+    # the non-inferiority t cross-check is the one-sided test of the shifted differences
+    one = stats.ttest_1samp(c - b + 0.01, 0.0, alternative="greater")
+    assert r.p_ttest_noninferiority == pytest.approx(one.pvalue, rel=1e-8, abs=1e-12)
+
+
+def brute_force_sign_flip(d):
+    obs = abs(sum(d))
+    hits = 0
+    for signs in itertools.product((1, -1), repeat=len(d)):
+        if abs(sum(s * x for s, x in zip(signs, d))) >= obs - 1e-12:
+            hits += 1
+    return hits / 2 ** len(d)
+
+
+@pytest.mark.parametrize("n,seed", [(1, 0), (4, 1), (9, 2), (12, 3)])
+def test_exact_randomization_matches_brute_force(n, seed):
+    rng = np.random.default_rng(seed)
+    b = ndcg_like(rng, n)
+    c = np.clip(b + rng.normal(0.05, 0.2, n), 0, 1)
+    r = paired_comparison(as_map(b), as_map(c), max_drop=0.01, n_resamples=1000)
+    assert r.randomization_exact
+    assert r.p_randomization == pytest.approx(brute_force_sign_flip((c - b).tolist()), abs=1e-15)
+
+
+def test_exact_randomization_matches_scipy_permutation_test():
+    rng = np.random.default_rng(11)
+    b = ndcg_like(rng, 14)
+    c = np.clip(b + rng.normal(0.08, 0.15, 14), 0, 1)
+    ref = stats.permutation_test(
+        (c, b),
+        lambda x, y, axis: np.mean(x - y, axis=axis),
+        permutation_type="samples",
+        n_resamples=np.inf,
+        vectorized=True,
+        alternative="two-sided",
+    )
+    r = paired_comparison(as_map(b), as_map(c), max_drop=0.0)
+    assert r.p_randomization == pytest.approx(ref.pvalue, abs=1e-12)
+
+
+def test_monte_carlo_randomization_close_to_exact():
+    rng = np.random.default_rng(12)
+    n = 14
+    b = ndcg_like(rng, n)
+    c = np.clip(b + rng.normal(0.06, 0.15, n), 0, 1)
+    d = c - b
+    ref = stats.permutation_test(
+        (c, b),
+        lambda x, y, axis: np.mean(x - y, axis=axis),
+        permutation_type="samples",
+        n_resamples=np.inf,
+        vectorized=True,
+        alternative="two-sided",
+    ).pvalue
+    p, exact = S._sign_flip_p(d, 20000, S._rng(0), exact_max=0)  # force Monte Carlo
+    assert not exact
+    se = math.sqrt(ref * (1 - ref) / 20000)
+    assert abs(p - ref) < 4 * se + 1e-4
+    # n = 20 through paired_comparison (Monte Carlo) vs our exact enumeration of 2^20
+    b = ndcg_like(rng, 20)
+    c = np.clip(b + rng.normal(0.05, 0.2, 20), 0, 1)
+    r = paired_comparison(as_map(b), as_map(c), max_drop=0.0, n_resamples=20000)
+    exact_p, was_exact = S._sign_flip_p(c - b, 0, S._rng(0), exact_max=20)
+    assert was_exact and not r.randomization_exact
+    se = math.sqrt(exact_p * (1 - exact_p) / 20000)
+    assert abs(r.p_randomization - exact_p) < 4 * se + 1e-4 and 0 < r.p_randomization <= 1
+
+
+def test_bootstrap_ci_close_to_scipy_bootstrap():
+    rng = np.random.default_rng(21)
+    n = 200
+    b = ndcg_like(rng, n)
+    c = np.clip(b + rng.normal(-0.01, 0.15, n), 0, 1)
+    d = c - b
+    se = d.std(ddof=1) / math.sqrt(n)
+    for ours_method, scipy_method in (("percentile", "percentile"), ("bca", "BCa")):
+        r = paired_comparison(as_map(b), as_map(c), max_drop=0.01, ci_method=ours_method)
+        # our (ci_low, ci_high) = the two-sided 2*0.95-1 = 90% interval
+        ref = stats.bootstrap(
+            (d,),
+            np.mean,
+            confidence_level=0.90,
+            method=scipy_method,
+            n_resamples=10000,
+            random_state=np.random.default_rng(0),
+        )
+        assert r.ci_low == pytest.approx(ref.confidence_interval.low, abs=0.1 * se)
+        assert r.ci_high == pytest.approx(ref.confidence_interval.high, abs=0.1 * se)
+        # and both close to the t interval
+        tq = stats.t.ppf(0.95, n - 1)
+        assert r.ci_low == pytest.approx(d.mean() - tq * se, abs=0.15 * se)
+
+
+def test_bca_p_values_invert_the_interval():
+    rng = np.random.default_rng(5)
+    b = ndcg_like(rng, 60)
+    c = np.clip(b + rng.normal(0.0, 0.2, 60), 0, 1)
+    r = paired_comparison(as_map(b), as_map(c), max_drop=0.0, ci_method="bca")
+    # the margin at which the BCa lower bound sits has p_noninferiority ~ alpha
+    r2 = paired_comparison(as_map(b), as_map(c), max_drop=-r.ci_low + 1e-12, ci_method="bca")
+    assert r2.p_noninferiority == pytest.approx(0.05, abs=0.002)
+
+
+def test_percentile_p_value_agrees_exactly_with_ci_verdict():
+    rng = np.random.default_rng(8)
+    for i in range(60):
+        n = int(rng.integers(5, 80))
+        b = ndcg_like(rng, n)
+        c = np.clip(b + rng.normal(rng.uniform(-0.05, 0.05), 0.15, n), 0, 1)
+        for margin in (0.0, 0.01, 0.03):
+            r = paired_comparison(as_map(b), as_map(c), max_drop=margin, n_resamples=2000, seed=i)
+            assert r.non_inferior == (r.p_noninferiority < r.alpha)
+            assert r.improved == (r.p_improvement < r.alpha)
+
+
+def test_determinism_and_order_independence():
+    rng = np.random.default_rng(9)
+    b = as_map(ndcg_like(rng, 200))
+    c = {q: min(1.0, v + rng.normal(0, 0.1)) for q, v in b.items()}
+    r1 = paired_comparison(b, c, max_drop=0.01, seed=7)
+    r2 = paired_comparison(dict(reversed(list(b.items()))), dict(sorted(c.items())), max_drop=0.01, seed=7)
+    assert r1.as_dict() == r2.as_dict()
+    r3 = paired_comparison(b, c, max_drop=0.01, seed=8)
+    assert (r3.ci_low, r3.p_randomization) != (r1.ci_low, r1.p_randomization)
+    assert r3.mean_diff == r1.mean_diff and r3.p_ttest == r1.p_ttest
+
+
+def test_unchanged_pipeline_passes():
+    rng = np.random.default_rng(1)
+    values = as_map(ndcg_like(rng, 300))
+    for margin in (0.0, 0.01):
+        r = paired_comparison(values, dict(values), max_drop=margin)
+        assert r.non_inferior and not r.regressed and not r.improved
+        assert (r.ci_low, r.ci_high, r.mean_diff) == (0.0, 0.0, 0.0)
+        assert r.p_randomization == 1.0 and r.p_ttest == 1.0
+        assert (r.won, r.lost, r.tied) == (0, 0, 300) and r.effect_size == 0.0
+        assert r.worst(5) == [] and r.p_noninferiority == 0.0
+
+
+def test_real_drop_of_005_over_300_queries_fails():
+    rng = np.random.default_rng(2)
+    b = rng.uniform(0.3, 1.0, 300)
+    # ~40% of the queries lose ~0.125 each, the rest are unchanged: mean drop exactly 0.05
+    hit = rng.random(300) < 0.4
+    c = b + np.where(hit, -0.05 * 300 / hit.sum(), 0.0)
+    r = paired_comparison(as_map(b), as_map(c), max_drop=0.01)
+    assert r.mean_diff == pytest.approx(-0.05)
+    assert r.regressed and r.significant_drop and r.ci_high < -0.01
+    assert r.p_randomization < 1e-3 and r.p_ttest < 1e-10
+    assert r.lost == hit.sum() and r.won == 0
+    assert "FAIL, regressed by more than 0.01" in r.describe("bm25 ndcg@10")
+
+
+def test_small_drop_within_margin_passes():
+    rng = np.random.default_rng(4)
+    b = rng.uniform(0.2, 0.8, 300)
+    d = np.zeros(300)
+    d[:20] = 0.1  # 20 queries gain 0.1, 26 lose 0.1: mean drop exactly 0.002
+    d[20:46] = -0.1
+    rng.shuffle(d)
+    r = paired_comparison(as_map(b), as_map(b + d), max_drop=0.01)
+    assert r.mean_diff == pytest.approx(-0.002)
+    assert r.non_inferior and not r.improved
+    assert (r.won, r.lost, r.tied) == (20, 26, 254)
+    assert [q.diff for q in r.worst(3)] == pytest.approx([-0.1] * 3)
+    assert len(r.worst(100)) == 26 and len(r.best(100)) == 20
+
+
+def test_worst_queries_order_and_unpaired():
+    b = {"a": 0.9, "b": 0.5, "c": 0.4, "d": 0.3, "x": 1.0}
+    c = {"a": 0.1, "b": 0.4, "c": 0.5, "d": 0.2, "y": 0.0}
+    r = paired_comparison(b, c, max_drop=0.0, n_resamples=1000)
+    assert r.n == 4 and r.only_in_baseline == ("x",) and r.only_in_current == ("y",)
+    assert r.unpaired == 2
+    worst = r.worst(5)
+    assert [q.qid for q in worst] == ["a", "b", "d"]  # b and d tie at -0.1: by qid
+    assert worst[0].diff == pytest.approx(-0.8) and r.best(1)[0].qid == "c"
+    assert "not compared: 1 queries only in the baseline, 1 only in this run" in r.describe()
+
+
+def test_constant_shift_and_edge_cases():
+    b = as_map([0.5] * 20)
+    c = as_map([0.49] * 20)
+    r = paired_comparison(b, c, max_drop=0.01)
+    assert r.ci_low == r.ci_high == r.mean_diff == pytest.approx(-0.01)
+    assert r.p_ttest == 0.0 and r.effect_size == -math.inf
+    one = paired_comparison({"q": 0.5}, {"q": 0.7}, max_drop=0.0, n_resamples=100)
+    assert one.n == 1 and one.p_randomization == 1.0 and math.isnan(one.p_ttest)
+    assert one.improved  # a single query is taken at face value: see minimum_detectable_drop
+    with pytest.raises(ValueError, match="no query is in both"):
+        paired_comparison({"a": 1.0}, {"b": 1.0}, max_drop=0.01)
+    with pytest.raises(ValueError, match="max_drop"):
+        paired_comparison(b, c, max_drop=-0.01)
+    with pytest.raises(ValueError, match="non-finite"):
+        paired_comparison({"a": math.nan}, {"a": 1.0}, max_drop=0.01)
+    with pytest.raises(ValueError, match="confidence"):
+        paired_comparison(b, c, max_drop=0.01, confidence=95)
+
+
+def test_speed_10000_resamples_1000_queries():
+    rng = np.random.default_rng(0)
+    b = as_map(ndcg_like(rng, 1000))
+    c = {q: v + rng.normal(0, 0.1) for q, v in b.items()}
+    paired_comparison(b, c, max_drop=0.01, n_resamples=200)  # warm up
+    t0 = time.perf_counter()
+    paired_comparison(b, c, max_drop=0.01)
+    assert time.perf_counter() - t0 < 3.0  # ~0.2 s typically; generous for busy CI hosts
+
+
+# =========================================================================== Holm, strata
+
+
+def test_holm_by_hand():
+    p = {"a": 0.01, "b": 0.04, "c": 0.03, "d": 0.005}
+    out = holm(p, alpha=0.05)
+    # sorted: d .005*4=.02, a .01*3=.03, c .03*2=.06, b .04*1=.04 -> monotone .06
+    assert out["d"] == (pytest.approx(0.02), True)
+    assert out["a"] == (pytest.approx(0.03), True)
+    assert out["c"] == (pytest.approx(0.06), False)
+    assert out["b"] == (pytest.approx(0.06), False)
+
+
+def test_holm_statsmodels_like_expectations():
+    # statsmodels.stats.multitest.multipletests([...], method="holm") gives these
+    pv = [0.01, 0.02, 0.03, 0.04, 0.05, 0.2, 0.7]
+    out = holm({str(i): p for i, p in enumerate(pv)}, alpha=0.05)
+    assert [out[str(i)][0] for i in range(7)] == pytest.approx([0.07, 0.12, 0.15, 0.16, 0.16, 0.4, 0.7])
+    assert not any(r for _, r in out.values())
+    out = holm({"x": 0.9, "y": 0.8}, alpha=0.05)
+    assert out["x"][0] == 1.0 and out["y"][0] == 1.0  # capped at 1
+    out = holm({"x": 0.025, "y": 0.025}, alpha=0.05)  # ties: equal, boundary rejects (<=)
+    assert out["x"] == out["y"] == (0.05, True)
+    assert holm({}, 0.05) == {}
+    with pytest.raises(ValueError):
+        holm({"x": math.nan})
+
+
+def test_holm_matches_sorted_bonferroni_steps_randomly():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        m = int(rng.integers(1, 9))
+        p = {f"s{i}": float(x) for i, x in enumerate(rng.random(m) ** 3)}
+        out = holm(p, 0.05)
+        order = sorted(p, key=p.get)
+        # step-down: reject while p_(i) <= alpha / (m - i)
+        expected = set()
+        for i, k in enumerate(order):
+            if p[k] <= 0.05 / (m - i):
+                expected.add(k)
+            else:
+                break
+        assert {k for k, (_, r) in out.items() if r} == expected
+        adj = [out[k][0] for k in order]
+        assert adj == sorted(adj) and all(a <= 1 for a in adj)
+
+
+def test_stratified_comparison_holm_and_single_stratum():
+    rng = np.random.default_rng(6)
+    b = as_map(ndcg_like(rng, 240))
+    c = dict(b)
+    tags = {
+        q: (("hard",) if i % 3 == 0 else ("easy",)) + (("long",) if i % 2 else ()) for i, q in enumerate(b)
+    }
+    strata = strata_from_tags(tags)
+    assert sorted(strata) == ["easy", "hard", "long"] and len(strata["hard"]) == 80
+    for i, q in enumerate(b):  # the hard stratum loses 0.1 on half its queries
+        if i % 3 == 0 and i % 2 == 0:
+            c[q] = b[q] - 0.1
+    out = stratified_comparison(b, c, strata, max_drop=0.01, n_resamples=4000)
+    assert not out["hard"].passed and out["easy"].passed
+    raw = {k: v.result.p_noninferiority for k, v in out.items()}
+    for k, (adj, _) in holm(raw, 0.05).items():
+        assert out[k].p_adjusted == adj
+    assert "Holm-adjusted" in out["hard"].describe("hard")
+    # one stratum: Holm changes nothing, the verdict is the CI verdict
+    for margin in (0.0, 0.02, 0.05, 0.08):
+        one = stratified_comparison(b, c, {"hard": strata["hard"]}, max_drop=margin, n_resamples=4000)["hard"]
+        assert one.passed == one.result.non_inferior
+    # per-stratum margins, and an empty stratum is an error entry outside the family
+    out = stratified_comparison(
+        b, c, {"hard": strata["hard"], "none": ["zz"]}, max_drop={"hard": 0.2, "none": 0.01}, n_resamples=1000
+    )
+    assert out["hard"].passed and out["hard"].p_adjusted == out["hard"].result.p_noninferiority
+    assert out["none"].result is None and not out["none"].passed and "none" in out["none"].error
+
+
+# =========================================================================== latency
+
+
+def test_repetitions_needed():
+    assert repetitions_needed(95) == 400
+    assert repetitions_needed(99) == 2000
+    assert repetitions_needed(50) == 40
+    assert repetitions_needed(99.9) == 20000
+    assert repetitions_needed(95, min_tail_samples=10) == 200
+    assert repetitions_needed(90, 1) == 10
+    with pytest.raises(ValueError):
+        repetitions_needed(100)
+
+
+def test_latency_percentile_ci_point_and_scipy():
+    rng = np.random.default_rng(3)
+    x = rng.lognormal(0.0, 0.5, 800)
+    point, lo, hi = latency_percentile_ci(x, 95)
+    assert point == pytest.approx(np.percentile(x, 95), rel=1e-12)
+    assert lo < point < hi
+    ref = stats.bootstrap(
+        (x,),
+        lambda s, axis: np.percentile(s, 95, axis=axis),
+        confidence_level=0.90,
+        method="percentile",
+        n_resamples=5000,
+        random_state=np.random.default_rng(1),
+    )
+    width = hi - lo
+    assert lo == pytest.approx(ref.confidence_interval.low, abs=0.15 * width)
+    assert hi == pytest.approx(ref.confidence_interval.high, abs=0.15 * width)
+    assert latency_percentile_ci(x, 95) == (point, lo, hi)  # seeded
+    assert latency_percentile_ci([3.0], 95) == (3.0, 3.0, 3.0)
+
+
+def test_latency_verdict_fails_only_when_confident():
+    rng = np.random.default_rng(4)
+    x = rng.lognormal(0.0, 0.3, 400)
+    p95 = np.percentile(x, 95)
+    assert latency_verdict(x, ceiling_ms=p95).passed  # point at the ceiling: not confident
+    assert latency_verdict(x, ceiling_ms=p95 * 0.97).passed
+    v = latency_verdict(x, ceiling_ms=p95 * 0.7)
+    assert not v.passed and v.lo > 0.7 * p95 and "ABOVE" in v.describe("rrf p95_ms")
+    assert v.enough_samples and v.needed == 400
+    few = latency_verdict(x[:50], ceiling_ms=100.0)
+    assert few.passed and not few.enough_samples and "needs >= 400" in few.describe()
+
+
+def test_ab_ratio():
+    rng = np.random.default_rng(5)
+    a = rng.lognormal(0.0, 0.4, 500)
+    r = ab_ratio(a, a * 1.3, paired=True, max_ratio=1.1)
+    assert r.ratio == pytest.approx(1.3) and r.lo == pytest.approx(1.3)
+    assert r.passed is False
+    b = rng.lognormal(0.0, 0.4, 500) * 1.3
+    r = ab_ratio(a, b, max_ratio=1.5)
+    assert r.lo < 1.3 < r.hi or r.lo < r.ratio < r.hi
+    assert r.passed is True and "ratio" in r.describe()
+    assert ab_ratio(a, a).passed is None
+    with pytest.raises(ValueError):
+        ab_ratio(a, a[:10], paired=True)
+
+
+def test_ab_schedule_is_balanced():
+    sched = ab_schedule(7, repetitions=4, seed=1)
+    assert len(sched) == 56
+    assert sum(1 for _, arm in sched if arm == "A") == 28
+    firsts = [sched[i][1] for i in range(0, len(sched), 2)]
+    assert firsts.count("A") == 14  # A first half of the time
+    assert sched == ab_schedule(7, repetitions=4, seed=1)
+
+
+# =========================================================================== power
+
+
+def test_minimum_detectable_drop_formula_and_monotone():
+    z = 1.6448536269514722 + 0.8416212335729143
+    assert minimum_detectable_drop(0.2, 300) == pytest.approx(z * 0.2 / math.sqrt(300), rel=1e-12)
+    assert minimum_detectable_drop(0.2, 300, max_drop=0.01) == pytest.approx(0.01 + z * 0.2 / math.sqrt(300))
+    mdds = [minimum_detectable_drop(0.25, n) for n in (25, 50, 100, 300, 1000, 5000)]
+    assert all(x > y for x, y in zip(mdds, mdds[1:]))
+    d = np.random.default_rng(0).normal(0, 0.1, 400)
+    assert minimum_detectable_drop(d) == pytest.approx(z * d.std(ddof=1) / 20)
+    n = queries_needed(0.02, 0.2)
+    assert minimum_detectable_drop(0.2, n) <= 0.02 < minimum_detectable_drop(0.2, n - 1)
+    assert minimum_detectable_drop(0.2, 300, confidence=0.99) > minimum_detectable_drop(0.2, 300)
+
+
+def test_mdd_power_is_what_it_says_by_simulation():
+    """A true drop equal to the MDD is flagged by a one-sided t-test ~80% of the time."""
+    rng = np.random.default_rng(0)
+    n, sd = 300, 0.2
+    mdd = minimum_detectable_drop(sd, n)
+    d = rng.normal(-mdd, sd, (4000, n))
+    t = d.mean(axis=1) / (d.std(axis=1, ddof=1) / math.sqrt(n))
+    flagged = (t < stats.t.ppf(0.05, n - 1)).mean()
+    assert flagged == pytest.approx(0.8, abs=0.03)
+    # the non-inferiority pass probability of an unchanged pipeline with margin = MDD
+    assert noninferiority_pass_probability(0.0, sd, n, max_drop=mdd) == pytest.approx(0.8)
+
+
+def test_estimate_sd_diff():
+    x = np.random.default_rng(0).random(100)
+    assert estimate_sd_diff(x, rho=0.5) == pytest.approx(x.std(ddof=1))
+    assert estimate_sd_diff(as_map(x)) == pytest.approx(x.std(ddof=1) * math.sqrt(0.4))
+    assert estimate_sd_diff(x, rho=1.0) == 0.0
+
+
+# =========================================================================== abstention
+
+
+def test_abstention():
+    run = {
+        "u1": Ranking([], []),  # zero hits: abstained
+        "u2": Ranking(["d1", "d2"], [0.2, 0.9]),  # top score 0.9 (max, whatever the order)
+        "u3": Ranking(["d3"], [0.3]),
+        "a1": Ranking(["d1"], [0.1]),
+        "a2": Ranking(["d2"], [5.0]),
+    }
+    r = abstention(run, ["u1", "u2", "u3", "u4"])  # u4 absent from the run: no hits
+    assert r.abstained == {"u1": True, "u2": False, "u3": False, "u4": True}
+    assert r.rate == 0.5 and r.answered == ["u2", "u3"]
+    assert r.top_scores["u2"] == 0.9 and r.top_scores["u1"] is None
+    r = abstention(run, ["u1", "u2", "u3", "u4"], threshold=0.5, answerable_qids=["a1", "a2"])
+    assert r.abstained == {"u1": True, "u2": False, "u3": True, "u4": True}
+    assert r.rate == 0.75 and r.per_query["u2"] == 0.0 and r.per_query["u3"] == 1.0
+    assert r.false_abstained == {"a1": True, "a2": False} and r.false_rate == 0.5
+    assert math.isnan(abstention(run, []).rate)
+    with pytest.raises(ValueError):
+        abstention(run, ["u1"], threshold=math.nan)
