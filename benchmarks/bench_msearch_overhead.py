@@ -42,8 +42,9 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 
-from pytest_retrieval.backends.base import BM25Spec, DocVectors, KnnSpec, Query
+from pytest_retrieval.backends.base import BM25Spec, KnnSpec
 from pytest_retrieval.suite.judgments import load_beir
+from pytest_retrieval.types import DocVectors, Query
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("PYTEST_RETRIEVAL_SHARED", ROOT.parent / "shared"))

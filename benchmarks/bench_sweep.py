@@ -41,13 +41,14 @@ from typing import Callable, Dict, List, Tuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_retrieval.backends.base import BM25Spec, DocVectors, KnnSpec, Query  # noqa: E402
+from pytest_retrieval.backends.base import BM25Spec, KnnSpec  # noqa: E402
 from pytest_retrieval.backends.embedded.backend import EmbeddedBackend  # noqa: E402
 from pytest_retrieval.measures.fusion import fuse_runs  # noqa: E402
 from pytest_retrieval.measures.metrics import evaluate  # noqa: E402
 from pytest_retrieval.models.embedders import PrecomputedEmbedder  # noqa: E402
 from pytest_retrieval.suite.judgments import load_beir, load_qrels  # noqa: E402
 from pytest_retrieval.tuning.sweep import SweepGrid, describe, opensearch_pipeline, sweep  # noqa: E402
+from pytest_retrieval.types import DocVectors, Query  # noqa: E402
 
 BM25 = BM25Spec(fields=(("title", 1.0), ("text", 1.0)))
 KNN = KnnSpec(similarity="cosine")

@@ -61,9 +61,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_retrieval.backends.base import BM25Spec, Document, Query  # noqa: E402
+from pytest_retrieval.backends.base import BM25Spec  # noqa: E402
 from pytest_retrieval.backends.embedded.backend import EmbeddedBackend  # noqa: E402
 from pytest_retrieval.stats.significance import ab_ratio, latency_percentile_ci, repetitions_needed  # noqa: E402
+from pytest_retrieval.types import Document, Query  # noqa: E402
 
 SPEC = BM25Spec(fields=(("title", 1.0), ("text", 1.0)))
 K = 100

@@ -1,6 +1,9 @@
-"""Runs: what a retriever returned, per query, in the order it returned it.
+"""The data types every layer shares: what goes into a retriever and what comes out.
 
-A ``Ranking`` keeps the engine's order (the default tie rule is "the order the engine
+In: a ``Query`` (text, tags, and a vector when a kNN stage needs one), the corpus as
+``Document``s and, for vector search, the documents' embeddings as ``DocVectors``.
+
+Out: a ``Ranking`` keeps the engine's order (the default tie rule is "the order the engine
 returned"); ``scores`` runs parallel to ``doc_ids``. A ``Run`` maps query id -> Ranking.
 Query and document ids are always ``str``.
 """
@@ -8,7 +11,32 @@ Query and document ids are always ``str``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple
+
+
+@dataclass(frozen=True)
+class Query:
+    """One query as the backends see it. ``vector`` is set when a kNN stage needs it."""
+
+    qid: str
+    text: str
+    vector: Any = None  # numpy float32 array (dim,) or None
+    tags: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Document:
+    doc_id: str
+    fields: Mapping[str, str]  # e.g. {"title": ..., "text": ...}
+
+
+@dataclass
+class DocVectors:
+    """Document embeddings: row i of ``matrix`` belongs to ``doc_ids[i]``."""
+
+    doc_ids: Sequence[str]
+    matrix: Any  # numpy float32 (n, dim)
+    embedder_id: str = ""
 
 
 @dataclass

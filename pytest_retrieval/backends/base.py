@@ -4,35 +4,9 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
-from ..types import Ranking, Run
-
-
-@dataclass(frozen=True)
-class Query:
-    """One query as the backends see it. ``vector`` is set when a kNN stage needs it."""
-
-    qid: str
-    text: str
-    vector: Any = None  # numpy float32 array (dim,) or None
-    tags: Tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Document:
-    doc_id: str
-    fields: Mapping[str, str]  # e.g. {"title": ..., "text": ...}
-
-
-@dataclass
-class DocVectors:
-    """Document embeddings: row i of ``matrix`` belongs to ``doc_ids[i]``."""
-
-    doc_ids: Sequence[str]
-    matrix: Any  # numpy float32 (n, dim)
-    embedder_id: str = ""
-
+from ..types import Document, DocVectors, Query, Ranking, Run
 
 # ---- leaf retriever specs (validated config turns into these) ----
 

@@ -19,8 +19,8 @@ import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ..errors import ConfigError, InfrastructureError
-from ..types import Run
-from .base import BM25Spec, KnnSpec, Query, TemplateSpec
+from ..types import Query, Run
+from .base import BM25Spec, KnnSpec, TemplateSpec
 from .search_engine.engine import (
     INDEX_PREFIX,
     META_CREATOR,

@@ -48,7 +48,7 @@ from ..errors import ConfigError, InfrastructureError
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from ..backends.base import Document, DocVectors
+    from ..types import Document, DocVectors
 
 __all__ = [
     "CACHE_ENV",
@@ -927,7 +927,7 @@ def embed_corpus(
     warns. Embedders with ``cacheable = False`` (precomputed vectors) bypass the cache."""
     import numpy as np
 
-    from ..backends.base import DocVectors
+    from ..types import DocVectors
 
     doc_ids = [str(d.doc_id) for d in documents]
     texts = [document_text(d) for d in documents]

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Set, Tuple
 
-from ..backends.base import Document
 from ..errors import ConfigError
-from ..types import Ranking, Run
+from ..types import Document, Ranking, Run
 
 Qrels = Dict[str, Dict[str, int]]
 

@@ -12,10 +12,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from ..backends.base import Backend, BM25Spec, Document, DocVectors, KnnSpec, Query, TemplateSpec
+from ..backends.base import Backend, BM25Spec, KnnSpec, TemplateSpec
 from ..errors import ConfigError
 from ..stats.summary import LatencySummary, summarize_latency
-from ..types import Run
+from ..types import Document, DocVectors, Query, Run
 from .judgments import (
     JudgmentSet,
     check_overlap,

@@ -17,18 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_retrieval.backends.base import (
-    BM25Spec,
-    Document,
-    DocVectors,
-    KnnSpec,
-    Query,
-    TemplateSpec,
-)
+from pytest_retrieval.backends.base import BM25Spec, KnnSpec, TemplateSpec
 from pytest_retrieval.backends.embedded import analyzer as analysis
 from pytest_retrieval.backends.embedded.analyzer import ENGLISH_STOP_WORDS, Analyzer, raw_tokens, tokenize
 from pytest_retrieval.backends.embedded.backend import EmbeddedBackend, top_k_indices
 from pytest_retrieval.errors import ConfigError
+from pytest_retrieval.types import Document, DocVectors, Query
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("PYTEST_RETRIEVAL_SHARED", ROOT.parent / "shared"))

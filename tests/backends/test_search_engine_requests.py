@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from pytest_retrieval.backends.base import BM25Spec, KnnSpec, Query
+from pytest_retrieval.backends.base import BM25Spec, KnnSpec
 from pytest_retrieval.backends.search_engine.engine import (
     ConnectionSettings,
     _deep_merge,
@@ -20,6 +20,7 @@ from pytest_retrieval.backends.search_engine.engine import (
     stopwords_setting,
 )
 from pytest_retrieval.errors import ConfigError
+from pytest_retrieval.types import Query
 
 Q = Query("q1", 'say "hi" \\ to {braces} and ünïcode', np.array([0.5, -0.25], dtype=np.float32))
 

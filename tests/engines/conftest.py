@@ -19,7 +19,7 @@ from typing import Any, Dict, List
 import numpy as np
 import pytest
 
-from pytest_retrieval.backends.base import Document, DocVectors, Query
+from pytest_retrieval.types import Document, DocVectors, Query
 
 ES_URL = os.environ.get("PYTEST_RETRIEVAL_ES_URL", "http://127.0.0.1:19200")
 OS_URL = os.environ.get("PYTEST_RETRIEVAL_OS_URL", "http://127.0.0.1:19201")

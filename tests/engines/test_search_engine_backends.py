@@ -12,8 +12,9 @@ import traceback
 import numpy as np
 import pytest
 
-from pytest_retrieval.backends.base import BM25Spec, Document, KnnSpec, Query, TemplateSpec
+from pytest_retrieval.backends.base import BM25Spec, KnnSpec, TemplateSpec
 from pytest_retrieval.errors import ConfigError, InfrastructureError
+from pytest_retrieval.types import Document, Query
 
 from .conftest import ENGINE_URLS, _require, backend_class, http, random_name, vector_mapping
 

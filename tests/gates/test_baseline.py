@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_retrieval.backends.base import Document
 from pytest_retrieval.errors import ConfigError
 from pytest_retrieval.gates.baseline import (
     FORMAT,
@@ -28,6 +27,7 @@ from pytest_retrieval.gates.baseline import (
     resolve_baseline_path,
     write_baseline,
 )
+from pytest_retrieval.types import Document
 
 TRICKY = [
     0.1 + 0.2,

@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_retrieval.backends.base import Document
 from pytest_retrieval.errors import ConfigError, InfrastructureError
 from pytest_retrieval.models.embedders import (
     CACHE_ENV,
@@ -28,6 +27,7 @@ from pytest_retrieval.models.embedders import (
     embed_corpus,
     make_embedder,
 )
+from pytest_retrieval.types import Document
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("PYTEST_RETRIEVAL_SHARED", ROOT.parent / "shared"))

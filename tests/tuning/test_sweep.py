@@ -414,10 +414,11 @@ def test_default_configs():
 @pytest.fixture(scope="module")
 def scifact_candidates(scifact_dir):
     SCIFACT = scifact_dir
-    from pytest_retrieval.backends.base import BM25Spec, DocVectors, KnnSpec, Query
+    from pytest_retrieval.backends.base import BM25Spec, KnnSpec
     from pytest_retrieval.backends.embedded.backend import EmbeddedBackend
     from pytest_retrieval.models.embedders import PrecomputedEmbedder
     from pytest_retrieval.suite.judgments import load_beir, load_qrels
+    from pytest_retrieval.types import DocVectors, Query
 
     js = load_beir(SCIFACT, "test")
     train = load_qrels(SCIFACT / "qrels" / "train.tsv")

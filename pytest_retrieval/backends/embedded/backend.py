@@ -55,18 +55,8 @@ import math
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from ...errors import ConfigError, InfrastructureError, RetrievalError
-from ...types import Ranking, Run
-from ..base import (
-    Backend,
-    BM25Spec,
-    Document,
-    DocVectors,
-    KnnSpec,
-    LeafSpec,
-    Query,
-    SearchResult,
-    TemplateSpec,
-)
+from ...types import Document, DocVectors, Query, Ranking, Run
+from ..base import Backend, BM25Spec, KnnSpec, LeafSpec, SearchResult, TemplateSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np

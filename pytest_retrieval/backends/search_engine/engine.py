@@ -36,8 +36,8 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 from urllib.parse import urlsplit, urlunsplit
 
 from ...errors import ConfigError, InfrastructureError
-from ...types import Ranking, Run
-from ..base import Backend, BM25Spec, Document, DocVectors, KnnSpec, Query, SearchResult, TemplateSpec
+from ...types import Document, DocVectors, Query, Ranking, Run
+from ..base import Backend, BM25Spec, KnnSpec, SearchResult, TemplateSpec
 
 log = logging.getLogger("pytest_retrieval.backends")
 
