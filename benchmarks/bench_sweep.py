@@ -47,7 +47,9 @@ from pytest_retrieval.measures.fusion import fuse_runs  # noqa: E402
 from pytest_retrieval.measures.metrics import evaluate  # noqa: E402
 from pytest_retrieval.models.embedders import PrecomputedEmbedder  # noqa: E402
 from pytest_retrieval.suite.judgments import load_beir, load_qrels  # noqa: E402
-from pytest_retrieval.tuning.sweep import SweepGrid, describe, opensearch_pipeline, sweep  # noqa: E402
+from pytest_retrieval.tuning.grid import SweepGrid, describe  # noqa: E402
+from pytest_retrieval.tuning.selection import opensearch_pipeline  # noqa: E402
+from pytest_retrieval.tuning.sweep import sweep  # noqa: E402
 from pytest_retrieval.types import DocVectors, Query  # noqa: E402
 
 BM25 = BM25Spec(fields=(("title", 1.0), ("text", 1.0)))

@@ -124,7 +124,7 @@ def _fuse(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace) -> int:
     from .suite.load import load_suite
     from .tuning.run import fusion_inputs, run_sweep
-    from .tuning.sweep import DEFAULT_RANK_CONSTANTS, SweepGrid
+    from .tuning.grid import DEFAULT_RANK_CONSTANTS, SweepGrid
 
     def ints(text: Optional[str], what: str) -> Optional[tuple]:
         if text is None:

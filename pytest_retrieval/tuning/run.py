@@ -2,8 +2,9 @@
 backend, split the judged queries, replay the grid offline (:mod:`pytest_retrieval.tuning.sweep`),
 and optionally check a few variants against the real OpenSearch server.
 
-This is the I/O edge of the sweep (judgments, backend, pipelines); the replay and the
-selection stay pure in :mod:`~pytest_retrieval.tuning.sweep`.
+This is the I/O edge of the sweep (judgments, backend, pipelines); the grid, the replay and the
+selection stay pure (:mod:`~pytest_retrieval.tuning.grid`, :mod:`~pytest_retrieval.tuning.replay`,
+:mod:`~pytest_retrieval.tuning.selection`).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def splits(
     BEIR qrels split of the suite's collection (``train``, ``dev``) to tune on while the
     suite's own split evaluates; otherwise the suite's judged queries are split at random
     (``tune_fraction`` of them tune, seeded)."""
-    from .sweep import restrict_qrels, split_queries
+    from .selection import restrict_qrels, split_queries
 
     if tune_split is not None:
         j = suite.model.judgments
@@ -121,7 +122,8 @@ def run_sweep(
     Returns (``SweepResult``, how the split was made, ``CheckResult`` or None)."""
     from ..measures.metrics import parse_metric
     from ..suite.runner import SuiteRunner, load_judgments, make_backend
-    from .sweep import SweepGrid, sweep
+    from .grid import SweepGrid
+    from .sweep import sweep
 
     say = say or (lambda msg: None)
     model = suite.model
@@ -202,7 +204,9 @@ def _check_on_opensearch(
     from ..measures.parity import compare_top
     from ..suite.runner import leaf_spec
     from ..types import Ranking
-    from .sweep import describe, opensearch_pipeline, replay
+    from .grid import describe
+    from .replay import replay
+    from .selection import opensearch_pipeline
 
     specs = [leaf_spec(suite, s) for s in subs]
     if not (len(specs) == 2 and isinstance(specs[0], BM25Spec) and isinstance(specs[1], KnnSpec)):
