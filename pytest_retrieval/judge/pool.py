@@ -733,7 +733,8 @@ def retrieve_suite(
     or not), exactly as the suite runner builds each ranking (same depth, fusion windows,
     embedder, backend). Returns (JudgmentSet, {retriever: Run}); a qrels file that does not
     exist yet is read as no judgments."""
-    from ..suite.runner import SuiteRunner, load_judgments
+    from ..suite.build import load_judgments
+    from ..suite.runner import SuiteRunner
 
     say = progress or (lambda msg: None)
     model = suite.model

@@ -159,13 +159,13 @@ class FusionConfig:
         if sem not in RRF_SEMANTICS:
             raise ValueError(f"rrf semantics must be one of {', '.join(RRF_SEMANTICS)}, got {sem!r}")
         set_(self, "semantics", sem)
-        if self.rank_constant is None:
-            set_(self, "rank_constant", 60)  # DEFAULT_RANK_CONSTANT in both engines
-        if not _is_int(self.rank_constant) or self.rank_constant < 1:
-            raise ValueError(f"rrf rank_constant must be an integer >= 1, got {self.rank_constant!r}")
+        k = 60 if self.rank_constant is None else self.rank_constant  # DEFAULT_RANK_CONSTANT in both engines
+        set_(self, "rank_constant", k)
+        if not _is_int(k) or k < 1:
+            raise ValueError(f"rrf rank_constant must be an integer >= 1, got {k!r}")
         # RRFNormalizationTechnique.RANK_CONSTANT_RANGE = [1, 10_000]
-        if sem == "opensearch" and self.rank_constant > 10_000:
-            raise ValueError(f"opensearch rrf rank_constant must be in [1, 10000], got {self.rank_constant}")
+        if sem == "opensearch" and k > 10_000:
+            raise ValueError(f"opensearch rrf rank_constant must be in [1, 10000], got {k}")
         if self.weights is not None:
             raise ValueError(
                 "rrf weights are not supported (Elasticsearch 8.x rrf and OpenSearch 2.19 rrf have none)"
@@ -321,13 +321,10 @@ def opensearch_rrf_score(rank_constant: int, rank: int) -> float:
 def _fraction_to_f32(x: Fraction) -> float:
     """Correctly rounded (ties-to-even) float32 of an exact rational."""
     approx = _F32(float(x))  # float(Fraction) is correctly rounded to double
-    best = None
-    for cand in (np.nextafter(approx, _F32(-np.inf)), approx, np.nextafter(approx, _F32(np.inf))):
-        err = abs(Fraction(float(cand)) - x)
-        key = (err, int(np.array(cand).view(np.uint32)) & 1)  # tie -> even mantissa
-        if best is None or key < best[0]:
-            best = (key, cand)
-    return float(best[1])
+    candidates = (np.nextafter(approx, _F32(-np.inf)), approx, np.nextafter(approx, _F32(np.inf)))
+    # the smallest error; on a tie, the even mantissa (min keeps the first of equal keys)
+    best = min(candidates, key=lambda c: (abs(Fraction(float(c)) - x), int(np.array(c).view(np.uint32)) & 1))
+    return float(best)
 
 
 def rrf(
@@ -350,6 +347,7 @@ def rrf(
 def _rrf(rankings: List[Ranking], cfg: FusionConfig) -> Ranking:
     k = cfg.rank_constant
     sem = cfg.semantics
+    assert k is not None  # FusionConfig sets it for rrf
     if sem == "reference":
         # exact rational sums, so equal rank profiles tie exactly whatever the list order
         exact: Dict[str, Fraction] = {}
@@ -516,12 +514,14 @@ def _weighted(rankings: List[Ranking], cfg: FusionConfig) -> Ranking:
         )
     # Normalisation is global: min/max/norm over every shard's hits of that sub-query
     # (NormalizationProcessorWorkflow -> ScoreNormalizer over all CompoundTopDocs).
+    norm, comb = cfg.normalization, cfg.combination
+    assert isinstance(norm, str) and comb is not None  # FusionConfig sets both for weighted
     per_doc: Dict[str, List[float]] = {}
     for j, r in enumerate(rankings):
-        for d, ns in zip(r.doc_ids, normalize_opensearch(r.scores, cfg.normalization)):
+        for d, ns in zip(r.doc_ids, normalize_opensearch(r.scores, norm)):
             # ScoreCombiner#getNormalizedScoresPerDocument: new float[n] -> missing = 0.0f
             per_doc.setdefault(d, [0.0] * n)[j] = ns
-    fused = {d: combine_opensearch(arr, cfg.combination, cfg.weights) for d, arr in per_doc.items()}
+    fused = {d: combine_opensearch(arr, comb, cfg.weights) for d, arr in per_doc.items()}
     # ScoreCombiner keeps every unique document of the sub-query windows.
     order = _sorted(fused, rankings, cfg.tie_break)
     return Ranking(order, [fused[d] for d in order])
@@ -599,6 +599,7 @@ def _linear(rankings: List[Ranking], cfg: FusionConfig) -> Ranking:
             raise ValueError(f"linear: {len(cfg.normalization)} normalizers given for {n} sub-rankings")
         norms = list(cfg.normalization)
     else:
+        assert cfg.normalization is not None  # FusionConfig sets it for linear
         norms = [cfg.normalization] * n
     ws = _resolve_weights(cfg.weights, n, "linear")
     acc: Dict[str, np.float32] = {}

@@ -40,7 +40,19 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from operator import neg
-from typing import TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from ..types import Ranking
 
@@ -207,6 +219,55 @@ def evaluate(
     ``form_res_rels.c``: ``comp_sim_docno``). ``gain`` and ``relevance_threshold``: see
     the module docstring. Which queries count: see :class:`Evaluation`.
     """
+    parsed = _parse_options(metrics, gain, ties, relevance_threshold)
+    global np
+    if np is None:
+        import numpy as np
+
+    # ---- which queries count
+    evaluated: List[str] = []
+    positives: List[List[int]] = []  # grades > 0 of each evaluated query
+    no_relevant: List[str] = []
+    for qid, judged in qrels.items():
+        positive = [g for g in judged.values() if g > 0]
+        if positive:
+            evaluated.append(qid)
+            positives.append(positive)
+        else:
+            no_relevant.append(qid)
+    unjudged = [qid for qid in run if qid not in qrels]
+
+    found = _Found.collect(qrels, run, parsed, evaluated, positives, ties == "trec", relevance_threshold)
+    hits, ideal = found.arrays(ties == "trec", relevance_threshold)
+
+    # ---- metrics, vectorised over all queries
+    n_q = len(evaluated)
+    per_query: Dict[str, Dict[str, float]] = {}
+    aggregate: Dict[str, float] = {}
+    for m in parsed:
+        if m.name == "ndcg":
+            values = _ndcg(hits, ideal, m.k, gain)
+        else:
+            values = _BINARY[m.name](hits, m.k)
+        as_list = values.tolist()
+        per_query[str(m)] = dict(zip(evaluated, as_list))
+        aggregate[str(m)] = math.fsum(as_list) / n_q if n_q else math.nan
+
+    return Evaluation(
+        metrics=tuple(parsed),
+        per_query=per_query,
+        aggregate=aggregate,
+        evaluated=evaluated,
+        missing=found.missing,
+        no_relevant=no_relevant,
+        unjudged_queries=unjudged,
+    )
+
+
+def _parse_options(
+    metrics: Union[str, Metric, Iterable[Union[str, Metric]]], gain: str, ties: str, relevance_threshold: int
+) -> List[Metric]:
+    """The metrics parsed (repeats dropped); ``ValueError`` for a bad metric or option."""
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
     parsed: List[Metric] = []
@@ -226,104 +287,88 @@ def evaluate(
         or relevance_threshold < 1
     ):
         raise ValueError(f"relevance_threshold must be an integer >= 1, got {relevance_threshold!r}")
-    global np
-    if np is None:
-        import numpy as np
+    return parsed
 
-    # ---- which queries count
-    evaluated: List[str] = []
-    positives: List[List[int]] = []  # grades > 0 of each evaluated query
-    no_relevant: List[str] = []
-    for qid, judged in qrels.items():
-        positive = [g for g in judged.values() if g > 0]
-        if positive:
-            evaluated.append(qid)
-            positives.append(positive)
-        else:
-            no_relevant.append(qid)
-    unjudged = [qid for qid in run if qid not in qrels]
 
-    # ---- how deep each ranking must be read, and which docs must be found in it
-    full_depth = any(m.k is None and m.name in ("ndcg", "mrr", "map") for m in parsed)
-    fixed_depth = max((m.k for m in parsed if m.k is not None), default=0)
-    wants_rprec = any(m.name == "r-precision" for m in parsed)
-    wants_ndcg = any(m.name == "ndcg" for m in parsed)
-    # Only judged@k needs docs graded <= 0; without it, look up the (fewer) docs > 0.
-    wants_all_judged = any(m.name == "judged" for m in parsed)
-    trec = ties == "trec"
+@dataclass
+class _Found:
+    """The judged docs found in every evaluated query's ranking, as flat (query, rank, grade),
+    the ideal ranking of each query (nDCG only), R per query, and the evaluated queries with
+    no ranking."""
 
-    # ---- per query: judged docs found in the ranking, as flat (query, rank, grade)
-    n_q = len(evaluated)
-    hit_q: List[int] = []
-    hit_rank: List[int] = []
-    hit_grade: List[int] = []
-    num_rel: List[int] = []
-    ideal_q: List[int] = []
-    ideal_rank: List[int] = []
-    ideal_grade: List[int] = []
-    missing: List[str] = []
-    for qi, (qid, positive) in enumerate(zip(evaluated, positives)):
-        n_rel = len([g for g in positive if g >= relevance_threshold])
-        num_rel.append(n_rel)
-        if wants_ndcg:
-            positive.sort(reverse=True)
-            ideal_q.extend([qi] * len(positive))
-            ideal_rank.extend(range(len(positive)))
-            ideal_grade.extend(positive)
-        ranking = run.get(qid)
-        if ranking is None or len(ranking.doc_ids) == 0:
-            missing.append(qid)
-            continue
-        if full_depth:
-            depth = len(ranking.doc_ids)
-        else:
-            depth = max(fixed_depth, n_rel) if wants_rprec else fixed_depth
-        ranks, grades = _judged_hits(
-            ranking.doc_ids,
-            ranking.scores if trec else None,
-            qrels[qid],
-            depth,
-            positive_only=not wants_all_judged,
+    n_q: int
+    hit_q: List[int] = field(default_factory=list)
+    hit_rank: List[int] = field(default_factory=list)
+    hit_grade: List[int] = field(default_factory=list)
+    num_rel: List[int] = field(default_factory=list)
+    ideal_q: List[int] = field(default_factory=list)
+    ideal_rank: List[int] = field(default_factory=list)
+    ideal_grade: List[int] = field(default_factory=list)
+    missing: List[str] = field(default_factory=list)
+
+    @classmethod
+    def collect(
+        cls,
+        qrels: Mapping[str, Mapping[str, int]],
+        run: Mapping[str, Ranking],
+        parsed: List[Metric],
+        evaluated: List[str],
+        positives: List[List[int]],
+        trec: bool,
+        relevance_threshold: int,
+    ) -> _Found:
+        # how deep each ranking must be read, and which docs must be found in it
+        full_depth = any(m.k is None and m.name in ("ndcg", "mrr", "map") for m in parsed)
+        fixed_depth = max((m.k for m in parsed if m.k is not None), default=0)
+        wants_rprec = any(m.name == "r-precision" for m in parsed)
+        wants_ndcg = any(m.name == "ndcg" for m in parsed)
+        # Only judged@k needs docs graded <= 0; without it, look up the (fewer) docs > 0.
+        wants_all_judged = any(m.name == "judged" for m in parsed)
+        out = cls(len(evaluated))
+        for qi, (qid, positive) in enumerate(zip(evaluated, positives)):
+            n_rel = len([g for g in positive if g >= relevance_threshold])
+            out.num_rel.append(n_rel)
+            if wants_ndcg:
+                positive.sort(reverse=True)
+                out.ideal_q.extend([qi] * len(positive))
+                out.ideal_rank.extend(range(len(positive)))
+                out.ideal_grade.extend(positive)
+            ranking = run.get(qid)
+            if ranking is None or len(ranking.doc_ids) == 0:
+                out.missing.append(qid)
+                continue
+            if full_depth:
+                depth = len(ranking.doc_ids)
+            else:
+                depth = max(fixed_depth, n_rel) if wants_rprec else fixed_depth
+            ranks, grades = _judged_hits(
+                ranking.doc_ids,
+                ranking.scores if trec else None,
+                qrels[qid],
+                depth,
+                positive_only=not wants_all_judged,
+            )
+            if ranks:
+                out.hit_q.extend([qi] * len(ranks))
+                out.hit_rank.extend(ranks)
+                out.hit_grade.extend(grades)
+        return out
+
+    def arrays(self, trec: bool, relevance_threshold: int) -> Tuple[_Hits, Tuple[Any, Any, Any]]:
+        """(the hits sorted by (query, rank), the ideal rankings as (query, rank, grade) arrays)."""
+        q = np.asarray(self.hit_q, dtype=np.intp)
+        r = np.asarray(self.hit_rank, dtype=np.intp)
+        g = np.asarray(self.hit_grade, dtype=np.float64)
+        if trec and len(q):  # tie-breaking may have swapped ranks inside a query
+            order = np.lexsort((r, q))
+            q, r, g = q[order], r[order], g[order]
+        hits = _Hits(q, r, g, self.n_q, np.asarray(self.num_rel, dtype=np.float64), relevance_threshold)
+        ideal = (
+            np.asarray(self.ideal_q, dtype=np.intp),
+            np.asarray(self.ideal_rank, dtype=np.intp),
+            np.asarray(self.ideal_grade, dtype=np.float64),
         )
-        if ranks:
-            hit_q.extend([qi] * len(ranks))
-            hit_rank.extend(ranks)
-            hit_grade.extend(grades)
-
-    # ---- metrics, vectorised over all queries
-    q = np.asarray(hit_q, dtype=np.intp)
-    r = np.asarray(hit_rank, dtype=np.intp)
-    g = np.asarray(hit_grade, dtype=np.float64)
-    if trec and len(q):  # tie-breaking may have swapped ranks inside a query
-        order = np.lexsort((r, q))
-        q, r, g = q[order], r[order], g[order]
-    hits = _Hits(q, r, g, n_q, np.asarray(num_rel, dtype=np.float64), relevance_threshold)
-    ideal = (
-        np.asarray(ideal_q, dtype=np.intp),
-        np.asarray(ideal_rank, dtype=np.intp),
-        np.asarray(ideal_grade, dtype=np.float64),
-    )
-
-    per_query: Dict[str, Dict[str, float]] = {}
-    aggregate: Dict[str, float] = {}
-    for m in parsed:
-        if m.name == "ndcg":
-            values = _ndcg(hits, ideal, m.k, gain)
-        else:
-            values = _BINARY[m.name](hits, m.k)
-        as_list = values.tolist()
-        per_query[str(m)] = dict(zip(evaluated, as_list))
-        aggregate[str(m)] = math.fsum(as_list) / n_q if n_q else math.nan
-
-    return Evaluation(
-        metrics=tuple(parsed),
-        per_query=per_query,
-        aggregate=aggregate,
-        evaluated=evaluated,
-        missing=missing,
-        no_relevant=no_relevant,
-        unjudged_queries=unjudged,
-    )
+        return hits, ideal
 
 
 # --------------------------------------------------------------------------- one ranking
@@ -521,7 +566,7 @@ def _r_precision(h: _Hits, k: None) -> np.ndarray:
     return h.per_rel(h.count(mask))
 
 
-_BINARY = {
+_BINARY: Dict[str, Callable[[_Hits, Any], np.ndarray]] = {
     "mrr": _mrr,
     "recall": _recall,
     "precision": _precision,

@@ -32,10 +32,6 @@ class JudgmentSet:
     corpus: Optional[List[Document]] = None
     sources: Dict[str, str] = field(default_factory=dict)  # role -> file, for messages
 
-    def judged_query_ids(self) -> List[str]:
-        """Queries that have at least one relevant (grade > 0) judgment and a text."""
-        return [q for q in self.queries if any(g > 0 for g in self.qrels.get(q, {}).values())]
-
 
 # --------------------------------------------------------------------------- ids
 
@@ -89,7 +85,8 @@ def reconcile_ids(
             IdNormalisationWarning(
                 f"{len(remapped)} id(s) of {other_name} match {reference_name} only after "
                 f"normalising ({examples}); fix the files so ids are identical strings"
-            )
+            ),
+            stacklevel=1,
         )
     return out
 
@@ -384,7 +381,6 @@ class Overlap:
     qrels: int
     both: int
     run: Optional[int] = None
-    run_and_judged: Optional[int] = None
     qrels_without_query: List[str] = field(default_factory=list)
 
     def describe(self) -> str:

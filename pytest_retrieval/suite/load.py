@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from pydantic import ValidationError
 
@@ -30,6 +30,7 @@ from .schema import (
     OnnxEmbedderConfig,
     PrecomputedEmbedderConfig,
     RegressionConfig,
+    RerankRetrieverConfig,
     RRFRetrieverConfig,
     SuiteFile,
     TemplateRetrieverConfig,
@@ -69,6 +70,7 @@ class Suite:
         from ..measures.fusion import FusionConfig
 
         r = self.model.retrievers[name]
+        assert isinstance(r, (RRFRetrieverConfig, WeightedRetrieverConfig, LinearRetrieverConfig))
         engine = self.model.backend.type
         window = r.window or depth
         try:
@@ -90,12 +92,37 @@ class Suite:
                 )
             return FusionConfig(method="linear", normalization=r.normalizer, weights=weights, window=window)
         except ValueError as exc:
-            key = ("retrievers", name)
+            key: KeyPath = ("retrievers", name)
             for attr in ("weights", "rank_constant", "window", "semantics", "normalization"):
                 if attr in str(exc) and key + (attr,) in self.positions:
                     key = key + (attr,)
                     break
             raise self.error(key, str(exc)) from None
+
+    def inputs(self, name: str) -> List[str]:
+        """The retrievers ``name`` builds on (its ``of``; empty for a leaf)."""
+        return list(getattr(self.model.retrievers[name], "of", None) or [])
+
+    def with_inputs(self, names: Sequence[str]) -> List[str]:
+        """``names`` and every retriever they build on, in dependency order."""
+        wanted: Set[str] = set()
+        stack = list(names)
+        while stack:
+            n = stack.pop()
+            if n not in self.model.retrievers:
+                raise ConfigError(
+                    f"{self.path}: no retriever {n!r} (defined: {', '.join(self.model.retrievers)})"
+                )
+            if n not in wanted:
+                wanted.add(n)
+                stack.extend(self.inputs(n))
+        return [n for n in self.order if n in wanted]
+
+    def rerank_config(self, name: str) -> RerankRetrieverConfig:
+        """The configuration of the ``rerank`` retriever ``name``."""
+        r = self.model.retrievers[name]
+        assert isinstance(r, RerankRetrieverConfig)
+        return r
 
     def reranker(self, name: str):
         """The reranker of a ``rerank`` retriever (``rerankers.make_reranker``); relative model
@@ -107,16 +134,19 @@ class Suite:
         file, _ = locate(self.positions, key)
         base = Path(file).parent if file else self.path.parent
         try:
-            return make_reranker(self.model.retrievers[name].reranker, base)
+            return make_reranker(self.rerank_config(name).reranker, base)
         except RetrievalError as exc:
             detail = getattr(exc, "detail", None) or str(exc)
-            if getattr(exc, "file", None):
-                detail += f" ({exc.file})"
+            file_ = getattr(exc, "file", None)
+            if file_:
+                detail += f" ({file_})"
             raise self.error(key, detail) from None
 
     def bm25_fields(self, name: str) -> Tuple[Tuple[str, float], ...]:
         """``['title^2', 'text']`` or ``{title: 2, text: 1}`` -> ((field, boost), ...)."""
-        fields = self.model.retrievers[name].fields
+        r = self.model.retrievers[name]
+        assert isinstance(r, BM25RetrieverConfig)
+        fields = r.fields
         if isinstance(fields, dict):
             return tuple((f, float(w)) for f, w in fields.items())
         out = []
@@ -147,7 +177,7 @@ _ALL_KEYS: Optional[List[str]] = None
 def _known_keys() -> List[str]:
     global _ALL_KEYS
     if _ALL_KEYS is None:
-        keys = set()
+        keys: Set[str] = set()
         for model in (
             SuiteFile,
             JudgmentsConfig,
@@ -235,9 +265,35 @@ def load_suite(
     path: Path, *, overrides: Tuple[Path, ...] = (), cli: Optional[Dict[str, Any]] = None
 ) -> Suite:
     """Load, merge, interpolate and validate a suite file. Raises ``ConfigError``."""
-    from ..measures.metrics import parse_metric
-
     path = Path(path)
+    data, positions, files = _merged(path, overrides, cli)
+    try:
+        model = SuiteFile.model_validate(data)
+    except ValidationError as exc:
+        raise _pydantic_error(exc, data, positions, path) from None
+
+    name = model.suite or path.name
+    suite = Suite(
+        name=name, path=path, model=model, positions=positions, floors=[], order=[], metrics=[], files=files
+    )
+    _check_judgments(suite)
+    _check_retrievers(suite)
+    suite.order = _topological(model.retrievers, suite)
+    metrics = _parse_metrics(suite)
+    suite.floors = parse_floors(model, suite, metrics)  # appends the metrics floors need
+    _check_references(suite)
+    suite.regression = _parse_regression(suite, metrics)  # appends the metrics compared
+    if not suite.floors and not suite.regression:
+        raise suite.error(("floors",), "no floors: a suite must gate at least one retriever metric")
+    suite.metrics = metrics
+    return suite
+
+
+def _merged(
+    path: Path, overrides: Tuple[Path, ...], cli: Optional[Dict[str, Any]]
+) -> Tuple[Any, Positions, List[str]]:
+    """The suite file with its includes, then each override file, then the ``cli`` values
+    (``{"backend.type": "opensearch"}``) merged over it: (data, positions, files read)."""
     data, positions = load_with_includes(path)
     files = sorted({f for f, _ in positions.values()})
     for ov in overrides:
@@ -251,87 +307,106 @@ def load_suite(
             for k in keys[:-1]:
                 node = node.setdefault(k, {})
             node[keys[-1]] = value
-    try:
-        model = SuiteFile.model_validate(data)
-    except ValidationError as exc:
-        raise _pydantic_error(exc, data, positions, path) from None
+    return data, positions, files
 
-    name = model.suite or path.name
-    suite = Suite(
-        name=name, path=path, model=model, positions=positions, floors=[], order=[], metrics=[], files=files
-    )
-    j = model.judgments
+
+def _check_judgments(suite: Suite) -> None:
+    j = suite.model.judgments
     if not (j.beir or j.qrels or j.inline):
         raise suite.error(("judgments",), "needs one of: beir, qrels (+ queries), inline")
     if j.qrels and not (j.queries or j.beir):
         raise suite.error(("judgments", "qrels"), "qrels given without queries (add judgments.queries)")
 
-    # retriever graph: references and cycles
+
+def _check_retrievers(suite: Suite) -> None:
+    """The retriever graph's references, and each retriever's options that the schema cannot
+    check (fusion parameters, reranker options, bm25 fields, knn without an embedder)."""
+    model = suite.model
     retrievers = model.retrievers
-    for name_, r in retrievers.items():
-        for i, ref in enumerate(getattr(r, "of", []) or []):
+    for name, r in retrievers.items():
+        of = suite.inputs(name)
+        for i, ref in enumerate(of):
             if ref not in retrievers:
-                close = difflib.get_close_matches(ref, list(retrievers), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise suite.error(
-                    ("retrievers", name_, "of", i),
-                    f"unknown retriever {ref!r}{hint}; defined: {', '.join(retrievers)}",
+                    ("retrievers", name, "of", i),
+                    f"unknown retriever {ref!r}{_did_you_mean(ref, retrievers)}; defined: {', '.join(retrievers)}",
                 )
-            if ref == name_:
-                raise suite.error(("retrievers", name_, "of", i), "a retriever cannot build on itself")
-        if len(set(getattr(r, "of", []) or [])) != len(getattr(r, "of", []) or []):
-            raise suite.error(("retrievers", name_, "of"), "lists the same retriever twice")
+            if ref == name:
+                raise suite.error(("retrievers", name, "of", i), "a retriever cannot build on itself")
+        if len(set(of)) != len(of):
+            raise suite.error(("retrievers", name, "of"), "lists the same retriever twice")
         weights = getattr(r, "weights", None)
-        if weights is not None and len(weights) != len(r.of):
+        if weights is not None and len(weights) != len(of):
             raise suite.error(
-                ("retrievers", name_, "weights"),
-                f"{len(weights)} weight(s) for {len(r.of)} retrievers in 'of'",
+                ("retrievers", name, "weights"),
+                f"{len(weights)} weight(s) for {len(of)} retrievers in 'of'",
             )
         if r.type in FUSION_TYPES:
-            suite.fusion(name_, model.evaluation.depth)  # validates now, at collection
+            suite.fusion(name, model.evaluation.depth)  # validates now, at collection
         if r.type == "rerank":
-            suite.reranker(name_)  # validates type and options now, at collection
+            suite.reranker(name)  # validates type and options now, at collection
         if r.type == "bm25":
-            suite.bm25_fields(name_)
+            suite.bm25_fields(name)
         if r.type == "knn" and model.embedder is None and model.backend.type == "embedded":
-            raise suite.error(("retrievers", name_), "a knn retriever needs an 'embedder' section")
-    suite.order = _topological(retrievers, suite)
+            raise suite.error(("retrievers", name), "a knn retriever needs an 'embedder' section")
 
-    # metrics
+
+def _parse_metrics(suite: Suite) -> List[str]:
+    """The canonical names of ``evaluation.metrics``."""
+    from ..measures.metrics import parse_metric
+
     metrics: List[str] = []
-    for i, m in enumerate(model.evaluation.metrics):
+    for i, m in enumerate(suite.model.evaluation.metrics):
         try:
             metrics.append(str(parse_metric(m)))
         except ValueError as exc:
             raise suite.error(("evaluation", "metrics", i), str(exc)) from None
+    return metrics
 
-    suite.floors = parse_floors(model, suite, metrics)
-    if model.latency.baseline is not None and model.latency.baseline not in retrievers:
-        close = difflib.get_close_matches(model.latency.baseline, list(retrievers), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise suite.error(("latency", "baseline"), f"unknown retriever {model.latency.baseline!r}{hint}")
+
+def _check_references(suite: Suite) -> None:
+    """Retrievers named outside ``retrievers`` (the A/B latency baseline, abstention thresholds)
+    exist."""
+    model = suite.model
+    retrievers = model.retrievers
+    baseline = model.latency.baseline
+    if baseline is not None and baseline not in retrievers:
+        raise suite.error(
+            ("latency", "baseline"), f"unknown retriever {baseline!r}{_did_you_mean(baseline, retrievers)}"
+        )
     if model.unanswerable is not None:
-        for i, r_name in enumerate(model.unanswerable.threshold):
+        for r_name in model.unanswerable.threshold:
             if r_name not in retrievers:
                 raise suite.error(("unanswerable", "threshold", r_name), f"unknown retriever {r_name!r}")
-    reg = model.regression
-    if reg is not None:
-        names = reg.retrievers or list(retrievers)
-        for i, r_name in enumerate(names):
-            if r_name not in retrievers:
-                raise suite.error(("regression", "retrievers", i), f"unknown retriever {r_name!r}")
-        for m, margin in reg.max_drop.items():
-            try:
-                canon = str(parse_metric(str(m)))
-            except ValueError as exc:
-                raise suite.error(("regression", "max_drop", m), str(exc)) from None
-            if canon not in metrics:
-                metrics.append(canon)
-            suite.regression += [(r_name, canon, float(margin)) for r_name in names]
-    if not suite.floors and not suite.regression:
-        raise suite.error(("floors",), "no floors: a suite must gate at least one retriever metric")
-    suite.metrics = metrics
-    return suite
+
+
+def _parse_regression(suite: Suite, metrics: List[str]) -> List[Tuple[str, str, float]]:
+    """(retriever, canonical metric, max drop) of every baseline comparison; metrics compared
+    are appended to ``metrics``."""
+    from ..measures.metrics import parse_metric
+
+    reg = suite.model.regression
+    if reg is None:
+        return []
+    names = reg.retrievers or list(suite.model.retrievers)
+    for i, r_name in enumerate(names):
+        if r_name not in suite.model.retrievers:
+            raise suite.error(("regression", "retrievers", i), f"unknown retriever {r_name!r}")
+    out: List[Tuple[str, str, float]] = []
+    for m, margin in reg.max_drop.items():
+        try:
+            canon = str(parse_metric(str(m)))
+        except ValueError as exc:
+            raise suite.error(("regression", "max_drop", m), str(exc)) from None
+        if canon not in metrics:
+            metrics.append(canon)
+        out += [(r_name, canon, float(margin)) for r_name in names]
+    return out
+
+
+def _did_you_mean(name: str, options: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(options), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _topological(retrievers: Dict[str, Any], suite: Suite) -> List[str]:
@@ -345,7 +420,7 @@ def _topological(retrievers: Dict[str, Any], suite: Suite) -> List[str]:
             cycle = chain[chain.index(n) :] + [n]
             raise suite.error(("retrievers", n, "of"), f"cyclic retrievers: {' -> '.join(cycle)}")
         state[n] = 1
-        for ref in getattr(retrievers[n], "of", []) or []:
+        for ref in suite.inputs(n):
             visit(ref, chain + [n])
         state[n] = 2
         order.append(n)

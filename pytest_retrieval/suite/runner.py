@@ -3,163 +3,24 @@
 The retrieval runs once per suite; every gate item of the suite reads the result.
 Leaf retrievers (bm25, knn, template) go to the backend; stages built on others
 (rrf, weighted, linear) are fused client-side from the leaves' candidates with the
-pure functions of ``fusion``, the same way on every backend.
+pure functions of ``fusion``, the same way on every backend; rerank stages re-score
+their input's candidates client-side. What the suite builds (judgments, backend, specs)
+is in :mod:`.build`, the latency pass in :mod:`.latency`.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..backends.base import Backend, BM25Spec, KnnSpec, TemplateSpec
-from ..errors import ConfigError
-from ..stats.summary import LatencySummary, summarize_latency
+from ..backends.base import Backend
+from ..stats.summary import LatencySummary
 from ..types import Document, DocVectors, Query, Run
-from .judgments import (
-    JudgmentSet,
-    check_overlap,
-    load_beir,
-    load_corpus,
-    load_qrels,
-    load_queries,
-    load_tags,
-    reconcile_ids,
-)
+from .build import StagePlan, load_judgments, make_backend, needs_corpus
+from .judgments import JudgmentSet, Overlap, check_overlap
+from .latency import latency_pass, stage_timer
 from .load import Suite
-from .result import ABLatency, RetrieverResult, SuiteResult  # noqa: F401
-from .schema import FUSION_TYPES, STAGE_TYPES
-
-# ------------------------------------------------------------------ judgments
-
-
-def load_judgments(suite: Suite) -> JudgmentSet:
-    j = suite.model.judgments
-    key = ("judgments",)
-    if j.beir:
-        js = load_beir(
-            suite.resolve_path(key + ("beir",), j.beir),
-            j.split,
-            with_corpus=(_needs_corpus(suite) or _needs_texts(suite)) and not j.corpus,
-        )
-    else:
-        js = JudgmentSet(queries={}, qrels={})
-    if j.queries:
-        p = suite.resolve_path(key + ("queries",), j.queries)
-        js.queries = load_queries(p)
-        js.sources["queries"] = str(p)
-    if j.qrels:
-        p = suite.resolve_path(key + ("qrels",), j.qrels)
-        js.qrels = load_qrels(p)
-        js.sources["qrels"] = str(p)
-    if j.corpus and (_needs_corpus(suite) or _needs_texts(suite)):
-        p = suite.resolve_path(key + ("corpus",), j.corpus)
-        js.corpus = load_corpus(p)
-        js.sources["corpus"] = str(p)
-    if j.tags:
-        p = suite.resolve_path(key + ("tags",), j.tags)
-        js.tags = load_tags(p)
-        js.sources["tags"] = str(p)
-    if j.inline:
-        from .judgments import as_id
-
-        for q in j.inline:
-            qid = as_id(q.id)
-            js.queries[qid] = q.text
-            if q.relevant:
-                js.qrels.setdefault(qid, {}).update({as_id(d): g for d, g in q.relevant.items()})
-            if q.tags:
-                js.tags[qid] = tuple(q.tags)
-        js.sources.setdefault("queries", f"{suite.path} (inline)")
-        js.sources.setdefault("qrels", f"{suite.path} (inline)")
-    if j.documents:
-        from .judgments import as_id
-
-        docs = [
-            Document(as_id(d.id), {k: v for k, v in (("title", d.title), ("text", d.text)) if v})
-            for d in j.documents
-        ]
-        js.corpus = (js.corpus or []) + docs
-    qsrc = js.sources.get("queries", "queries")
-    js.qrels = reconcile_ids(
-        js.queries, js.qrels, reference_name=qsrc, other_name=js.sources.get("qrels", "qrels")
-    )
-    if js.tags:
-        js.tags = reconcile_ids(
-            js.queries, js.tags, reference_name=qsrc, other_name=js.sources.get("tags", "tags")
-        )
-    return js
-
-
-def _needs_corpus(suite: Suite) -> bool:
-    """Whether the backend builds its index from the corpus (embedded, or a throwaway index)."""
-    b = suite.model.backend
-    return b.type == "embedded" or not b.index.name
-
-
-def _needs_texts(suite: Suite) -> bool:
-    """Whether a client-side rerank stage needs the documents' text."""
-    return any(r.type == "rerank" for r in suite.model.retrievers.values())
-
-
-# -------------------------------------------------------------------- backend
-
-
-def make_backend(suite: Suite) -> Backend:
-    b = suite.model.backend
-    if b.type == "embedded":
-        from ..backends.embedded.backend import EmbeddedBackend
-
-        return EmbeddedBackend()
-    if b.connection is None:
-        raise suite.error(("backend",), f"backend {b.type} needs a 'connection' (hosts, auth)")
-    conn = b.connection.model_dump()
-    for secret in ("api_key", "password"):
-        if conn.get(secret) is not None:
-            conn[secret] = conn[secret].get_secret_value()
-    if conn.get("ca_certs"):
-        conn["ca_certs"] = str(suite.resolve_path(("backend", "connection", "ca_certs"), conn["ca_certs"]))
-    index = b.index.model_dump()
-    index["suite"] = suite.name
-    if b.type == "elasticsearch":
-        from ..backends.elasticsearch import ElasticsearchBackend
-
-        return ElasticsearchBackend(conn, index)
-    from ..backends.opensearch import OpenSearchBackend
-
-    return OpenSearchBackend(conn, index)
-
-
-def leaf_spec(suite: Suite, name: str) -> Any:
-    r = suite.model.retrievers[name]
-    if r.type == "bm25":
-        fields = suite.bm25_fields(name)
-        return BM25Spec(
-            fields=fields,
-            multi_match_type=r.multi_match_type,
-            tie_breaker=r.tie_breaker,
-            k1=r.k1,
-            b=r.b,
-            stopwords=r.stopwords,
-        )
-    if r.type == "knn":
-        return KnnSpec(
-            similarity=r.similarity,
-            num_candidates=r.num_candidates,
-            field=r.field or suite.model.backend.index.vector_field,
-            filter=r.filter,
-        )
-    if r.type == "template":
-        if suite.model.backend.type == "embedded":
-            raise suite.error(
-                ("retrievers", name, "body"),
-                "template retrievers need backend type elasticsearch or opensearch",
-            )
-        return TemplateSpec(body=r.body, pipeline=r.pipeline)
-    raise AssertionError(r.type)
-
-
-# ------------------------------------------------------------------ the runner
+from .result import ABLatency, RetrieverResult, SuiteResult
 
 
 @dataclass
@@ -189,86 +50,79 @@ class SuiteRunner:
         self._backend = backend
 
     def run(self) -> SuiteResult:
-        from ..measures.metrics import evaluate
-
+        """The suite's judged (and unanswerable) queries through every retriever, scored."""
         suite = self.suite
-        model = suite.model
         js = load_judgments(suite)
-        where = js.sources.get("qrels", str(suite.path))
-        overlap = check_overlap(js, where=where)
-        warnings: List[str] = []
-        if overlap.qrels_without_query:
-            ex = ", ".join(repr(q) for q in overlap.qrels_without_query[:5])
-            warnings.append(
-                f"{len(overlap.qrels_without_query)} judged query id(s) have no query "
-                f"text and score 0 (e.g. {ex})"
-            )
+        overlap = check_overlap(js, where=js.sources.get("qrels", str(suite.path)))
+        warnings = _overlap_warnings(overlap)
+        qids, unanswerable = self._queries_to_run(js)
+        overlap.run = len(qids)
+        got = self.retrieve(js, qids, latency=suite.model.latency.enabled)
+        results = {name: self._result(name, js, got, unanswerable) for name in suite.order}
+        return SuiteResult(suite, js, overlap, results, got.backend_info, warnings)
 
+    def _queries_to_run(self, js: JudgmentSet) -> Tuple[List[str], List[str]]:
+        """(the queries sent: the judged ones, then the unanswerable ones without judgments;
+        the unanswerable ones). Refuses unanswerable queries with a relevant judgment."""
+        model = self.suite.model
         qids = [q for q in js.queries if q in js.qrels]
-        overlap.run_and_judged = len(qids)
         unanswerable: List[str] = []
         if model.unanswerable is not None:
             tag = model.unanswerable.tag
             unanswerable = [q for q in js.queries if tag in js.tags.get(q, ())]
             relevant = [q for q in unanswerable if any(g > 0 for g in js.qrels.get(q, {}).values())]
             if relevant:
-                raise suite.error(
+                raise self.suite.error(
                     ("unanswerable", "tag"),
                     f"{len(relevant)} queries tagged {tag!r} have relevant judgments "
                     f"(e.g. {relevant[0]!r}): unanswerable means no relevant document",
                 )
             qids += [q for q in unanswerable if q not in js.qrels]
-        overlap.run = len(qids)
-        got = self.retrieve(js, qids, latency=model.latency.enabled)
-        depth, runs, fusions = got.depth, got.runs, got.fusions
-        results: Dict[str, RetrieverResult] = {}
-        for name in suite.order:
-            ev = evaluate(
-                js.qrels,
-                {q: rk.top(depth) for q, rk in runs[name].items()},
-                suite.metrics,
-                gain="exp" if model.evaluation.profile == "exp" else "linear",
-                ties=model.evaluation.ties,
-                relevance_threshold=model.judgments.relevance_threshold,
+        return qids, unanswerable
+
+    def _result(self, name: str, js: JudgmentSet, got: Retrieval, unanswerable: List[str]) -> RetrieverResult:
+        """One retriever's evaluation, latency, abstention, and for a stage its window,
+        warnings and the recall its inputs' windows can hold."""
+        from ..measures.metrics import evaluate
+
+        suite = self.suite
+        model = suite.model
+        run = got.runs[name]
+        ev = evaluate(
+            js.qrels,
+            {q: rk.top(got.depth) for q, rk in run.items()},
+            suite.metrics,
+            gain="exp" if model.evaluation.profile == "exp" else "linear",
+            ties=model.evaluation.ties,
+            relevance_threshold=model.judgments.relevance_threshold,
+        )
+        rr = RetrieverResult(
+            name, model.retrievers[name].type, run, ev, latency=got.latency.get(name), ab=got.ab.get(name)
+        )
+        if model.unanswerable is not None:
+            from ..stats.significance import abstention
+
+            rr.abstention = abstention(
+                run, unanswerable, model.unanswerable.threshold.get(name), answerable_qids=ev.evaluated
             )
-            rr = RetrieverResult(
-                name,
-                model.retrievers[name].type,
-                runs[name],
-                ev,
-                latency=got.latency.get(name),
-                ab=got.ab.get(name),
-            )
-            if model.unanswerable is not None:
-                from ..stats.significance import abstention
+        if name in got.rerankers:
+            from ..models.rerankers import rerank_warnings
 
-                rr.abstention = abstention(
-                    runs[name],
-                    unanswerable,
-                    model.unanswerable.threshold.get(name),
-                    answerable_qids=ev.evaluated,
-                )
-            if name in got.rerankers:
-                from ..models.rerankers import rerank_warnings
+            window = suite.rerank_config(name).window
+            rr.window = window
+            rr.warnings.extend(rerank_warnings(window, _gated_k(suite, name)))
+        if name in got.fusions:
+            from ..measures.fusion import fusion_warnings
 
-                rr.window = model.retrievers[name].window
-                rr.warnings.extend(rerank_warnings(rr.window, _gated_k(suite, name)))
-            if name in fusions:
-                from ..measures.fusion import fusion_warnings
-
-                rr.warnings.extend(fusion_warnings(fusions[name], _gated_k(suite, name)))
-                rr.window = fusions[name].window
-            if rr.window is not None:  # a stage: how much its window of each input can hold
-                key = f"recall@{rr.window}"
-                for inp in model.retrievers[name].of:
-                    rr.candidate_recall[inp] = evaluate(
-                        js.qrels,
-                        runs[inp],
-                        [key],
-                        relevance_threshold=model.judgments.relevance_threshold,
-                    ).aggregate[key]
-            results[name] = rr
-        return SuiteResult(suite, js, overlap, results, got.backend_info, warnings)
+            rr.warnings.extend(fusion_warnings(got.fusions[name], _gated_k(suite, name)))
+            rr.window = got.fusions[name].window
+        if rr.window is not None:  # a stage: how much its window of each input can hold
+            key = f"recall@{rr.window}"
+            for inp in suite.inputs(name):
+                rr.candidate_recall[inp] = evaluate(
+                    js.qrels, got.runs[inp], [key], relevance_threshold=model.judgments.relevance_threshold
+                ).aggregate[key]
+        return rr
 
     def retrieve(
         self,
@@ -284,84 +138,90 @@ class SuiteRunner:
         pooling for annotation and fusion sweeps. A backend passed to the runner stays open
         (its owner closes it); one the runner made is closed here."""
         suite = self.suite
-        model = suite.model
-        order = suite.order if only is None else _with_inputs(suite, only)
-        depth = max([model.evaluation.depth, min_depth] + [_metric_k(m) for m in suite.metrics])
-        fusions = {n: suite.fusion(n, depth) for n in order if model.retrievers[n].type in FUSION_TYPES}
-        rerankers = {n: suite.reranker(n) for n in order if model.retrievers[n].type == "rerank"}
-        # every leaf fetches as deep as the deepest window built on it needs
-        leaf_depth = max(
-            [depth] + [f.window for f in fusions.values()] + [model.retrievers[n].window for n in rerankers]
-        )
-
-        leaves = {n: leaf_spec(suite, n) for n in order if model.retrievers[n].type not in STAGE_TYPES}
-        needs_vectors = any(
-            isinstance(s, KnnSpec) or (isinstance(s, TemplateSpec) and "{{query_vector}}" in repr(s.body))
-            for s in leaves.values()
-        )
-        embedder = self.embedder() if needs_vectors else None
+        order = suite.order if only is None else suite.with_inputs(only)
+        depth = max([suite.model.evaluation.depth, min_depth] + [_metric_k(m) for m in suite.metrics])
+        plan = StagePlan.of(suite, order, depth)
+        embedder = self.embedder() if plan.needs_vectors else None
         queries = self.queries(js, qids, embedder)
 
         backend = self._backend or make_backend(suite)
-        out = Retrieval(depth=depth, fusions=fusions, rerankers=rerankers, queries=queries)
-        doc_texts: Dict[str, str] = {}
-        if rerankers:
-            if not js.corpus:
-                raise suite.error(
-                    ("retrievers", next(iter(rerankers)), "reranker"),
-                    "a rerank stage needs the documents' text: add judgments.corpus (or beir) to the suite",
-                )
-            from ..models.embedders import document_text
-
-            doc_texts = {d.doc_id: document_text(d) for d in js.corpus}
+        out = Retrieval(depth=depth, fusions=plan.fusions, rerankers=plan.rerankers, queries=queries)
+        doc_texts = self._doc_texts(js, plan)
         try:
-            documents = js.corpus if _needs_corpus(suite) else None
-            if _needs_corpus(suite) and not documents:
-                raise suite.error(
-                    ("judgments",),
-                    "this backend builds its index from the corpus: "
-                    "add judgments.corpus (or beir), or name an existing index",
-                )
-            doc_vectors = None
-            if documents and embedder is not None:
-                doc_vectors = self._doc_vectors(embedder, documents)
-            self.progress(f"preparing {backend.name} backend ({len(documents or [])} documents)")
-            backend.prepare(documents, doc_vectors)
-            out.backend_info = dict(backend.describe())
-            if embedder is not None:
-                out.backend_info.setdefault("embedder", embedder.id)
-            if rerankers:
-                out.backend_info["rerankers"] = {n: rk.id for n, rk in rerankers.items()}
-            query_texts = {q.qid: q.text for q in queries}
-            for name in order:
-                self.progress(f"retrieving {name}")
-                if name in leaves:
-                    out.runs[name] = backend.search_batch(leaves[name], queries, leaf_depth)
-                elif name in rerankers:
-                    from ..models.rerankers import rerank_run
-
-                    (inp,) = model.retrievers[name].of
-                    out.runs[name] = rerank_run(
-                        rerankers[name], out.runs[inp], query_texts, doc_texts, model.retrievers[name].window
-                    )
-                else:
-                    from ..measures.fusion import fuse_runs
-
-                    r = model.retrievers[name]
-                    out.runs[name] = fuse_runs([out.runs[s] for s in r.of], fusions[name], k=leaf_depth)
+            self._prepare(backend, js, embedder, plan, out)
+            self._quality_pass(backend, plan, queries, doc_texts, out)
             if latency:
-                single = self._stage_timer(backend, leaves, fusions, rerankers, doc_texts, leaf_depth)
-                for name in order:
-                    self.progress(f"latency {name}")
-                    out.latency[name] = self._latency(single, name, queries)
-                ab_gated = sorted({f.retriever for f in suite.floors if f.is_latency_ratio})
-                for name in ab_gated:
-                    self.progress(f"latency {name} vs {model.latency.baseline} (A/B)")
-                    out.ab[name] = self._ab_latency(single, name, model.latency.baseline, queries)
+                single = stage_timer(suite, backend, plan, doc_texts)
+                out.latency, out.ab = latency_pass(suite, single, order, queries, self.progress)
         finally:
             if self._backend is None:
                 backend.close()
         return out
+
+    def _doc_texts(self, js: JudgmentSet, plan: StagePlan) -> Dict[str, str]:
+        """The documents' text, which rerank stages score (empty without one)."""
+        if not plan.rerankers:
+            return {}
+        if not js.corpus:
+            raise self.suite.error(
+                ("retrievers", next(iter(plan.rerankers)), "reranker"),
+                "a rerank stage needs the documents' text: add judgments.corpus (or beir) to the suite",
+            )
+        from ..models.embedders import document_text
+
+        return {d.doc_id: document_text(d) for d in js.corpus}
+
+    def _prepare(
+        self, backend: Backend, js: JudgmentSet, embedder: Any, plan: StagePlan, out: Retrieval
+    ) -> None:
+        """Index the corpus (with its vectors) or attach to the existing index; engine facts."""
+        suite = self.suite
+        documents = js.corpus if needs_corpus(suite) else None
+        if needs_corpus(suite) and not documents:
+            raise suite.error(
+                ("judgments",),
+                "this backend builds its index from the corpus: "
+                "add judgments.corpus (or beir), or name an existing index",
+            )
+        doc_vectors = None
+        if documents and embedder is not None:
+            doc_vectors = self._doc_vectors(embedder, documents)
+        self.progress(f"preparing {backend.name} backend ({len(documents or [])} documents)")
+        backend.prepare(documents, doc_vectors)
+        out.backend_info = dict(backend.describe())
+        if embedder is not None:
+            out.backend_info.setdefault("embedder", embedder.id)
+        if plan.rerankers:
+            out.backend_info["rerankers"] = {n: rk.id for n, rk in plan.rerankers.items()}
+
+    def _quality_pass(
+        self,
+        backend: Backend,
+        plan: StagePlan,
+        queries: List[Query],
+        doc_texts: Dict[str, str],
+        out: Retrieval,
+    ) -> None:
+        """Every retriever of the plan over all queries at once, in dependency order."""
+        suite = self.suite
+        query_texts = {q.qid: q.text for q in queries}
+        for name in plan.order:
+            self.progress(f"retrieving {name}")
+            if name in plan.leaves:
+                out.runs[name] = backend.search_batch(plan.leaves[name], queries, plan.leaf_depth)
+            elif name in plan.rerankers:
+                from ..models.rerankers import rerank_run
+
+                (inp,) = suite.inputs(name)
+                window = suite.rerank_config(name).window
+                out.runs[name] = rerank_run(
+                    plan.rerankers[name], out.runs[inp], query_texts, doc_texts, window
+                )
+            else:
+                from ..measures.fusion import fuse_runs
+
+                subs = [out.runs[s] for s in suite.inputs(name)]
+                out.runs[name] = fuse_runs(subs, plan.fusions[name], k=plan.leaf_depth)
 
     def queries(self, js: JudgmentSet, qids: Sequence[str], embedder: Any = None) -> List[Query]:
         """The queries ``qids`` as the backends take them, with vectors from ``embedder``
@@ -393,115 +253,14 @@ class SuiteRunner:
         self.progress(f"embedding {len(documents)} documents ({embedder.id})")
         return embed_corpus(embedder, documents)
 
-    def _stage_timer(
-        self, backend: Backend, leaves, fusions, rerankers, doc_texts, leaf_depth: int
-    ) -> Callable[[str, Query], Any]:
-        """``single(name, query) -> (ranking, server took ms)``: one query through the whole
-        stage tree, as production would serve it (a rerank stage's model time included)."""
-        from ..measures.fusion import fuse
 
-        model = self.suite.model
-
-        def single(n: str, q: Query):
-            if n in leaves:
-                res = backend.search_one(leaves[n], q, leaf_depth)
-                return res.ranking, res.server_took_ms
-            if n in rerankers:
-                from ..models.rerankers import rerank_ranking
-
-                ranking, took = single(model.retrievers[n].of[0], q)
-                # production pays the model for every candidate of every query: no vectors
-                # cached by the quality pass or an earlier repetition (bi-encoders)
-                getattr(rerankers[n], "clear_cache", lambda: None)()
-                return rerank_ranking(
-                    rerankers[n], q.text, ranking, doc_texts, model.retrievers[n].window
-                ), took
-            parts = [single(s, q) for s in model.retrievers[n].of]
-            took = [t for _, t in parts if t is not None]
-            return fuse([p[0] for p in parts], fusions[n]), (sum(took) if took else None)
-
-        return single
-
-    def _latency_plan(self, name: str, queries: Sequence[Query], ratio: bool = False):
-        """(sampled queries, repetitions) for ``name``'s latency pass. ``auto`` takes enough
-        passes for 20 samples above the highest percentile gated (p95: 400 samples); an A/B
-        pass takes at least 4 rounds under ``auto`` (2 when set), see
-        ``benchmarks/latency_gate_flakiness.py``."""
-        import math
-
-        from ..stats.significance import repetitions_needed
-
-        cfg = self.suite.model.latency
-        sample = list(queries[: cfg.max_queries] if cfg.max_queries else queries)
-        repetitions = cfg.repetitions
-        if repetitions == "auto":
-            floors = [
-                f
-                for f in self.suite.floors
-                if f.retriever == name and (f.is_latency_ratio if ratio else f.is_latency)
-            ]
-            qs = [f.percentile for f in floors] or [50]
-            repetitions = max(1, math.ceil(repetitions_needed(max(qs)) / max(len(sample), 1)))
-        if ratio:  # measured: 2 rounds caught a 30% slowdown 95/100 times, 4 rounds 100/100
-            repetitions = max(4 if cfg.repetitions == "auto" else 2, repetitions)
-        return sample, repetitions
-
-    def _latency(self, single, name: str, queries: Sequence[Query]) -> LatencySummary:
-        """One query at a time, ``repetitions`` passes after ``warmup`` requests."""
-        cfg = self.suite.model.latency
-        sample, repetitions = self._latency_plan(name, queries)
-        if not sample:
-            return summarize_latency([], [], warmup=0, repetitions=0)
-        for q in (sample * ((cfg.warmup // len(sample)) + 1))[: cfg.warmup]:
-            single(name, q)
-        wall: List[float] = []
-        took: List[float] = []
-        for _ in range(repetitions):
-            for q in sample:
-                t0 = time.perf_counter()
-                _, server = single(name, q)
-                wall.append((time.perf_counter() - t0) * 1000.0)
-                if server is not None:
-                    took.append(float(server))
-        return summarize_latency(wall, took, warmup=cfg.warmup, repetitions=repetitions)
-
-    def _ab_latency(self, single, name: str, baseline: str, queries: Sequence[Query]) -> ABLatency:
-        """``baseline`` (A) and ``name`` (B) timed interleaved, query by query
-        (``significance.ab_schedule``: a fresh seeded order each round, the arm that goes
-        first alternating), so that load on the machine hits both arms alike."""
-        from ..stats.significance import ab_schedule
-
-        cfg = self.suite.model.latency
-        sample, repetitions = self._latency_plan(name, queries, ratio=True)
-        arms = {"A": baseline, "B": name}
-        if sample:
-            for q in (sample * ((cfg.warmup // len(sample)) + 1))[: cfg.warmup]:
-                single(baseline, q)
-                single(name, q)
-        times: Dict[str, List[List[float]]] = {"A": [[] for _ in sample], "B": [[] for _ in sample]}
-        for qi, arm in ab_schedule(len(sample), repetitions, seed=0):
-            t0 = time.perf_counter()
-            single(arms[arm], sample[qi])
-            times[arm][qi].append((time.perf_counter() - t0) * 1000.0)
-        return ABLatency(
-            baseline=baseline, baseline_ms=times["A"], current_ms=times["B"], repetitions=repetitions
-        )
-
-
-def _with_inputs(suite: Suite, names: Sequence[str]) -> List[str]:
-    """``names`` and every retriever they build on, in the suite's dependency order."""
-    wanted: set = set()
-    stack = list(names)
-    while stack:
-        n = stack.pop()
-        if n not in suite.model.retrievers:
-            raise ConfigError(
-                f"{suite.path}: no retriever {n!r} (defined: {', '.join(suite.model.retrievers)})"
-            )
-        if n not in wanted:
-            wanted.add(n)
-            stack.extend(getattr(suite.model.retrievers[n], "of", None) or [])
-    return [n for n in suite.order if n in wanted]
+def _overlap_warnings(overlap: Overlap) -> List[str]:
+    if not overlap.qrels_without_query:
+        return []
+    ex = ", ".join(repr(q) for q in overlap.qrels_without_query[:5])
+    return [
+        f"{len(overlap.qrels_without_query)} judged query id(s) have no query text and score 0 (e.g. {ex})"
+    ]
 
 
 def _metric_k(metric: str) -> int:

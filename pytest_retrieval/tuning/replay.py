@@ -177,6 +177,7 @@ class Replayer:
 
     def _scores(self, cfg: FusionConfig) -> np.ndarray:
         if cfg.method == "rrf":
+            assert cfg.semantics is not None and cfg.rank_constant is not None  # set for rrf
             table = self._rrf_table(cfg.semantics, cfg.rank_constant)
             total = np.zeros(self.pos.shape[1:], dtype=np.float32)
             for j in range(self.n):
@@ -190,7 +191,9 @@ class Replayer:
                 f"opensearch: number of weights [{len(cfg.weights)}] must match "
                 f"number of sub-queries [{self.n}]"
             )
-        norm, _, ge0, gt0 = self._normalized(cfg.normalization)
+        technique = cfg.normalization
+        assert isinstance(technique, str)  # FusionConfig sets it for weighted
+        norm, _, ge0, gt0 = self._normalized(technique)
         ws = [_F32(w) for w in (cfg.weights or (1.0,) * self.n)]
         shape = norm.shape[1:]
         sum_w = np.zeros(shape, dtype=np.float32)
@@ -204,7 +207,7 @@ class Replayer:
             if cfg.combination == "arithmetic_mean":
                 total = np.zeros(shape, dtype=np.float32)
                 for j in range(self.n):
-                    if self._all_ge0[cfg.normalization][j]:
+                    if self._all_ge0[technique][j]:
                         total += norm[j] * ws[j]
                         sum_w += ws[j]
                     else:
@@ -214,11 +217,11 @@ class Replayer:
                 return out
             # mask[j] is 1.0 where the score counts (> 0) and 0.0 where it is skipped; safe[j]
             # is the score there and 1.0 elsewhere: x * 1.0 == x and finite * 0.0 == +0.0.
-            mask, safe = self._positive_masks(cfg.normalization)
+            mask, safe = self._positive_masks(technique)
             for j in range(self.n):
                 sum_w += ws[j] * mask[j]
             if cfg.combination == "geometric_mean":
-                logs = self._logs(cfg.normalization)
+                logs = self._logs(technique)
                 ln_sum = np.zeros(shape, dtype=np.float32)
                 for j in range(self.n):
                     # logs[j] is 0.0 where the score is skipped, so w * 0.0 adds nothing

@@ -121,7 +121,8 @@ def run_sweep(
     """Fetch once, sweep, and (``check``) replay ``check_variants`` variants on OpenSearch.
     Returns (``SweepResult``, how the split was made, ``CheckResult`` or None)."""
     from ..measures.metrics import parse_metric
-    from ..suite.runner import SuiteRunner, load_judgments, make_backend
+    from ..suite.build import load_judgments, make_backend
+    from ..suite.runner import SuiteRunner
     from .grid import SweepGrid
     from .sweep import sweep
 
@@ -202,7 +203,7 @@ def _check_on_opensearch(
     offline replay of the same variant (same candidates, same window)."""
     from ..backends.base import BM25Spec, KnnSpec
     from ..measures.parity import compare_top
-    from ..suite.runner import leaf_spec
+    from ..suite.build import leaf_spec
     from ..types import Ranking
     from .grid import describe
     from .replay import replay

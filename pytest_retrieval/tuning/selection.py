@@ -276,10 +276,13 @@ def opensearch_pipeline(config: FusionConfig, description: Optional[str] = None)
     body: Dict[str, Any] = {}
     if description:
         body["description"] = description
+    k, norm, comb = config.rank_constant, config.normalization, config.combination
     if config.method == "rrf":
-        body.update(rrf_pipeline(config.rank_constant))
+        assert k is not None  # FusionConfig sets it for rrf
+        body.update(rrf_pipeline(k))
     elif config.method == "weighted":
-        body.update(normalization_pipeline(config.normalization, config.combination, config.weights))
+        assert isinstance(norm, str) and comb is not None  # FusionConfig sets both for weighted
+        body.update(normalization_pipeline(norm, comb, config.weights))
     else:
         raise ValueError("opensearch_pipeline supports rrf and weighted configurations")
     return body
