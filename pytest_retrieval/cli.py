@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 from .errors import RetrievalError
 
@@ -28,7 +28,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         relevance_threshold=args.relevance_threshold,
     )
     if args.json:
-        per_query = {}
+        per_query: Dict[str, Dict[str, float]] = {}
         if args.per_query:
             for m, values in ev.per_query.items():
                 for q, v in values.items():
@@ -123,8 +123,8 @@ def _fuse(args: argparse.Namespace) -> int:
 
 def _sweep(args: argparse.Namespace) -> int:
     from .suite.load import load_suite
-    from .tuning.run import fusion_inputs, run_sweep
     from .tuning.grid import DEFAULT_RANK_CONSTANTS, SweepGrid
+    from .tuning.run import fusion_inputs, run_sweep
 
     def ints(text: Optional[str], what: str) -> Optional[tuple]:
         if text is None:
@@ -193,7 +193,20 @@ def _schema(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pytest-retrieval", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
+    _add_evaluate(sub)
+    _add_fuse(sub)
+    _add_sweep(sub)
+    s = sub.add_parser("schema", help="print the JSON Schema of suite files")
+    s.set_defaults(func=_schema)
 
+    from .judge.cli import register as register_judge
+
+    register_judge(sub)  # pytest-retrieval judge clicks|llm|pool|import|agree
+    return p
+
+
+def _add_evaluate(sub: Any) -> None:
+    """``pytest-retrieval evaluate``: trec_eval-like scoring of a run file."""
     e = sub.add_parser("evaluate", help="evaluate a TREC run against qrels (like trec_eval)")
     e.add_argument("qrels", help="TREC qrels (qid 0 docid grade) or BEIR qrels TSV")
     e.add_argument("run", help="TREC run (qid Q0 docid rank score tag)")
@@ -216,6 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--relevance-threshold", type=int, default=1, help="like trec_eval -l")
     e.set_defaults(func=_evaluate)
 
+
+def _add_fuse(sub: Any) -> None:
+    """``pytest-retrieval fuse``: RRF / weighted / linear fusion of run files."""
     f = sub.add_parser("fuse", help="fuse TREC runs (RRF or weighted) into a TREC run on stdout")
     f.add_argument("runs", nargs="+")
     f.add_argument("--method", choices=("rrf", "weighted", "linear"), default="rrf")
@@ -234,6 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--tag", default="fused")
     f.set_defaults(func=_fuse)
 
+
+def _add_sweep(sub: Any) -> None:
+    """``pytest-retrieval sweep``: tune a suite's fusion retriever offline."""
     w = sub.add_parser(
         "sweep",
         help="tune a suite's fusion retriever: fetch candidates once, replay every fusion variant offline",
@@ -271,14 +290,6 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--top", type=int, default=10, help="tuning-split variants listed")
     w.add_argument("--json", action="store_true", help="print JSON")
     w.set_defaults(func=_sweep)
-
-    s = sub.add_parser("schema", help="print the JSON Schema of suite files")
-    s.set_defaults(func=_schema)
-
-    from .judge.cli import register as register_judge
-
-    register_judge(sub)  # pytest-retrieval judge clicks|llm|pool|import|agree
-    return p
 
 
 def main(argv: Optional[List[str]] = None) -> int:

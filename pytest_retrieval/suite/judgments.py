@@ -12,12 +12,13 @@ import json
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Set, Tuple, TypeVar
 
 from ..errors import ConfigError
 from ..types import Document, Ranking, Run
 
 Qrels = Dict[str, Dict[str, int]]
+V = TypeVar("V")
 
 
 class IdNormalisationWarning(UserWarning):
@@ -57,17 +58,17 @@ def _canonical(i: str) -> str:
 
 
 def reconcile_ids(
-    reference: Iterable[str], other: Mapping[str, object], *, reference_name: str, other_name: str
-) -> Dict[str, object]:
+    reference: Iterable[str], other: Mapping[str, V], *, reference_name: str, other_name: str
+) -> Dict[str, V]:
     """Re-key ``other`` onto ``reference`` ids; warn for ids that only match loosely."""
     ref = set(reference)
     missing = [k for k in other if k not in ref]
     if not missing:
         return dict(other)
-    loose = {}
+    loose: Dict[str, str] = {}
     for r in ref:
         loose.setdefault(_canonical(r), r)
-    out: Dict[str, object] = {}
+    out: Dict[str, V] = {}
     remapped: List[Tuple[str, str]] = []
     for k, v in other.items():
         if k in ref:
@@ -134,7 +135,7 @@ def _id(value: object, path: Path, n: int, what: str) -> str:
         raise ConfigError(f"bad {what}: {exc}", file=str(path), line=n) from None
 
 
-def _grade(value: object, path: Path, n: int) -> int:
+def _grade(value: Any, path: Path, n: int) -> int:
     try:
         f = float(value)
     except (TypeError, ValueError):
@@ -199,8 +200,8 @@ def load_qrels(path: Path) -> Qrels:
         for n, obj in _jsonl(path):
             qid = _id(_pick(obj, _QID_KEYS[1:] + ("_id",), path, n, "query id"), path, n, "query id")
             did = _id(_pick(obj, _DOCID_KEYS, path, n, "document id"), path, n, "document id")
-            g = _grade(_pick(obj, ("grade", "relevance", "score", "rel"), path, n, "grade"), path, n)
-            _add_judgment(qrels, qid, did, g, path, n)
+            grade = _grade(_pick(obj, ("grade", "relevance", "score", "rel"), path, n, "grade"), path, n)
+            _add_judgment(qrels, qid, did, grade, path, n)
     else:
         for n, line in _lines(path):
             if "\t" in line:

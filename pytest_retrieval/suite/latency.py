@@ -80,8 +80,9 @@ def plan_repetitions(
 
     cfg = suite.model.latency
     sample = list(queries[: cfg.max_queries] if cfg.max_queries else queries)
-    repetitions = cfg.repetitions
-    if repetitions == "auto":
+    if isinstance(cfg.repetitions, int):
+        repetitions = cfg.repetitions
+    else:  # auto
         floors = [
             f for f in suite.floors if f.retriever == name and (f.is_latency_ratio if ratio else f.is_latency)
         ]

@@ -100,9 +100,10 @@ class SuiteResult:
         if metric == "abstention":
             ab = r.abstention
             if ab is None or not ab.abstained:
+                unanswerable = self.suite.model.unanswerable
+                assert unanswerable is not None  # an abstention floor needs the section (load checks)
                 raise ConfigError(
-                    f"{self.suite.name} :: {retriever} :: abstention: no query is "
-                    f"tagged {self.suite.model.unanswerable.tag!r}"
+                    f"{self.suite.name} :: {retriever} :: abstention: no query is tagged {unanswerable.tag!r}"
                 )
             return ab.rate
         return r.evaluation.aggregate[metric]

@@ -79,13 +79,14 @@ class ConnectionConfig(_Strict):
 
 class IndexConfig(_Strict):
     name: Optional[str] = Field(
-        None, description="Existing index (read-only). Omit for a throwaway index built from the corpus."
+        default=None,
+        description="Existing index (read-only). Omit for a throwaway index built from the corpus.",
     )
     mappings: Optional[Dict[str, Any]] = None
     settings: Optional[Dict[str, Any]] = None
     vector_field: str = "embedding"
     reap_after_hours: Annotated[float, Field(gt=0)] = Field(
-        24, description="Throwaway indexes of crashed runs older than this are deleted."
+        default=24, description="Throwaway indexes of crashed runs older than this are deleted."
     )
 
 
@@ -234,12 +235,12 @@ STAGE_TYPES = FUSION_TYPES + ("rerank",)  # retrievers built on others ('of'), r
 
 class EvaluationConfig(_Strict):
     profile: Literal["exp", "trec"] = Field(
-        "exp", description="nDCG gain: exp = 2^rel - 1 (design default), trec = rel (trec_eval)."
+        default="exp", description="nDCG gain: exp = 2^rel - 1 (design default), trec = rel (trec_eval)."
     )
     ties: Literal["engine", "trec"] = Field(
-        "engine", description="engine = keep the engine's order; trec = score desc, docid desc."
+        default="engine", description="engine = keep the engine's order; trec = score desc, docid desc."
     )
-    depth: Annotated[int, Field(ge=1)] = Field(100, description="Hits fetched per query.")
+    depth: Annotated[int, Field(ge=1)] = Field(default=100, description="Hits fetched per query.")
     metrics: List[str] = Field(
         default_factory=lambda: ["ndcg@10", "mrr@10", "recall@100"],
         description="Metrics shown in the summary and report.",
@@ -250,19 +251,19 @@ class LatencyConfig(_Strict):
     enabled: bool = True
     warmup: Annotated[int, Field(ge=0)] = 5
     repetitions: Union[Annotated[int, Field(ge=1)], Literal["auto"]] = Field(
-        "auto",
+        default="auto",
         description="Passes over the queries; auto = enough for 20 samples above the "
         "gated percentile (p95: 400 samples, p99: 2000).",
     )
     max_queries: Optional[Annotated[int, Field(ge=1)]] = None
     verdict: Literal["ci", "point"] = Field(
-        "ci",
+        default="ci",
         description="ci: fail only when the percentile's lower confidence bound is above "
         "the ceiling (does not flake on noise); point: compare the estimate.",
     )
     confidence: Annotated[float, Field(gt=0.5, lt=1)] = 0.95
     baseline: Optional[str] = Field(
-        None,
+        default=None,
         description="A/B: the retriever timed interleaved (same machine, same job) with "
         "every retriever that has a p50_ratio/p95_ratio/p99_ratio ceiling.",
     )

@@ -104,7 +104,7 @@ def load_yaml(path: Path) -> Tuple[Any, Positions]:
         value = constructor.construct_object(n, deep=True)
         if isinstance(value, str):
             value = interpolate(value, file=file, key=key, line=n.start_mark.line + 1)
-            if n.style is None and value != n.value:
+            if getattr(n, "style", None) is None and value != n.value:
                 # an unquoted ${VAR} that expands to a number/bool keeps YAML's typing
                 value = yaml.safe_load(value) if value.strip() else value
         return value

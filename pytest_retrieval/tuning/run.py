@@ -62,7 +62,7 @@ def fusion_inputs(suite: Suite, retriever: Optional[str]) -> Tuple[str, List[str
             f"{suite.path}: retriever {retriever!r} is a {r.type}, not a fusion "
             f"(fusion retrievers: {', '.join(fusions) or 'none'})"
         )
-    return retriever, list(r.of)
+    return retriever, suite.inputs(retriever)
 
 
 def splits(
@@ -142,8 +142,8 @@ def run_sweep(
     # RRF as the suite's engine computes it (Suite.fusion's default)
     rrf_semantics = "opensearch" if model.backend.type == "opensearch" else "elasticsearch"
     grid = dataclasses.replace(grid or SweepGrid(), rrf_semantics=rrf_semantics)
-    cfg = model.retrievers[name]
-    window = max(grid.windows or (cfg.window or model.evaluation.depth,))
+    # the tuned retriever's window (default: evaluation.depth) unless the grid names windows
+    window = max(grid.windows or (suite.fusion(name, model.evaluation.depth).window,))
     qids = [q for q in js.queries if q in tune_qrels or q in eval_qrels]
     backend = make_backend(suite)
     try:
