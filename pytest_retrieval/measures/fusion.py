@@ -173,14 +173,18 @@ class FusionConfig:
         if self.normalization is not None:
             raise ValueError("rrf takes no normalization (it only uses ranks)")
 
+    def _single_semantics(self, only: str, implementation: str) -> None:
+        """Weighted and linear fusion exist in one engine each: ``semantics`` is that one."""
+        sem = only if self.semantics is None else self.semantics
+        if sem != only:
+            raise ValueError(
+                f"{self.method} fusion exists only with semantics {only!r} ({implementation}), got {sem!r}"
+            )
+        object.__setattr__(self, "semantics", sem)
+
     def _post_init_weighted(self) -> None:
         set_ = object.__setattr__
-        sem = "opensearch" if self.semantics is None else self.semantics
-        if sem != "opensearch":
-            raise ValueError(
-                f"weighted fusion exists only with semantics 'opensearch' (normalization-processor), got {sem!r}"
-            )
-        set_(self, "semantics", sem)
+        self._single_semantics("opensearch", "normalization-processor")
         norm = "min_max" if self.normalization is None else self.normalization
         if not isinstance(norm, str) or _NORMALIZATION_ALIASES.get(norm) not in ("min_max", "l2"):
             raise ValueError(f"weighted normalization must be 'min_max' or 'l2', got {norm!r}")
@@ -196,12 +200,7 @@ class FusionConfig:
 
     def _post_init_linear(self) -> None:
         set_ = object.__setattr__
-        sem = "elasticsearch" if self.semantics is None else self.semantics
-        if sem != "elasticsearch":
-            raise ValueError(
-                f"linear fusion exists only with semantics 'elasticsearch' (linear retriever), got {sem!r}"
-            )
-        set_(self, "semantics", sem)
+        self._single_semantics("elasticsearch", "linear retriever")
         norm = "none" if self.normalization is None else self.normalization
         if isinstance(norm, str):
             canon: Union[str, Tuple[str, ...]] = _canonical_linear_normalizer(norm)
@@ -325,23 +324,6 @@ def _fraction_to_f32(x: Fraction) -> float:
     # the smallest error; on a tie, the even mantissa (min keeps the first of equal keys)
     best = min(candidates, key=lambda c: (abs(Fraction(float(c)) - x), int(np.array(c).view(np.uint32)) & 1))
     return float(best)
-
-
-def rrf(
-    rankings: Sequence[Ranking],
-    *,
-    rank_constant: Optional[int] = 60,
-    window: int = 100,
-    semantics: str = "reference",
-    tie_break: str = "doc_id",
-) -> Ranking:
-    """Reciprocal rank fusion of ``rankings`` (see module docstring for ``semantics``)."""
-    return fuse(
-        rankings,
-        FusionConfig(
-            method="rrf", semantics=semantics, rank_constant=rank_constant, window=window, tie_break=tie_break
-        ),
-    )
 
 
 def _rrf(rankings: List[Ranking], cfg: FusionConfig) -> Ranking:
@@ -480,30 +462,6 @@ def combine_opensearch(
     return float(_F32(sum_w / harm)) if harm > 0 else 0.0
 
 
-def weighted_fusion(
-    rankings: Sequence[Ranking],
-    *,
-    normalization: str = "min_max",
-    combination: str = "arithmetic_mean",
-    weights: Optional[Sequence[float]] = None,
-    window: int = 100,
-    tie_break: str = "doc_id",
-) -> Ranking:
-    """OpenSearch ``normalization-processor`` fusion (neural-search 2.19)."""
-    return fuse(
-        rankings,
-        FusionConfig(
-            method="weighted",
-            semantics="opensearch",
-            normalization=normalization,
-            combination=combination,
-            weights=None if weights is None else tuple(weights),
-            window=window,
-            tie_break=tie_break,
-        ),
-    )
-
-
 def _weighted(rankings: List[Ranking], cfg: FusionConfig) -> Ranking:
     _check_scores(rankings)
     n = len(rankings)
@@ -568,29 +526,6 @@ def normalize_elasticsearch(scores: Sequence[float], normalizer: str = "minmax")
     return [float(_F32(float(s) / norm)) for s in xs]
 
 
-def linear_fusion(
-    rankings: Sequence[Ranking],
-    *,
-    normalization: Union[str, Sequence[str]] = "none",
-    weights: Optional[Sequence[float]] = None,
-    window: int = 100,
-    tie_break: str = "doc_id",
-) -> Ranking:
-    """Elasticsearch ``linear`` retriever fusion."""
-    norm = normalization if isinstance(normalization, str) else tuple(normalization)
-    return fuse(
-        rankings,
-        FusionConfig(
-            method="linear",
-            semantics="elasticsearch",
-            normalization=norm,
-            weights=None if weights is None else tuple(weights),
-            window=window,
-            tie_break=tie_break,
-        ),
-    )
-
-
 def _linear(rankings: List[Ranking], cfg: FusionConfig) -> Ranking:
     _check_scores(rankings)
     n = len(rankings)
@@ -643,6 +578,70 @@ def fuse_runs(runs: Sequence[Run], config: FusionConfig, k: Optional[int] = None
         fused = fuse([run.get(q, Ranking()) for run in runs], config)
         out[q] = fused.top(k) if k is not None else fused
     return out
+
+
+def rrf(
+    rankings: Sequence[Ranking],
+    *,
+    rank_constant: Optional[int] = 60,
+    window: int = 100,
+    semantics: str = "reference",
+    tie_break: str = "doc_id",
+) -> Ranking:
+    """Reciprocal rank fusion of ``rankings`` (see module docstring for ``semantics``)."""
+    return fuse(
+        rankings,
+        FusionConfig(
+            method="rrf", semantics=semantics, rank_constant=rank_constant, window=window, tie_break=tie_break
+        ),
+    )
+
+
+def weighted_fusion(
+    rankings: Sequence[Ranking],
+    *,
+    normalization: str = "min_max",
+    combination: str = "arithmetic_mean",
+    weights: Optional[Sequence[float]] = None,
+    window: int = 100,
+    tie_break: str = "doc_id",
+) -> Ranking:
+    """OpenSearch ``normalization-processor`` fusion (neural-search 2.19)."""
+    return fuse(
+        rankings,
+        FusionConfig(
+            method="weighted",
+            semantics="opensearch",
+            normalization=normalization,
+            combination=combination,
+            weights=None if weights is None else tuple(weights),
+            window=window,
+            tie_break=tie_break,
+        ),
+    )
+
+
+def linear_fusion(
+    rankings: Sequence[Ranking],
+    *,
+    normalization: Union[str, Sequence[str]] = "none",
+    weights: Optional[Sequence[float]] = None,
+    window: int = 100,
+    tie_break: str = "doc_id",
+) -> Ranking:
+    """Elasticsearch ``linear`` retriever fusion."""
+    norm = normalization if isinstance(normalization, str) else tuple(normalization)
+    return fuse(
+        rankings,
+        FusionConfig(
+            method="linear",
+            semantics="elasticsearch",
+            normalization=norm,
+            weights=None if weights is None else tuple(weights),
+            window=window,
+            tie_break=tie_break,
+        ),
+    )
 
 
 def fusion_warnings(config: FusionConfig, evaluated_k: int) -> List[str]:

@@ -5,7 +5,8 @@ configurations, rerankers, how deep each leaf fetches)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List
+from pathlib import Path
+from typing import Any, Callable, Dict, List
 
 from ..backends.base import Backend, BM25Spec, KnnSpec, TemplateSpec
 from ..types import Document
@@ -38,22 +39,18 @@ def load_judgments(suite: Suite) -> JudgmentSet:
         )
     else:
         js = JudgmentSet(queries={}, qrels={})
-    if j.queries:
-        p = suite.resolve_path(key + ("queries",), j.queries)
-        js.queries = load_queries(p)
-        js.sources["queries"] = str(p)
-    if j.qrels:
-        p = suite.resolve_path(key + ("qrels",), j.qrels)
-        js.qrels = load_qrels(p)
-        js.sources["qrels"] = str(p)
-    if j.corpus and (needs_corpus(suite) or needs_texts(suite)):
-        p = suite.resolve_path(key + ("corpus",), j.corpus)
-        js.corpus = load_corpus(p)
-        js.sources["corpus"] = str(p)
-    if j.tags:
-        p = suite.resolve_path(key + ("tags",), j.tags)
-        js.tags = load_tags(p)
-        js.sources["tags"] = str(p)
+    readers: Dict[str, Callable[[Path], Any]] = {
+        "queries": load_queries,
+        "qrels": load_qrels,
+        "corpus": load_corpus,
+        "tags": load_tags,
+    }
+    for role, read in readers.items():
+        value = getattr(j, role)
+        if value and (role != "corpus" or needs_corpus(suite) or needs_texts(suite)):
+            p = suite.resolve_path(key + (role,), value)
+            setattr(js, role, read(p))
+            js.sources[role] = str(p)
     _add_inline(suite, js)
     qsrc = js.sources.get("queries", "queries")
     js.qrels = reconcile_ids(

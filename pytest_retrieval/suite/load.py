@@ -7,34 +7,19 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, get_args
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
 from ..gates.floors import Floor, parse_floors
 from .schema import (
     FUSION_TYPES,
-    BackendConfig,
     BM25RetrieverConfig,
-    CallableEmbedderConfig,
-    ConnectionConfig,
-    EvaluationConfig,
-    IndexConfig,
-    InlineDocument,
-    InlineQuery,
-    JudgmentsConfig,
-    KnnRetrieverConfig,
-    LatencyConfig,
     LinearRetrieverConfig,
-    OnnxEmbedderConfig,
-    PrecomputedEmbedderConfig,
-    RegressionConfig,
     RerankRetrieverConfig,
     RRFRetrieverConfig,
     SuiteFile,
-    TemplateRetrieverConfig,
-    UnanswerableConfig,
     WeightedRetrieverConfig,
 )
 from .yamlio import KeyPath, Positions, deep_merge, format_path, load_with_includes, locate
@@ -175,35 +160,30 @@ _ALL_KEYS: Optional[List[str]] = None
 
 
 def _known_keys() -> List[str]:
+    """Every key the schema knows (for "did you mean" hints), read off the schema itself."""
     global _ALL_KEYS
     if _ALL_KEYS is None:
-        keys: Set[str] = set()
-        for model in (
-            SuiteFile,
-            JudgmentsConfig,
-            InlineQuery,
-            InlineDocument,
-            ConnectionConfig,
-            IndexConfig,
-            BackendConfig,
-            PrecomputedEmbedderConfig,
-            OnnxEmbedderConfig,
-            CallableEmbedderConfig,
-            BM25RetrieverConfig,
-            KnnRetrieverConfig,
-            TemplateRetrieverConfig,
-            RRFRetrieverConfig,
-            WeightedRetrieverConfig,
-            LinearRetrieverConfig,
-            EvaluationConfig,
-            LatencyConfig,
-            RegressionConfig,
-            UnanswerableConfig,
-        ):
+        keys: Set[str] = {"include"}
+        for model in _models_in(SuiteFile):
             keys.update(model.model_fields)
-        keys.add("include")
         _ALL_KEYS = sorted(keys)
     return _ALL_KEYS
+
+
+def _models_in(root: Any) -> List[Any]:
+    """The pydantic models a value of type ``root`` can hold, ``root`` included (through
+    Optional, List, Dict, Annotated and unions)."""
+    found: List[Any] = []
+    stack = [root]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, type) and issubclass(t, BaseModel):
+            if t not in found:
+                found.append(t)
+                stack.extend(f.annotation for f in t.model_fields.values())
+        else:
+            stack.extend(get_args(t))
+    return found
 
 
 def _data_path(data: Any, loc: Tuple[Any, ...]) -> KeyPath:
