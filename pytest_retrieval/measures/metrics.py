@@ -1,7 +1,7 @@
 """The metric engine: parse metric names and score a run against judgments.
 
 Hand-written, pure (no I/O) and checked against trec_eval (through pytrec_eval) by
-``tests/test_metrics_trec_eval.py``.
+``tests/measures/test_metrics_trec_eval.py``.
 
 Metrics (case-insensitive; ``k`` is a positive integer cutoff):
 

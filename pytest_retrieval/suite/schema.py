@@ -1,4 +1,4 @@
-"""The suite file: schema (pydantic, published as JSON Schema), loading and validation.
+"""The suite file's schema (pydantic, published as JSON Schema); loading is in ``load``.
 
 A suite file (``retrieval_*.yaml`` or ``*.retrieval.yaml``) names a judgment set, a
 backend, an embedder, retrievers (leaves and stages built on others) and floors.
