@@ -11,6 +11,7 @@ Two layers:
 
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import math
 import random
@@ -734,5 +735,5 @@ def test_config_is_frozen_and_hashable():
     cfg = FusionConfig(method="linear", weights=[1, 2], normalization=["minmax", "none"])
     assert cfg.weights == (1.0, 2.0) and cfg.normalization == ("min_max", "none")
     hash(cfg)
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.window = 5

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import subprocess
 import sys
@@ -353,7 +354,7 @@ def test_metric_validates_when_built_directly():
     for bad in (("ndcg", 0), ("ndcg", 2.0), ("ndcg", True), ("nope", None), ("rprec", 3)):
         with pytest.raises(ValueError):
             Metric(*bad)
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         Metric("map").k = 3  # frozen
     assert len({Metric("map"), parse_metric("MAP")}) == 1
 
