@@ -1,7 +1,77 @@
 """pytest-retrieval: put a retrieval pipeline under a regression gate.
 
-Importing this package must stay cheap: heavy libraries (numpy, bm25s, engine
-clients, model runtimes) are imported lazily by the modules that need them.
+The public Python API (everything else is internal and may move):
+
+- run a suite: :func:`load_suite` then :func:`run_suite` (or ``SuiteRunner(suite).run()``), giving a
+  :class:`SuiteResult` (per retriever its :class:`Run`, its :class:`Evaluation` and its latency);
+- evaluate rankings like trec_eval: :func:`evaluate` with metrics parsed by :func:`parse_metric`
+  (``"ndcg@10"`` -> :class:`Metric`), on qrels and runs read by :func:`load_qrels` / :func:`load_trec_run`;
+- fuse rankings with Elasticsearch's or OpenSearch's exact semantics: :func:`fuse` / :func:`fuse_runs`
+  with a :class:`FusionConfig`;
+- the data types: :class:`Ranking`, :class:`Run`, :class:`Query`, :class:`Document`;
+- the errors: :class:`RetrievalError`, with :class:`ConfigError` (bad input: file, line, key) and
+  :class:`InfrastructureError` (an engine or model that failed: never a pass).
+
+Importing this package stays cheap: each name is imported on first use (PEP 562), so heavy
+libraries (numpy, bm25s, engine clients, model runtimes) load only when needed.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS = {
+    "load_suite": "suite.load",
+    "Suite": "suite.load",
+    "SuiteRunner": "suite.runner",
+    "run_suite": "suite.runner",
+    "SuiteResult": "suite.result",
+    "RetrieverResult": "suite.result",
+    "evaluate": "measures.metrics",
+    "parse_metric": "measures.metrics",
+    "Metric": "measures.metrics",
+    "Evaluation": "measures.metrics",
+    "fuse": "measures.fusion",
+    "fuse_runs": "measures.fusion",
+    "FusionConfig": "measures.fusion",
+    "load_qrels": "suite.judgments",
+    "load_trec_run": "suite.judgments",
+    "write_trec_run": "suite.judgments",
+    "Ranking": "types",
+    "Run": "types",
+    "Query": "types",
+    "Document": "types",
+    "RetrievalError": "errors",
+    "ConfigError": "errors",
+    "InfrastructureError": "errors",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_retrieval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # cache: the next access is a plain attribute
+    return value
+
+
+def __dir__() -> list:
+    return __all__
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily above
+    from .errors import ConfigError, InfrastructureError, RetrievalError
+    from .measures.fusion import FusionConfig, fuse, fuse_runs
+    from .measures.metrics import Evaluation, Metric, evaluate, parse_metric
+    from .suite.judgments import load_qrels, load_trec_run, write_trec_run
+    from .suite.load import Suite, load_suite
+    from .suite.result import RetrieverResult, SuiteResult
+    from .suite.runner import SuiteRunner, run_suite
+    from .types import Document, Query, Ranking, Run

@@ -16,6 +16,8 @@ class RetrievalError(Exception):
 
 
 class ConfigError(RetrievalError):
+    """Bad input: one line naming the file, the line and the key path, and what is wrong."""
+
     def __init__(
         self, message: str, *, file: str | None = None, key: str | None = None, line: int | None = None
     ):

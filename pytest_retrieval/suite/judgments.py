@@ -368,6 +368,8 @@ def load_trec_run(path: Path) -> Run:
 
 
 def write_trec_run(run: Mapping[str, Ranking], out, tag: str = "pytest-retrieval") -> None:
+    """Write ``run`` to the text stream ``out`` as a TREC run (``qid Q0 docid rank score tag``),
+    scores with full precision (``repr``), ranks in the run's order."""
     for qid, ranking in run.items():
         for i, (did, s) in enumerate(zip(ranking.doc_ids, ranking.scores), 1):
             out.write(f"{qid} Q0 {did} {i} {s!r} {tag}\n")

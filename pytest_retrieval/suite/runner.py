@@ -38,6 +38,9 @@ class Retrieval:
 
 
 class SuiteRunner:
+    """Runs one loaded suite: judgments, backend, every retriever and stage, metrics, latency.
+    ``run()`` returns the :class:`SuiteResult` every gate item and report reads."""
+
     def __init__(
         self,
         suite: Suite,
@@ -272,3 +275,16 @@ def _gated_k(suite: Suite, retriever: str) -> int:
     """The deepest cut-off a floor of this retriever looks at (10 when none names one)."""
     ks = [_metric_k(f.metric) for f in suite.floors if f.retriever == retriever]
     return max([k for k in ks if k] or [10])
+
+
+def run_suite(path: Any, *, overrides: Sequence[Any] = (), backend: Optional[str] = None) -> SuiteResult:
+    """Load the suite file at ``path`` (with team override files) and run it: the Python twin of
+    ``pytest path``. ``backend`` overrides ``backend.type`` (``embedded``, ``elasticsearch``,
+    ``opensearch``). Raises ``ConfigError`` on bad input, ``InfrastructureError`` on a failed engine."""
+    from pathlib import Path
+
+    from .load import load_suite
+
+    cli = {"backend.type": backend} if backend else None
+    suite = load_suite(Path(path), overrides=tuple(Path(o) for o in overrides), cli=cli)
+    return SuiteRunner(suite).run()
