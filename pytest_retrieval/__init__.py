@@ -50,7 +50,32 @@ _EXPORTS = {
     "InfrastructureError": "errors",
 }
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+__all__ = [
+    "ConfigError",
+    "Document",
+    "Evaluation",
+    "FusionConfig",
+    "InfrastructureError",
+    "Metric",
+    "Query",
+    "Ranking",
+    "RetrievalError",
+    "RetrieverResult",
+    "Run",
+    "Suite",
+    "SuiteResult",
+    "SuiteRunner",
+    "evaluate",
+    "fuse",
+    "fuse_runs",
+    "load_qrels",
+    "load_suite",
+    "load_trec_run",
+    "parse_metric",
+    "run_suite",
+    "write_trec_run",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:
