@@ -12,12 +12,12 @@ from typing import Any, Dict, List, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_serializer, field_validator
 from typing_extensions import Annotated
 
-from ..models._common import ModelConfig
+# the kinds' config models live beside their implementations (re-exported for load.py)
 from ..models.embedders import CallableEmbedderConfig as CallableEmbedderConfig
+from ..models.embedders import EmbedderConfig
 from ..models.embedders import OnnxEmbedderConfig as OnnxEmbedderConfig
 from ..models.embedders import PrecomputedEmbedderConfig as PrecomputedEmbedderConfig
-from ..models.embedders.factory import EmbedderConfig
-from ..models.rerankers.factory import RerankerConfig
+from ..models.rerankers import RerankerConfig
 
 LATENCY_KEYS = ("p50_ms", "p95_ms", "p99_ms")
 # pXX(retriever) / pXX(latency.baseline), timed interleaved in the same job (A/B)
@@ -183,7 +183,7 @@ class RerankRetrieverConfig(_Strict):
     )
 
     @field_serializer("reranker")
-    def _reranker_as_written(self, reranker: ModelConfig) -> Dict[str, Any]:
+    def _reranker_as_written(self, reranker: Any) -> Dict[str, Any]:
         return reranker.as_written()  # what baseline fingerprints hash, as before the models
 
 
