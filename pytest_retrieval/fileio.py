@@ -5,34 +5,12 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Callable, Literal, TextIO, Union, overload
-
-
-@overload
-def atomic_write(
-    path: Union[str, Path],
-    write: Callable[[TextIO], Any],
-    *,
-    newline: str = ...,
-    fsync: bool = ...,
-    binary: Literal[False] = ...,
-) -> Path: ...
-
-
-@overload
-def atomic_write(
-    path: Union[str, Path],
-    write: Callable[[BinaryIO], Any],
-    *,
-    newline: str = ...,
-    fsync: bool = ...,
-    binary: Literal[True],
-) -> Path: ...
+from typing import IO, Any, Callable, Union
 
 
 def atomic_write(
-    path: Union[str, Path],
-    write: Callable[[Any], Any],
+    path: Union[str, os.PathLike[str]],
+    write: Callable[[Any], object],
     *,
     newline: str = "\n",
     fsync: bool = True,
