@@ -5,20 +5,27 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Callable, TextIO, Union
+from typing import IO, Any, Callable, Union
 
 
 def atomic_write(
-    path: Union[str, Path], write: Callable[[TextIO], None], *, newline: str = "\n", fsync: bool = True
+    path: Union[str, os.PathLike[str]],
+    write: Callable[[Any], object],
+    *,
+    newline: str = "\n",
+    fsync: bool = True,
+    binary: bool = False,
 ) -> Path:
     """Write through ``write(fh)`` to a temporary file beside ``path``, then rename it over
-    ``path`` (keeping an existing file's permissions). ``path`` may be the file being read."""
+    ``path`` (keeping an existing file's permissions). ``path`` may be the file being read.
+    ``fh`` is UTF-8 text, or bytes when ``binary``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = (path.stat().st_mode & 0o777) if path.exists() else 0o644
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
+        fh: IO[Any]
+        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
             write(fh)
             if fsync:
                 fh.flush()

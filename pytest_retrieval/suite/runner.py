@@ -244,11 +244,12 @@ class SuiteRunner:
         if self.suite.model.embedder is None:
             raise self.suite.error(("embedder",), "knn retrievers need an 'embedder' section")
 
-        cfg = self.suite.model.embedder.model_dump(exclude_none=True)
+        cfg = self.suite.model.embedder
+        paths = {}  # relative to the file that names them
         for key in ("queries", "query_ids", "documents", "document_ids", "model"):
-            if key in cfg and cfg["type"] in ("precomputed", "onnx"):
-                cfg[key] = str(self.suite.resolve_path(("embedder", key), cfg[key]))
-        return make_embedder(cfg, self.suite.path.parent)
+            if getattr(cfg, key, None) is not None and cfg.type in ("precomputed", "onnx"):
+                paths[key] = str(self.suite.resolve_path(("embedder", key), getattr(cfg, key)))
+        return make_embedder(cfg.model_copy(update=paths), self.suite.path.parent)
 
     def _doc_vectors(self, embedder, documents: Sequence[Document]) -> DocVectors:
         from ..models.embedders import embed_corpus

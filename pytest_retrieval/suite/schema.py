@@ -9,8 +9,15 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_serializer, field_validator
 from typing_extensions import Annotated
+
+# the kinds' config models live beside their implementations (re-exported for load.py)
+from ..models.embedders import CallableEmbedderConfig as CallableEmbedderConfig
+from ..models.embedders import EmbedderConfig
+from ..models.embedders import OnnxEmbedderConfig as OnnxEmbedderConfig
+from ..models.embedders import PrecomputedEmbedderConfig as PrecomputedEmbedderConfig
+from ..models.rerankers import RerankerConfig
 
 LATENCY_KEYS = ("p50_ms", "p95_ms", "p99_ms")
 # pXX(retriever) / pXX(latency.baseline), timed interleaved in the same job (A/B)
@@ -96,45 +103,9 @@ class BackendConfig(_Strict):
     index: IndexConfig = Field(default_factory=IndexConfig)
 
 
-# --------------------------------------------------------------------- embedder
-
-
-class PrecomputedEmbedderConfig(_Strict):
-    type: Literal["precomputed"]
-    queries: str
-    query_ids: Optional[str] = None
-    documents: Optional[str] = None
-    document_ids: Optional[str] = None
-
-
-class OnnxEmbedderConfig(_Strict):
-    type: Literal["onnx"]
-    model: str
-    max_length: Annotated[int, Field(gt=0)] = 256
-    batch_size: Annotated[int, Field(gt=0)] = 32
-    normalize: bool = True
-
-
-class SentenceTransformersEmbedderConfig(_Strict):
-    type: Literal["sentence-transformers"]
-    model: str
-
-
-class CallableEmbedderConfig(_Strict):
-    type: Literal["callable"]
-    function: str = Field(description="module:function taking a list of texts")
-
-
-EmbedderConfig = Annotated[
-    Union[
-        PrecomputedEmbedderConfig,
-        OnnxEmbedderConfig,
-        SentenceTransformersEmbedderConfig,
-        CallableEmbedderConfig,
-    ],
-    Field(discriminator="type"),
-]
-
+# ------------------------------------------------------------- embedder, rerankers
+# One config model per kind, beside its implementation in models/; EmbedderConfig and
+# RerankerConfig are their unions, discriminated by ``type``.
 
 # ------------------------------------------------------------------- retrievers
 
@@ -199,7 +170,7 @@ class RerankRetrieverConfig(_Strict):
     window: Annotated[int, Field(ge=1)] = Field(
         100, description="Candidates re-scored per query (the reranked ranking holds only these)."
     )
-    reranker: Dict[str, Any] = Field(
+    reranker: RerankerConfig = Field(
         description="type: onnx-cross-encoder | onnx-bi-encoder | sentence-transformers | "
         "cohere | callable, plus its options (see README)."
     )
@@ -211,6 +182,10 @@ class RerankRetrieverConfig(_Strict):
     p95_budget_ms: Optional[Annotated[float, Field(gt=0)]] = Field(
         None, description="... and its p95 stays within this budget (default: its p95_ms floor)."
     )
+
+    @field_serializer("reranker")
+    def _reranker_as_written(self, reranker: Any) -> Dict[str, Any]:
+        return reranker.as_written()  # what baseline fingerprints hash, as before the models
 
 
 RetrieverConfig = Annotated[

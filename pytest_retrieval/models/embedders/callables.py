@@ -1,0 +1,84 @@
+"""Callable embedder: your own ``module:function`` taking a list of texts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Sequence
+
+from pydantic import Field
+
+from ...errors import InfrastructureError
+from .._common import ModelConfig, PathLike, as_matrix, import_function, source_digest
+from .base import Embedder
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+
+class CallableEmbedder:
+    """Your own function: ``function(texts: list[str]) -> array-like (len(texts), dim)``.
+
+    ``function`` is ``"module:function"`` (``module:Class.method`` works too), imported with
+    ``search_path`` (the suite folder) on ``sys.path``; ``query_function`` optionally embeds
+    queries differently. Import problems and malformed outputs are :class:`ConfigError`,
+    exceptions raised by the function are :class:`InfrastructureError`. The ``id`` includes a
+    hash of the function's source file, so editing it invalidates cached vectors; pass
+    ``id`` to version it yourself instead."""
+
+    cacheable = True
+
+    def __init__(
+        self,
+        function: str,
+        query_function: Optional[str] = None,
+        search_path: Optional[PathLike] = None,
+        id: Optional[str] = None,
+    ):
+        path = Path(search_path) if search_path is not None else None
+        what = "callable embedder"
+        self.function_name = function
+        self.query_function_name = query_function
+        self._function = import_function(function, path, what)
+        self._query_function = (
+            import_function(query_function, path, what) if query_function else self._function
+        )
+        if id:
+            self.id = id
+        else:
+            digest = source_digest(self._function)
+            if query_function:
+                digest += "+" + source_digest(self._query_function)
+            name = function + (f"|{query_function}" if query_function else "")
+            self.id = f"callable:{name}" + (f":{digest}" if digest.strip("+") else "")
+
+    def _call(self, fn: Callable[..., Any], name: str, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        try:
+            value = fn(list(texts))
+        except Exception as exc:
+            raise InfrastructureError(
+                f"callable embedder {name!r} failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        return as_matrix(value, len(texts), f"callable embedder {name!r}")
+
+    def embed_queries(self, ids: Sequence[str], texts: Sequence[str]) -> np.ndarray:
+        return self._call(self._query_function, self.query_function_name or self.function_name, texts)
+
+    def embed_documents(self, ids: Sequence[str], texts: Sequence[str]) -> np.ndarray:
+        return self._call(self._function, self.function_name, texts)
+
+
+class CallableEmbedderConfig(ModelConfig):
+    type: Literal["callable"]
+    aliases = ("python",)
+    function: str = Field(description="module:function taking a list of texts")
+    query_function: Optional[str] = Field(
+        None, description="module:function for queries (default: function)."
+    )
+    id: Optional[str] = Field(None, description="Version of the function (default: a hash of its file).")
+
+    def build(self, base_dir: Path) -> Embedder:
+        return CallableEmbedder(self.function, self.query_function, search_path=base_dir, id=self.id)

@@ -1,0 +1,200 @@
+"""Cohere reranker: Cohere's hosted ``/v2/rerank``, through the official ``cohere`` SDK."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import urllib.parse
+from pathlib import Path
+from typing import Any, Dict, List, Literal, Optional, Sequence
+
+from pydantic import Field, SecretStr
+
+from ...errors import ConfigError, InfrastructureError
+from .._common import ModelConfig, options_tag
+from .base import Candidate, Reranker
+
+DEFAULT_COHERE_URL = "https://api.cohere.com"
+
+
+class CohereReranker:
+    """Cohere's hosted rerank API through the official ``cohere`` SDK (``ClientV2.rerank``;
+    ``pip install pytest-retrieval[cohere]``): ``{"model", "query", "documents": [text, ...],
+    "top_n": len(documents)}``; the response's ``results[].index`` / ``relevance_score``
+    become the scores, and every document must come back.
+
+    The key is ``api_key`` or the environment variable ``api_key_env`` (default
+    ``COHERE_API_KEY``). Requests time out after ``timeout`` seconds. Retries are the SDK's:
+    HTTP 408/409/429/5xx and connection errors, ``max_retries`` times, honouring
+    ``Retry-After`` / ``retry-after-ms``, else exponential backoff from 1 s. What remains
+    (other HTTP errors, a timeout, malformed or incomplete results) is an
+    :class:`InfrastructureError` naming the status and a scrubbed excerpt of the body, never
+    the key. More than ``max_documents`` candidates go in several requests (Cohere takes up
+    to 1,000 per request; scores are per document, so requests can be merged).
+    ``max_tokens_per_doc`` is passed through when set."""
+
+    def __init__(
+        self,
+        model: str = "rerank-english-v3.0",
+        api_key: Optional[str] = None,
+        api_key_env: str = "COHERE_API_KEY",
+        base_url: Optional[str] = None,
+        timeout: float = 30.0,
+        max_retries: int = 2,
+        max_documents: int = 1000,
+        max_tokens_per_doc: Optional[int] = None,
+        id: Optional[str] = None,
+    ):
+        key = api_key if api_key else os.environ.get(api_key_env or "", "")
+        if not key:
+            raise ConfigError(
+                f"cohere reranker: no API key (set the environment variable "
+                f"{api_key_env or 'COHERE_API_KEY'})"
+            )
+        base = (base_url or DEFAULT_COHERE_URL).rstrip("/")
+        parts = urllib.parse.urlsplit(base)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ConfigError(f"cohere reranker: base_url must be an http(s) URL, got {base_url!r}")
+        if parts.username or parts.password:
+            raise ConfigError("cohere reranker: base_url must not carry credentials")
+        if timeout <= 0 or max_retries < 0 or max_documents < 1:
+            raise ConfigError("cohere reranker: timeout must be > 0, max_retries >= 0, max_documents >= 1")
+        self.model = str(model)
+        self._api_key = str(key)
+        self.api_key_env = api_key_env
+        self.base_url = base
+        self.timeout = float(timeout)
+        self.max_retries = int(max_retries)
+        self.max_documents = int(max_documents)
+        self.max_tokens_per_doc = int(max_tokens_per_doc) if max_tokens_per_doc else None
+        where = "" if base == DEFAULT_COHERE_URL else f"@{parts.netloc}"
+        tag = options_tag(max_tokens_per_doc=self.max_tokens_per_doc)
+        self.id = id or f"cohere:{self.model}{where}{tag}"
+        self._client: Any = None
+
+    def __repr__(self) -> str:
+        return f"CohereReranker(model={self.model!r}, base_url={self.base_url!r}, api_key=***)"
+
+    def _scrub(self, text: str) -> str:
+        text = str(text)
+        if self._api_key:
+            text = text.replace(self._api_key, "***")
+        return text.replace("\n", " ").replace("\r", " ")
+
+    def _sdk(self) -> Any:
+        if self._client is None:
+            try:
+                import cohere
+            except ImportError:
+                raise ConfigError(
+                    "the cohere reranker needs Cohere's SDK: pip install pytest-retrieval[cohere]"
+                ) from None
+            self._client = cohere.ClientV2(
+                api_key=self._api_key,
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+            )
+        return self._client
+
+    def rerank(self, query_text: str, candidates: Sequence[Candidate]) -> List[float]:
+        if not candidates:
+            return []
+        texts = [text or "" for _, text in candidates]
+        scores: List[float] = []
+        for start in range(0, len(texts), self.max_documents):
+            scores.extend(self._rerank_chunk(query_text or "", texts[start : start + self.max_documents]))
+        return scores
+
+    def _rerank_chunk(self, query: str, documents: List[str]) -> List[float]:
+        import httpx
+        from cohere.core.api_error import ApiError
+
+        client = self._sdk()
+        what = f"cohere rerank ({self.model}) at {self.base_url}"
+        kwargs: Dict[str, Any] = {
+            "model": self.model,
+            "query": query,
+            "documents": documents,
+            "top_n": len(documents),
+        }
+        if self.max_tokens_per_doc:
+            kwargs["max_tokens_per_doc"] = self.max_tokens_per_doc
+        try:
+            response = client.rerank(**kwargs)
+        except ApiError as exc:
+            status = exc.status_code
+            body = exc.body if isinstance(exc.body, str) else json.dumps(exc.body, default=str)
+            if status is not None and 200 <= status < 300:
+                raise InfrastructureError(
+                    f"{what}: malformed JSON in the response ({self._scrub(body)[:200]})"
+                ) from None
+            retried = (
+                f" after {self.max_retries + 1} attempt(s)"
+                if status in (408, 409, 429) or (status or 0) >= 500
+                else ""
+            )
+            hint = f" (check {self.api_key_env or 'the API key'})" if status in (401, 403) else ""
+            raise InfrastructureError(
+                f"{what}: HTTP {status}{retried}: {self._scrub(body)[:300]}{hint}"
+            ) from None
+        except httpx.TimeoutException:
+            raise InfrastructureError(f"{what}: timed out after {self.timeout:g} s") from None
+        except httpx.HTTPError as exc:
+            raise InfrastructureError(
+                f"{what}: {type(exc).__name__} after "
+                f"{self.max_retries + 1} attempt(s): "
+                f"{self._scrub(str(exc))[:200]}"
+            ) from None
+        except Exception as exc:  # the SDK could not read the response
+            raise InfrastructureError(
+                f"{what}: unreadable response ({type(exc).__name__}: {self._scrub(str(exc))[:200]})"
+            ) from None
+        return self._scores_of(response, len(documents))
+
+    def _scores_of(self, response: Any, n: int) -> List[float]:
+        """One score per document from the SDK's response, which it builds without validating."""
+        results = getattr(response, "results", None)
+        if not isinstance(results, list):
+            raise InfrastructureError(f"cohere rerank ({self.model}): response has no 'results' list")
+        scores: List[Optional[float]] = [None] * n
+        for item in results:
+            index = getattr(item, "index", None)
+            score = getattr(item, "relevance_score", None)
+            if (
+                isinstance(index, bool)
+                or not isinstance(index, int)
+                or not 0 <= index < n
+                or isinstance(score, bool)
+                or not isinstance(score, (int, float))
+                or not math.isfinite(score)
+            ):
+                raise InfrastructureError(
+                    f"cohere rerank ({self.model}): malformed result "
+                    f"(index {index!r}, relevance_score {score!r})"
+                )
+            scores[index] = float(score)
+        absent = sum(1 for s in scores if s is None)
+        if absent:
+            raise InfrastructureError(
+                f"cohere rerank ({self.model}): the response scored {n - absent} of {n} documents"
+            )
+        return [s for s in scores if s is not None]
+
+
+class CohereRerankerConfig(ModelConfig):
+    type: Literal["cohere"]
+    model: str = Field("rerank-english-v3.0", description="Cohere rerank model.")
+    api_key: Optional[SecretStr] = Field(None, description="The key itself (prefer api_key_env).")
+    api_key_env: str = Field("COHERE_API_KEY", description="Environment variable holding the key.")
+    base_url: Optional[str] = Field(None, description=f"API root (default: {DEFAULT_COHERE_URL}).")
+    timeout: float = Field(30.0, description="Seconds per request.")
+    max_retries: int = Field(2, description="Retries on 408/409/429/5xx and connection errors.")
+    max_documents: int = Field(1000, description="Documents per request at most.")
+    max_tokens_per_doc: Optional[int] = Field(None, description="Passed to Cohere when set.")
+    id: Optional[str] = Field(None, description="Version of the reranker (default: model and host).")
+
+    def build(self, base_dir: Path) -> Reranker:
+        key = self.api_key.get_secret_value() if self.api_key is not None else None
+        return CohereReranker(**{**self.options(), "api_key": key})
