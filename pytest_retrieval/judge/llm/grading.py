@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -131,28 +131,21 @@ class _Outcome:
     skipped: bool = False
 
 
+@dataclass
 class _Asker:
     """Asks the judge about one pair (in a worker thread): waits for the rate limit,
     retries transient failures, and stops every worker on a fatal error or a run of
     failures."""
 
-    def __init__(
-        self,
-        judge: Judge,
-        retry: RetryPolicy,
-        bucket: Optional[TokenBucket],
-        sleep: Optional[Callable[[float], None]],
-        max_consecutive_failures: int,
-    ):
-        self.judge = judge
-        self.retry = retry
-        self.bucket = bucket
-        self.sleep = sleep
-        self.max_consecutive_failures = max_consecutive_failures
-        self.stop = threading.Event()
-        self.reason: Optional[str] = None
-        self._consecutive = 0
-        self._lock = threading.Lock()
+    judge: Judge
+    retry: RetryPolicy
+    bucket: Optional[TokenBucket]
+    sleep: Optional[Callable[[float], None]]
+    max_consecutive_failures: int
+    stop: threading.Event = field(default_factory=threading.Event)
+    reason: Optional[str] = None
+    _consecutive: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def ask(self, key: str, pair: JudgePair, doc: str) -> _Outcome:
         out = self._attempts(key, pair, doc)
