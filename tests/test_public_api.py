@@ -30,5 +30,7 @@ def test_run_suite_then_evaluate_agree():
     rrf = result.retrievers["rrf"]
     again = pytest_retrieval.evaluate(result.judgments.qrels, rrf.run, ["ndcg@10"], ties="engine")
     assert again.aggregate["ndcg@10"] == result.value("rrf", "ndcg@10")
+
+
 def test_all_matches_the_lazy_table():
     assert sorted(pytest_retrieval.__all__) == sorted([*pytest_retrieval._EXPORTS, "__version__"])

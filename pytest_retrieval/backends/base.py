@@ -82,5 +82,5 @@ class Backend(abc.ABC):
         """Engine name/version and index facts, for reports and baseline fingerprints."""
         return {"backend": self.name}
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - nothing to release by default
         """Release resources and delete throwaway indexes this backend created."""

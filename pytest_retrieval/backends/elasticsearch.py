@@ -6,22 +6,24 @@
     ElasticsearchBackend(connection={...}, index={})          # a throwaway index per run
 
 Everything shared with OpenSearch (msearch batching, error checks, templates, the
-throwaway index life cycle, reaping) is in ``_search_engine``.
+throwaway index life cycle, reaping) is in ``search_engine/``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional
 
-from ..errors import ConfigError, InfrastructureError
+from ..errors import ConfigError
 from .base import KnnSpec
-from .search_engine.engine import (
+from .search_engine import (
     ConnectionSettings,
+    EngineHTTPError,
+    EngineUnreachable,
     SearchEngineBackend,
-    _HTTPError,
-    _Unreachable,
-    default_num_candidates,
+    request_headers,
 )
+from .search_engine.dsl import default_num_candidates
+from .search_engine.http import import_client
 
 _SIMILARITIES = {
     "cosine": "cosine",
@@ -35,15 +37,13 @@ class ElasticsearchBackend(SearchEngineBackend):
     name = "elasticsearch"
     default_port = 9200
     vector_field_types = ("dense_vector",)
+    distribution = "elasticsearch"
+    product = "Elasticsearch"
+    min_version = (8, 4)
+    min_version_for = "top-level knn search"
 
     def _make_client(self, conn: ConnectionSettings) -> Any:
-        try:
-            from elasticsearch import Elasticsearch
-        except ImportError:
-            raise ConfigError(
-                "the elasticsearch backend needs the 'elasticsearch' client: "
-                "pip install 'pytest-retrieval[elasticsearch]'"
-            ) from None
+        client_class = import_client(self.name, "elasticsearch", "Elasticsearch", "elasticsearch")
         kwargs: Dict[str, Any] = {
             "hosts": conn.hosts,
             "request_timeout": conn.request_timeout,
@@ -61,7 +61,7 @@ class ElasticsearchBackend(SearchEngineBackend):
             )
         elif conn.username is not None:
             kwargs["basic_auth"] = (conn.username, conn.password or "")
-        return Elasticsearch(**kwargs)
+        return client_class(**kwargs)
 
     def _raw_request(
         self, method: str, path: str, params: Optional[Mapping[str, Any]], body: Any, ndjson: bool
@@ -69,39 +69,24 @@ class ElasticsearchBackend(SearchEngineBackend):
         from elastic_transport import TransportError
         from elasticsearch import ApiError
 
-        headers = {"accept": "application/json"}
-        if body is not None:
-            headers["content-type"] = "application/x-ndjson" if ndjson else "application/json"
         try:
             resp = self._client.perform_request(
-                method, path, params=dict(params or {}) or None, headers=headers, body=body
+                method,
+                path,
+                params=dict(params or {}) or None,
+                headers=request_headers(body, ndjson),
+                body=body,
             )
         except ApiError as exc:
-            raise _HTTPError(int(exc.meta.status), exc.body) from None
+            raise EngineHTTPError(int(exc.meta.status), exc.body) from None
         except TransportError as exc:
-            raise _Unreachable(f"{type(exc).__name__}: {exc.message}") from None
+            raise EngineUnreachable(f"{type(exc).__name__}: {exc.message}") from None
         return resp.body
 
     def _helpers(self) -> Any:
         from elasticsearch import helpers
 
         return helpers
-
-    def _check_engine(self, engine: str, version: str) -> None:
-        if engine != "elasticsearch":
-            raise InfrastructureError(
-                f"elasticsearch backend: {', '.join(self._conn.hosts)} is "
-                f"{engine} {version}, not Elasticsearch"
-            )
-        try:
-            major_minor = tuple(int(x) for x in version.split(".")[:2])
-        except ValueError:
-            return
-        if major_minor < (8, 4):
-            raise InfrastructureError(
-                f"elasticsearch backend needs Elasticsearch >= 8.4 (top-level "
-                f"knn search), the server is {version}"
-            )
 
     def _vector_mapping(self, dims: int, similarity: str) -> Dict[str, Any]:
         if similarity not in _SIMILARITIES:

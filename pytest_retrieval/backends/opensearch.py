@@ -14,25 +14,28 @@ does, so both engines search the same way.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
-from ..errors import ConfigError, InfrastructureError
+from ..errors import ConfigError
 from ..types import Query, Run
 from .base import BM25Spec, KnnSpec, TemplateSpec
-from .search_engine.engine import (
+from .search_engine import (
     INDEX_PREFIX,
     META_CREATOR,
     ConnectionSettings,
+    EngineHTTPError,
+    EngineUnreachable,
     SearchEngineBackend,
-    _HTTPError,
-    _Unreachable,
-    bm25_query,
-    default_num_candidates,
-    log,
-    vector_to_list,
+    request_headers,
 )
+from .search_engine.dsl import bm25_query, default_num_candidates, vector_to_list
+from .search_engine.http import import_client
+from .search_engine.index import creation_meta, is_stale
+
+log = logging.getLogger("pytest_retrieval.backends")
 
 _SPACE_TYPES = {
     "cosine": "cosinesimil",
@@ -85,6 +88,10 @@ class OpenSearchBackend(SearchEngineBackend):
     name = "opensearch"
     default_port = 9200
     vector_field_types = ("knn_vector",)
+    distribution = "opensearch"
+    product = "OpenSearch"
+    min_version = (2,)
+    min_version_for = "lucene k-NN engine"
 
     def __init__(self, connection, index, *, suite: Optional[str] = None):
         self._pipelines: List[str] = []
@@ -93,13 +100,7 @@ class OpenSearchBackend(SearchEngineBackend):
     # ---- adapter -------------------------------------------------------------------------
 
     def _make_client(self, conn: ConnectionSettings) -> Any:
-        try:
-            from opensearchpy import OpenSearch
-        except ImportError:
-            raise ConfigError(
-                "the opensearch backend needs the 'opensearch-py' client: "
-                "pip install 'pytest-retrieval[opensearch]'"
-            ) from None
+        client_class = import_client(self.name, "opensearchpy", "OpenSearch", "opensearch-py")
         if conn.api_key:
             raise ConfigError("OpenSearch has no API keys: use username/password", key="connection.api_key")
         kwargs: Dict[str, Any] = {
@@ -116,43 +117,28 @@ class OpenSearchBackend(SearchEngineBackend):
             kwargs["ca_certs"] = conn.ca_certs
         if conn.username is not None:
             kwargs["http_auth"] = (conn.username, conn.password or "")
-        return OpenSearch(**kwargs)
+        return client_class(**kwargs)
 
     def _raw_request(
         self, method: str, path: str, params: Optional[Mapping[str, Any]], body: Any, ndjson: bool
     ) -> Any:
         from opensearchpy.exceptions import TransportError
 
-        headers = {"accept": "application/json"}
-        if body is not None:
-            headers["content-type"] = "application/x-ndjson" if ndjson else "application/json"
         try:
             return self._client.transport.perform_request(
-                method, path, params=dict(params or {}), body=body, headers=headers
+                method, path, params=dict(params or {}), body=body, headers=request_headers(body, ndjson)
             )
         except TransportError as exc:
             if isinstance(exc.status_code, int):
-                raise _HTTPError(exc.status_code, exc.info if exc.info is not None else exc.error) from None
-            raise _Unreachable(f"{type(exc).__name__}: {exc.error}") from None
+                raise EngineHTTPError(
+                    exc.status_code, exc.info if exc.info is not None else exc.error
+                ) from None
+            raise EngineUnreachable(f"{type(exc).__name__}: {exc.error}") from None
 
     def _helpers(self) -> Any:
         from opensearchpy import helpers
 
         return helpers
-
-    def _check_engine(self, engine: str, version: str) -> None:
-        if engine != "opensearch":
-            raise InfrastructureError(
-                f"opensearch backend: {', '.join(self._conn.hosts)} is {engine} {version}, not OpenSearch"
-            )
-        try:
-            major = int(version.split(".")[0])
-        except ValueError:
-            return
-        if major < 2:
-            raise InfrastructureError(
-                f"opensearch backend needs OpenSearch >= 2 (lucene k-NN engine), the server is {version}"
-            )
 
     def _extra_index_settings(self) -> Dict[str, Any]:
         return {"index.knn": True}
@@ -186,12 +172,14 @@ class OpenSearchBackend(SearchEngineBackend):
     def create_search_pipeline(self, body: Mapping[str, Any], name: Optional[str] = None) -> str:
         """Create a search pipeline (e.g. ``normalization_pipeline()``, ``rrf_pipeline()``);
         it is deleted by ``close()``. Returns its name."""
-        name = name or f"{INDEX_PREFIX}{self._suite_slug}-{secrets.token_hex(4)}"
+        name = name or f"{INDEX_PREFIX}{self._config.suite_slug}-{secrets.token_hex(4)}"
         if not name.startswith(INDEX_PREFIX):
             raise ConfigError(f"pipelines this backend creates are named {INDEX_PREFIX}*, not {name!r}")
         body = dict(body)
-        body.setdefault("description", _PIPELINE_DESCRIPTION_PREFIX + json.dumps(self._meta()))
-        self._request(
+        body.setdefault(
+            "description", _PIPELINE_DESCRIPTION_PREFIX + json.dumps(creation_meta(self._config.suite_slug))
+        )
+        self._http.request(
             "PUT", f"/_search/pipeline/{name}", body=body, what=f"creating search pipeline {name!r}"
         )
         self._pipelines.append(name)
@@ -202,7 +190,7 @@ class OpenSearchBackend(SearchEngineBackend):
         """Delete a search pipeline this backend created (never another one)."""
         if name not in self._pipelines:
             raise RuntimeError(f"refusing to delete search pipeline {name!r}: not created by this backend")
-        self._request(
+        self._http.request(
             "DELETE", f"/_search/pipeline/{name}", what=f"deleting search pipeline {name!r}", ok_status=(404,)
         )
         self._pipelines.remove(name)
@@ -213,10 +201,10 @@ class OpenSearchBackend(SearchEngineBackend):
 
     def reap_leftovers(self) -> List[str]:
         reaped = super().reap_leftovers()
-        found = self._request(
+        found = self._http.request(
             "GET", "/_search/pipeline", what="listing search pipelines", ok_status=(401, 403, 404)
         )
-        if isinstance(found, _HTTPError) or not isinstance(found, Mapping):
+        if isinstance(found, EngineHTTPError) or not isinstance(found, Mapping):
             return reaped
         now = time.time()
         for name, body in sorted(found.items()):
@@ -229,16 +217,16 @@ class OpenSearchBackend(SearchEngineBackend):
                 meta = json.loads(desc[len(_PIPELINE_DESCRIPTION_PREFIX) :])
             except ValueError:
                 continue
-            why = self._is_stale(meta, now)
+            why = is_stale(meta, now, self._config.reap_after_s)
             if why is None:
                 continue
-            resp = self._request(
+            resp = self._http.request(
                 "DELETE",
                 f"/_search/pipeline/{name}",
                 what=f"reaping search pipeline {name!r}",
                 ok_status=(404,),
             )
-            if not isinstance(resp, _HTTPError):
+            if not isinstance(resp, EngineHTTPError):
                 log.warning("opensearch: deleted leftover search pipeline %s (%s)", name, why)
                 reaped.append(name)
         return reaped
@@ -275,13 +263,7 @@ class OpenSearchBackend(SearchEngineBackend):
     ) -> Run:
         """Server-side hybrid: a ``hybrid`` query (BM25 + kNN sub-queries) fused by a search
         pipeline, given by name or as a body (then created for this call and deleted after)."""
-        self._check_k(k)
-        self._target()
-        self._ensure_variant(bm25)  # may rebuild the throwaway index under a new name
-        self._ensure_variant(knn)
-        self._check_fields(bm25)
-        self._check_fields(knn)
-        index = self._target()
+        index = self._ready(k, bm25, knn)
         bodies = [(q.qid, self.hybrid_body(bm25, knn, q, k, pagination_depth)) for q in queries]
         temporary = None
         if isinstance(pipeline, str):
@@ -291,7 +273,7 @@ class OpenSearchBackend(SearchEngineBackend):
         else:
             raise ConfigError("search_hybrid needs a pipeline name or a pipeline body")
         try:
-            return self._search_each(index, bodies, {"search_pipeline": name}, k)
+            return self._searcher.each(index, bodies, {"search_pipeline": name}, k)
         finally:
             if temporary is not None:
                 self.delete_search_pipeline(temporary)

@@ -3,9 +3,12 @@
 * :mod:`.clicks`: a click log -> graded qrels and a queries file (optional position-bias
   correction).
 * :mod:`.llm`: an LLM judge grades (query, document) pairs 0-3 with a versioned prompt,
-  strict parsing, a resumable disk cache, a thread pool, a rate limit and retries.
+  strict parsing, a resumable disk cache, a thread pool, a rate limit and retries (a
+  package: prompts, parsing, judges, cache, rate limit and orchestration apart).
 * :mod:`.pool`: the unjudged top-k of every retriever of one or more suites, exported for
   people to grade and imported back into qrels with conflict reporting.
+* :mod:`.files`: the one CSV/JSONL row reader of annotation files and click logs, and
+  the qrels and queries writers.
 * :mod:`.agreement`: kappa (plain, linear and quadratic weighted), exact and adjacent
   agreement and the confusion matrix between two label sources.
 * :mod:`.cli`: ``pytest-retrieval judge clicks|llm|pool|import|agree``.
@@ -49,8 +52,8 @@ _EXPORTS = {
     "read_annotations": "pool",
     "read_pairs": "pool",
     "write_annotation_file": "pool",
-    "write_qrels": "pool",
-    "write_queries": "pool",
+    "write_qrels": "files",
+    "write_queries": "files",
 }
 
 __all__ = sorted(_EXPORTS)

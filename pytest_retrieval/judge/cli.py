@@ -1,8 +1,7 @@
 """``pytest-retrieval judge clicks|llm|pool|import|agree``: author and check judgments.
 
 ``register(subparsers)`` adds the ``judge`` command family to the ``pytest-retrieval``
-parser; ``main(argv)`` runs it on its own (``python -m pytest_retrieval.judge.cli``).
-Every command reports to stderr and writes files atomically; mistakes in input files are
+parser (``pytest_retrieval.cli``), one ``_add_*_parser`` per command. Every command reports to stderr and writes files atomically; mistakes in input files are
 one line naming the file and line.
 """
 
@@ -13,11 +12,11 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any
 
 from ..errors import ConfigError, RetrievalError
 
-__all__ = ["register", "main"]
+__all__ = ["register"]
 
 
 def _say(msg: str) -> None:
@@ -72,17 +71,20 @@ def _clicks(args: argparse.Namespace) -> int:
         if not eq or not role.strip() or not name.strip():
             raise RetrievalError(f"--column {spec!r}: expected ROLE=NAME, e.g. query=search_term")
         columns[role.strip()] = name.strip()
+    same = (
+        "long_dwell",
+        "position_bias",
+        "click_rate",
+        "long_click_rate",
+        "min_impressions",
+        "min_examinations",
+    )
     grading = ClickGrading(
-        long_dwell=args.long_dwell,
         grade_impression=g0,
         grade_click=g1,
         grade_long_click=g2,
-        position_bias=args.position_bias,
-        click_rate=args.click_rate,
-        long_click_rate=args.long_click_rate,
-        min_impressions=args.min_impressions,
-        min_examinations=args.min_examinations,
         position_base=0 if args.positions_from_zero else 1,
+        **{name: getattr(args, name) for name in same},
     )
     texts = load_queries(Path(args.query_texts)) if args.query_texts else None
     result = grade_clicks(
@@ -108,7 +110,8 @@ def _clicks(args: argparse.Namespace) -> int:
 
 
 def _pool(args: argparse.Namespace) -> int:
-    from .pool import pool_suites, progress_bar, write_annotation_file
+    from ..progress import progress_bar
+    from .pool import pool_suites, write_annotation_file
 
     outs = [Path(o) for o in args.out]
     for o in outs:
@@ -152,7 +155,8 @@ def _pool(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from ..suite.judgments import load_qrels
-    from .pool import import_annotations, write_qrels
+    from .files import write_qrels
+    from .pool import import_annotations
 
     existing = {}
     qrels_path = Path(args.qrels)
@@ -181,32 +185,56 @@ def _default_cache() -> Path:
 
 
 def _llm(args: argparse.Namespace) -> int:
-    from .llm import (
-        JudgeCache,
-        Prices,
-        RetryPolicy,
-        grade_pairs,
-        make_judge,
-        pairs_from_pool,
-        prompt_template,
-        write_failures,
-    )
-    from .pool import read_pairs, write_qrels
+    from .llm import JudgeCache, Prices, grade_pairs, make_judge, pairs_from_pool
+    from .pool import read_pairs
 
     _setup_logging()
-    if args.prompt_file:
-        try:
-            text = Path(args.prompt_file).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot read prompt template ({exc.strerror})", file=args.prompt_file
-            ) from None
-        try:
-            prompt = prompt_template(args.prompt_version, text)
-        except ValueError as exc:
-            raise ConfigError(str(exc), file=args.prompt_file) from None
-    else:
-        prompt = prompt_template(args.prompt_version)
+    judge = make_judge(args.provider, model=args.model, function=args.function, **_judge_options(args))
+    pairs = pairs_from_pool(read_pairs(args.pairs))
+    cache_path = Path(args.cache) if args.cache else _default_cache()
+    cache = JudgeCache(cache_path)
+    prices = (
+        Prices(args.price_input or 0.0, args.price_output or 0.0)
+        if args.price_input is not None or args.price_output is not None
+        else None
+    )
+    _say(f"judge {judge.id}, prompt {judge.prompt_version}; cache {cache_path} ({len(cache)} answer(s))")
+    try:
+        report = grade_pairs(pairs, judge, cache=cache, prices=prices, **_grading_options(args))
+    except KeyboardInterrupt:
+        cache.close()
+        _say("interrupted: every answer received so far is in the cache; rerun to resume")
+        return 130
+    finally:
+        cache.close()
+    _say(report.summary())
+    if prices is not None and report.cost is None and not args.dry_run:
+        _say("cost unknown: the judge reported no token usage")
+    if args.dry_run:
+        return 0
+    return _write_llm_results(args, report)
+
+
+def _prompt(args: argparse.Namespace) -> Any:
+    """The prompt template: ``--prompt-file`` (versioned by ``--prompt-version`` or its
+    hash) or a shipped version."""
+    from .llm import prompt_template
+
+    if not args.prompt_file:
+        return prompt_template(args.prompt_version)
+    try:
+        text = Path(args.prompt_file).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read prompt template ({exc.strerror})", file=args.prompt_file) from None
+    try:
+        return prompt_template(args.prompt_version, text)
+    except ValueError as exc:
+        raise ConfigError(str(exc), file=args.prompt_file) from None
+
+
+def _judge_options(args: argparse.Namespace) -> dict:
+    """``make_judge`` keywords from the command line (the HTTP judges' transport options)."""
+    prompt = _prompt(args)
     kw: dict = {"judge_id": args.judge_id}
     if args.provider != "callable":
         if not args.model:
@@ -220,42 +248,30 @@ def _llm(args: argparse.Namespace) -> int:
         )
         if args.provider == "anthropic":
             kw["anthropic_version"] = args.anthropic_version
-    judge = make_judge(args.provider, model=args.model, function=args.function, **kw)
-    pairs = pairs_from_pool(read_pairs(args.pairs))
-    cache_path = Path(args.cache) if args.cache else _default_cache()
-    cache = JudgeCache(cache_path)
-    prices = (
-        Prices(args.price_input or 0.0, args.price_output or 0.0)
-        if args.price_input is not None or args.price_output is not None
-        else None
-    )
-    _say(f"judge {judge.id}, prompt {judge.prompt_version}; cache {cache_path} ({len(cache)} answer(s))")
-    try:
-        report = grade_pairs(
-            pairs,
-            judge,
-            cache=cache,
-            concurrency=args.concurrency,
-            requests_per_minute=args.rpm,
-            retry=RetryPolicy(
-                max_retries=args.max_retries, base_delay=args.backoff, max_delay=args.max_backoff
-            ),
-            prices=prices,
-            max_doc_chars=args.max_doc_chars,
-            progress=None if args.progress else False,
-            dry_run=args.dry_run,
-        )
-    except KeyboardInterrupt:
-        cache.close()
-        _say("interrupted: every answer received so far is in the cache; rerun to resume")
-        return 130
-    finally:
-        cache.close()
-    _say(report.summary())
-    if prices is not None and report.cost is None and not args.dry_run:
-        _say("cost unknown: the judge reported no token usage")
-    if args.dry_run:
-        return 0
+    return kw
+
+
+def _grading_options(args: argparse.Namespace) -> dict:
+    """``grade_pairs`` keywords from the command line (pace, retries, limits)."""
+    from .llm import RetryPolicy
+
+    return {
+        "concurrency": args.concurrency,
+        "requests_per_minute": args.rpm,
+        "retry": RetryPolicy(
+            max_retries=args.max_retries, base_delay=args.backoff, max_delay=args.max_backoff
+        ),
+        "max_doc_chars": args.max_doc_chars,
+        "progress": None if args.progress else False,
+        "dry_run": args.dry_run,
+    }
+
+
+def _write_llm_results(args: argparse.Namespace, report: Any) -> int:
+    """Report the failures, write them (``--failures``) and the qrels; the exit status."""
+    from .files import write_qrels
+    from .llm import write_failures
+
     for f in report.failures[:10]:
         _say(f"  failed ({f.query_id}, {f.doc_id}): {f.error}")
     if len(report.failures) > 10:
@@ -318,7 +334,22 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "import), and measure agreement between two label sources (agree).",
     )
     sub = j.add_subparsers(dest="judge_command", required=True, metavar="{clicks,llm,pool,import,agree}")
+    _add_clicks_parser(sub)
+    _add_llm_parser(sub)
+    _add_pool_parser(sub)
+    _add_import_parser(sub)
+    _add_agree_parser(sub)
+    return j
 
+
+def _with_progress_option(parser: argparse.ArgumentParser, func: Any) -> None:
+    """The last option of a long-running command (``--no-progress``) and its handler."""
+    parser.add_argument("--no-progress", dest="progress", action="store_false")
+    parser.set_defaults(func=func)
+
+
+def _add_clicks_parser(sub: Any) -> None:
+    """``judge clicks``: a click log -> graded qrels and a queries file."""
     c = sub.add_parser("clicks", help="click log -> graded qrels + queries file")
     c.add_argument(
         "log", help="click log: .csv, .tsv, .jsonl or .parquet (needs pyarrow), one row per impression"
@@ -341,20 +372,17 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     c.add_argument(
         "--position-bias",
         type=float,
-        default=None,
         metavar="ETA",
         help="correct for position bias with examination propensity (1/position)^ETA (try 1.0)",
     )
     c.add_argument(
         "--click-rate",
         type=_fraction,
-        default=None,
         help="minimum (corrected) click rate for the click grade (default 0, or 0.2 with --position-bias)",
     )
     c.add_argument(
         "--long-click-rate",
         type=_fraction,
-        default=None,
         help="minimum (corrected) long-click rate for the top grade (default 0, or 0.2 with --position-bias)",
     )
     c.add_argument(
@@ -374,9 +402,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         metavar="ROLE=NAME",
         help="name a column: roles query_id, query, doc_id, clicked, dwell, position",
     )
-    c.add_argument("--no-progress", dest="progress", action="store_false")
-    c.set_defaults(func=_clicks)
+    _with_progress_option(c, _clicks)
 
+
+def _add_llm_parser(sub: Any) -> None:
+    """``judge llm``: grade annotation pairs with an LLM judge."""
     l = sub.add_parser("llm", help="grade (query, doc) pairs with an LLM judge -> qrels")
     l.add_argument("pairs", help="pairs to grade: an annotation file from `judge pool` (.csv/.jsonl)")
     l.add_argument("--out", required=True, help="qrels to write with the judge's grades")
@@ -404,7 +434,6 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     l.add_argument("--judge-id", help="cache identity of the judge (default provider:model)")
     l.add_argument(
         "--prompt-version",
-        default=None,
         help="shipped prompt version (default umbrela-int-v1), or the version name of --prompt-file",
     )
     l.add_argument("--prompt-file", help="your own template with {query} and {document}")
@@ -413,7 +442,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="JSONL answer cache (default: the user cache dir, pytest-retrieval/judge/llm-cache.jsonl)",
     )
     l.add_argument("--concurrency", type=int, default=4, help="parallel requests (default 4)")
-    l.add_argument("--rpm", type=_positive, default=None, help="requests per minute (token bucket)")
+    l.add_argument("--rpm", type=_positive, help="requests per minute (token bucket)")
     l.add_argument("--max-retries", type=int, default=5, help="retries on 429/5xx/timeouts (default 5)")
     l.add_argument("--backoff", type=float, default=1.0, help="first backoff in seconds (default 1)")
     l.add_argument(
@@ -430,22 +459,21 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     l.add_argument(
         "--price-input",
         type=float,
-        default=None,
         metavar="USD",
         help="USD per million input tokens, for the cost estimate",
     )
-    l.add_argument(
-        "--price-output", type=float, default=None, metavar="USD", help="USD per million output tokens"
-    )
+    l.add_argument("--price-output", type=float, metavar="USD", help="USD per million output tokens")
     l.add_argument("--failures", metavar="FILE", help="write failed pairs here (JSONL)")
     l.add_argument(
         "--dry-run",
         action="store_true",
         help="count cached and new pairs and estimate tokens/cost; ask nothing",
     )
-    l.add_argument("--no-progress", dest="progress", action="store_false")
-    l.set_defaults(func=_llm)
+    _with_progress_option(l, _llm)
 
+
+def _add_pool_parser(sub: Any) -> None:
+    """``judge pool``: the unjudged top-k of suites' retrievers, for annotation."""
     p = sub.add_parser("pool", help="pool the unjudged top-k of suites' retrievers for annotation")
     p.add_argument("suites", nargs="+", help="suite files (candidate systems)")
     p.add_argument(
@@ -473,15 +501,16 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--shuffle",
         type=int,
-        default=None,
         metavar="SEED",
         help="shuffle documents within each query (default: best rank first)",
     )
     p.add_argument("--scale", default="0-3", help="grade scale shown in the instructions")
     p.add_argument("-v", "--verbose", action="store_true")
-    p.add_argument("--no-progress", dest="progress", action="store_false")
-    p.set_defaults(func=_pool)
+    _with_progress_option(p, _pool)
 
+
+def _add_import_parser(sub: Any) -> None:
+    """``judge import``: filled annotation files -> merged qrels."""
     i = sub.add_parser("import", help="filled annotation files -> merged qrels")
     i.add_argument(
         "files",
@@ -501,6 +530,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     i.set_defaults(func=_import)
 
+
+def _add_agree_parser(sub: Any) -> None:
+    """``judge agree``: agreement of two label sources."""
     a = sub.add_parser("agree", help="agreement of two label sources (kappa, confusion matrix)")
     a.add_argument("a", help="qrels or filled annotation file (e.g. people)")
     a.add_argument("b", help="qrels or filled annotation file (e.g. the LLM judge)")
@@ -508,13 +540,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     a.add_argument(
         "--labels",
         type=_ranged,
-        default=None,
         metavar="MIN-MAX",
         help="the grade scale (default: the observed range)",
     )
-    a.add_argument(
-        "--binarize", type=int, default=None, metavar="T", help="compare relevant (grade >= T) against not"
-    )
+    a.add_argument("--binarize", type=int, metavar="T", help="compare relevant (grade >= T) against not")
     a.add_argument(
         "--min-kappa",
         type=float,
@@ -524,7 +553,6 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     a.add_argument("--strict", action="store_true", help="exit 1 when below --min-kappa")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=_agree)
-    return j
 
 
 def _setup_logging() -> None:
@@ -535,19 +563,3 @@ def _setup_logging() -> None:
         h.setLevel(logging.WARNING)
         logger.addHandler(h)
         logger.setLevel(logging.WARNING)
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="pytest-retrieval")
-    sub = p.add_subparsers(dest="command", required=True)
-    register(sub)
-    args = p.parse_args(argv)
-    try:
-        return args.func(args)
-    except (RetrievalError, ValueError) as exc:
-        print(f"pytest-retrieval: error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -47,16 +47,18 @@ are one query; the first spelling seen is kept as its text).
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import os
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union, cast
 
 from ..errors import ConfigError
+from ..fileio import atomic_write
+from ..progress import progress_bar
 from ..suite.judgments import Qrels, as_id
+from .files import read_csv, read_jsonl, write_qrels, write_queries
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -226,59 +228,42 @@ class ClickJudgments:
 def _records(path: Path) -> Iterator[Tuple[int, Dict[str, Any]]]:
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".json", ".ndjson"):
-        from ..suite.judgments import _jsonl
-
-        for n, obj in _jsonl(path):
-            yield n, {str(k).strip().lower(): v for k, v in obj.items()}
+        yield from read_jsonl(path)
     elif suffix == ".parquet":
-        try:
-            import pyarrow.parquet as pq
-        except ImportError:
-            raise ConfigError(
-                "reading Parquet needs pyarrow (pip install pyarrow), or export the log as CSV/JSONL",
-                file=str(path),
-            ) from None
-        if not path.is_file():
-            raise ConfigError("file not found", file=str(path))
-        table = pq.read_table(str(path))
-        names = [c.strip().lower() for c in table.column_names]
-        for batch in table.to_batches():
-            cols = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
-            for i in range(batch.num_rows):
-                yield 0, {names[c]: cols[c][i] for c in range(len(names))}
+        yield from _parquet_records(path)
     elif suffix in (".csv", ".tsv", ".txt"):
-        try:
-            fh = open(path, encoding="utf-8-sig", newline="")
-        except FileNotFoundError:
-            raise ConfigError("file not found", file=str(path)) from None
-        with fh:
-            first = fh.readline()
-            fh.seek(0)
-            delim = "\t" if (suffix != ".csv" or "\t" in first and "," not in first) else ","
-            reader = csv.reader(fh, delimiter=delim)
-            header: Optional[List[str]] = None
-            while True:
-                start = reader.line_num + 1
-                try:
-                    row = next(reader)
-                except StopIteration:
-                    break
-                except csv.Error as exc:
-                    raise ConfigError(f"malformed CSV ({exc})", file=str(path), line=start) from None
-                except UnicodeDecodeError as exc:
-                    raise ConfigError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
-                if not row or all(not c.strip() for c in row):
-                    continue
-                if header is None:
-                    header = [c.strip().lower() for c in row]
-                    continue
-                if len(row) != len(header):
-                    raise ConfigError(
-                        f"{len(row)} field(s), the header has {len(header)}", file=str(path), line=start
-                    )
-                yield start, dict(zip(header, row))
+        yield from read_csv(path, delimiter=_log_delimiter(suffix), width_error=_wrong_width)
     else:
         raise ConfigError("click logs are .csv, .tsv, .jsonl or .parquet", file=str(path))
+
+
+def _parquet_records(path: Path) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ConfigError(
+            "reading Parquet needs pyarrow (pip install pyarrow), or export the log as CSV/JSONL",
+            file=str(path),
+        ) from None
+    if not path.is_file():
+        raise ConfigError("file not found", file=str(path))
+    table = pq.read_table(str(path))
+    names = [c.strip().lower() for c in table.column_names]
+    for batch in table.to_batches():
+        cols = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
+        for i in range(batch.num_rows):
+            yield 0, {names[c]: cols[c][i] for c in range(len(names))}
+
+
+def _log_delimiter(suffix: str) -> Callable[[str], str]:
+    def delimiter(first: str) -> str:
+        return "\t" if (suffix != ".csv" or "\t" in first and "," not in first) else ","
+
+    return delimiter
+
+
+def _wrong_width(fields: int, header: int) -> Optional[str]:
+    return f"{fields} field(s), the header has {header}" if fields != header else None
 
 
 def _resolve_columns(
@@ -333,46 +318,65 @@ def read_click_log(
         n = line or row_no
         if resolved is None or any(v is not None and v not in rec for v in resolved.values()):
             resolved = _resolve_columns(list(rec), columns, path, n)
-
-        def err(msg: str) -> ConfigError:
-            return ConfigError(msg, file=str(path), line=n)
-
-        qid = qtext = None
-        if resolved["query_id"] and not _blank(rec.get(resolved["query_id"])):
-            try:
-                qid = as_id(rec[resolved["query_id"]])
-            except ValueError as exc:
-                raise err(f"bad query id: {exc}") from None
-        if resolved["query"] and not _blank(rec.get(resolved["query"])):
-            qtext = str(rec[resolved["query"]]).strip()
-        if qid is None and qtext is None:
-            raise err("row has neither a query id nor a query text")
-        try:
-            did = as_id(rec.get(resolved["doc_id"]))
-        except ValueError as exc:
-            raise err(f"bad document id: {exc}") from None
-        clicked = _bool(rec.get(resolved["clicked"]), err)
-        dwell = 0.0
-        if resolved["dwell"] and not _blank(rec.get(resolved["dwell"])):
-            dwell = _number(rec[resolved["dwell"]], "dwell", err)
-            if dwell < 0:
-                raise err(f"dwell {rec[resolved['dwell']]!r} is negative")
-        position = None
-        if resolved["position"] and not _blank(rec.get(resolved["position"])):
-            p = _number(rec[resolved["position"]], "position", err)
-            if not float(p).is_integer():
-                raise err(f"position {rec[resolved['position']]!r} is not an integer")
-            position = int(p) + (1 - position_base)
-            if position < 1:
-                hint = (
-                    " (positions start at 0? use position_base=0 / --positions-from-zero)"
-                    if position_base == 1 and int(p) == 0
-                    else ""
-                )
-                raise err(f"position {int(p)} is below {position_base}{hint}")
-        yield Impression(n, qid, qtext, did, clicked, dwell, position)
+        yield _impression(rec, resolved, position_base, _RowErrors(str(path), n))
     if row_no == 0:
         raise ConfigError("no rows in click log", file=str(path))
+
+
+@dataclass(frozen=True)
+class _RowErrors:
+    """Makes the ConfigError of one row (file and line)."""
+
+    file: str
+    line: int
+
+    def __call__(self, msg: str) -> ConfigError:
+        return ConfigError(msg, file=self.file, line=self.line)
+
+
+def _impression(
+    rec: Mapping[str, Any], resolved: Mapping[str, Optional[str]], position_base: int, err: _RowErrors
+) -> Impression:
+    """One validated row of a click log (columns already resolved)."""
+    qid = qtext = None
+    if resolved["query_id"] and not _blank(rec.get(resolved["query_id"])):
+        try:
+            qid = as_id(rec[resolved["query_id"]])
+        except ValueError as exc:
+            raise err(f"bad query id: {exc}") from None
+    if resolved["query"] and not _blank(rec.get(resolved["query"])):
+        qtext = str(rec[resolved["query"]]).strip()
+    if qid is None and qtext is None:
+        raise err("row has neither a query id nor a query text")
+    try:
+        did = as_id(rec.get(cast(str, resolved["doc_id"])))
+    except ValueError as exc:
+        raise err(f"bad document id: {exc}") from None
+    clicked = _bool(rec.get(cast(str, resolved["clicked"])), err)
+    dwell = 0.0
+    if resolved["dwell"] and not _blank(rec.get(resolved["dwell"])):
+        dwell = _number(rec[resolved["dwell"]], "dwell", err)
+        if dwell < 0:
+            raise err(f"dwell {rec[resolved['dwell']]!r} is negative")
+    position = None
+    if resolved["position"] and not _blank(rec.get(resolved["position"])):
+        position = _position(rec[resolved["position"]], position_base, err)
+    return Impression(err.line, qid, qtext, did, clicked, dwell, position)
+
+
+def _position(value: Any, position_base: int, err: _RowErrors) -> int:
+    p = _number(value, "position", err)
+    if not float(p).is_integer():
+        raise err(f"position {value!r} is not an integer")
+    position = int(p) + (1 - position_base)
+    if position < 1:
+        hint = (
+            " (positions start at 0? use position_base=0 / --positions-from-zero)"
+            if position_base == 1 and int(p) == 0
+            else ""
+        )
+        raise err(f"position {int(p)} is below {position_base}{hint}")
+    return position
 
 
 def _bool(v: Any, err) -> bool:
@@ -415,87 +419,108 @@ def grade_clicks(
 
     ``query_texts`` (qid -> text, e.g. ``load_queries(...)``) supplies texts for a log that
     has query ids only; an id missing from it is an error naming the line."""
-    from .pool import progress_bar
-
     grading = grading or ClickGrading()
     path = Path(path)
-    stats: Dict[Tuple[str, str], PairStats] = {}
-    queries: Dict[str, str] = {}
-    generated: set = set()
-    conflicts: set = set()
-    rows = 0
+    tally = _Tally(path, grading, query_texts)
     bar = progress_bar(None, f"reading {path.name}", unit="row", enabled=progress)
     try:
         for imp in read_click_log(path, columns=columns, position_base=grading.position_base):
-            rows += 1
-            if rows % 1000 == 0:
+            tally.rows += 1
+            if tally.rows % 1000 == 0:
                 bar.update(1000)
-            if imp.query_id is not None:
-                qid = imp.query_id
-                text = imp.query
-                if text is None:
-                    if query_texts is None or qid not in query_texts:
-                        raise ConfigError(
-                            f"query {qid!r} has no text in the log"
-                            + (
-                                " nor in the given queries"
-                                if query_texts is not None
-                                else "; give the queries file (--query-texts FILE)"
-                            ),
-                            file=str(path),
-                            line=imp.line,
-                        )
-                    text = query_texts[qid]
-            else:
-                text = imp.query or ""
-                qid = stable_query_id(text)
-                generated.add(qid)
-            if qid in queries:
-                if imp.query is not None and _normalise(queries[qid]) != _normalise(imp.query):
-                    conflicts.add(qid)
-            else:
-                queries[qid] = text
-            if grading.corrected and imp.position is None:
-                raise ConfigError(
-                    "position-bias correction needs a position for every row", file=str(path), line=imp.line
-                )
-            st = stats.get((qid, imp.doc_id))
-            if st is None:
-                st = stats[(qid, imp.doc_id)] = PairStats(first_line=imp.line)
-            st.impressions += 1
-            st.examinations += grading.propensity(imp.position) if grading.corrected else 1.0
-            if imp.clicked:
-                st.clicks += 1
-                if imp.dwell > grading.long_dwell:
-                    st.long_clicks += 1
+            tally.add(imp)
     finally:
         bar.close()
+    return tally.judgments()
 
-    qrels: Qrels = {}
-    dropped = {
-        f"fewer than {grading.min_impressions} impression(s)": 0,
-        f"unclicked, fewer than {grading.min_examinations:g} expected examination(s)": 0,
-    }
-    keys = list(dropped)
-    for (qid, did), st in stats.items():
-        if st.impressions < grading.min_impressions:
-            dropped[keys[0]] += 1
-            continue
-        g = _grade(st, grading)
-        if g is None:
-            dropped[keys[1]] += 1
-            continue
-        qrels.setdefault(qid, {})[did] = g
-    return ClickJudgments(
-        qrels=qrels,
-        queries={q: queries[q] for q in queries if q in qrels},
-        stats=stats,
-        grading=grading,
-        rows=rows,
-        dropped=dropped,
-        generated_ids=len(generated & set(qrels)),
-        text_conflicts=len(conflicts),
-    )
+
+@dataclass
+class _Tally:
+    """The evidence of a click log, pair by pair, as its impressions are read."""
+
+    path: Path
+    grading: ClickGrading
+    query_texts: Optional[Mapping[str, str]]
+    stats: Dict[Tuple[str, str], PairStats] = field(default_factory=dict)
+    queries: Dict[str, str] = field(default_factory=dict)
+    generated: set = field(default_factory=set)
+    conflicts: set = field(default_factory=set)
+    rows: int = 0
+
+    def add(self, imp: Impression) -> None:
+        qid, text = self._query(imp)
+        if qid in self.queries:
+            if imp.query is not None and _normalise(self.queries[qid]) != _normalise(imp.query):
+                self.conflicts.add(qid)
+        else:
+            self.queries[qid] = text
+        examinations = 1.0
+        if self.grading.corrected:
+            if imp.position is None:
+                raise ConfigError(
+                    "position-bias correction needs a position for every row",
+                    file=str(self.path),
+                    line=imp.line,
+                )
+            examinations = self.grading.propensity(imp.position)
+        st = self.stats.get((qid, imp.doc_id))
+        if st is None:
+            st = self.stats[(qid, imp.doc_id)] = PairStats(first_line=imp.line)
+        st.impressions += 1
+        st.examinations += examinations
+        if imp.clicked:
+            st.clicks += 1
+            if imp.dwell > self.grading.long_dwell:
+                st.long_clicks += 1
+
+    def _query(self, imp: Impression) -> Tuple[str, str]:
+        """The impression's query id and text (a hash id for a query known by text only)."""
+        if imp.query_id is None:
+            text = imp.query or ""
+            qid = stable_query_id(text)
+            self.generated.add(qid)
+            return qid, text
+        qid = imp.query_id
+        if imp.query is not None:
+            return qid, imp.query
+        if self.query_texts is None or qid not in self.query_texts:
+            where = (
+                " nor in the given queries"
+                if self.query_texts is not None
+                else "; give the queries file (--query-texts FILE)"
+            )
+            raise ConfigError(
+                f"query {qid!r} has no text in the log" + where, file=str(self.path), line=imp.line
+            )
+        return qid, self.query_texts[qid]
+
+    def judgments(self) -> ClickJudgments:
+        grading = self.grading
+        qrels: Qrels = {}
+        dropped = {
+            f"fewer than {grading.min_impressions} impression(s)": 0,
+            f"unclicked, fewer than {grading.min_examinations:g} expected examination(s)": 0,
+        }
+        keys = list(dropped)
+        for (qid, did), st in self.stats.items():
+            if st.impressions < grading.min_impressions:
+                dropped[keys[0]] += 1
+                continue
+            g = _grade(st, grading)
+            if g is None:
+                dropped[keys[1]] += 1
+                continue
+            qrels.setdefault(qid, {})[did] = g
+        return ClickJudgments(
+            qrels=qrels,
+            queries={q: self.queries[q] for q in self.queries if q in qrels},
+            stats=self.stats,
+            grading=grading,
+            rows=self.rows,
+            dropped=dropped,
+            generated_ids=len(self.generated & set(qrels)),
+            text_conflicts=len(self.conflicts),
+        )
 
 
 def _grade(st: PairStats, grading: ClickGrading) -> Optional[int]:
@@ -516,8 +541,6 @@ def write_click_judgments(
 ) -> None:
     """Qrels (TREC unless ``.tsv``/``.jsonl``), queries (JSONL ``{"_id", "text"}``) and
     optionally the per-pair evidence as TSV (impressions, clicks, rates, grade)."""
-    from .pool import atomic_write, write_qrels, write_queries
-
     write_qrels(result.qrels, qrels_path)
     if queries_path is not None:
         write_queries(result.queries, queries_path)
@@ -536,4 +559,4 @@ def write_click_judgments(
                     f"{'' if g is None else g}\n"
                 )
 
-        atomic_write(stats_path, write)
+        atomic_write(Path(stats_path), write)

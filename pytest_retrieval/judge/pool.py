@@ -16,8 +16,7 @@ and fusion windows as the gate, over every query of the judgment set; the test s
 its rankings against ``SuiteRunner`` on the judged queries. A suite whose qrels file does
 not exist yet is read as "nothing judged", so pooling can start from an empty judgment set.
 
-This module also holds the writers shared by the ``judge`` commands (qrels in TREC, BEIR
-TSV or JSONL; queries in JSONL or TSV), all written atomically.
+The qrels and queries writers the ``judge`` commands share are in :mod:`.files`.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ import dataclasses
 import json
 import os
 import random
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (
@@ -49,6 +47,7 @@ from ..errors import ConfigError
 from ..fileio import atomic_write
 from ..suite.judgments import Qrels, load_qrels
 from ..types import Run
+from .files import read_csv, read_jsonl
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -75,94 +74,7 @@ __all__ = [
     "read_pairs",
     "retrieve_suite",
     "write_annotation_file",
-    "write_qrels",
-    "write_queries",
 ]
-
-
-# ------------------------------------------------------------------ shared writers
-
-
-def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: PathLike) -> int:
-    """Write qrels; the format follows the extension: ``.jsonl`` (``{"query_id", "doc_id",
-    "grade"}``), ``.tsv`` (BEIR, with its header), anything else TREC (``qid 0 docid grade``).
-    Every format is read back by ``load_qrels``. Returns the number of labels written."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    rows = [(q, d, int(g)) for q, docs in qrels.items() for d, g in docs.items()]
-    if suffix not in (".jsonl", ".tsv"):
-        for q, d, _ in rows:
-            for what, value in (("query id", q), ("document id", d)):
-                if not value or any(c.isspace() for c in value):
-                    raise ConfigError(
-                        f"{what} {value!r} contains whitespace and cannot be written "
-                        f"as TREC qrels; write a .tsv or .jsonl file instead",
-                        file=str(path),
-                    )
-    elif suffix == ".tsv":
-        for q, d, _ in rows:
-            if "\t" in q or "\t" in d or "\n" in q or "\n" in d:
-                raise ConfigError(f"id {q!r}/{d!r} contains a tab or newline; write .jsonl", file=str(path))
-
-    def write(fh) -> None:
-        if suffix == ".jsonl":
-            for q, d, g in rows:
-                fh.write(json.dumps({"query_id": q, "doc_id": d, "grade": g}, ensure_ascii=False) + "\n")
-        elif suffix == ".tsv":
-            fh.write("query-id\tcorpus-id\tscore\n")
-            for q, d, g in rows:
-                fh.write(f"{q}\t{d}\t{g}\n")
-        else:
-            for q, d, g in rows:
-                fh.write(f"{q} 0 {d} {g}\n")
-
-    atomic_write(path, write)
-    return len(rows)
-
-
-def write_queries(queries: Mapping[str, str], path: PathLike) -> int:
-    """Queries as JSONL ``{"_id", "text"}`` (``.tsv``/``.txt``: ``qid<TAB>text``)."""
-    path = Path(path)
-    tsv = path.suffix.lower() in (".tsv", ".txt")
-
-    def write(fh) -> None:
-        for qid, text in queries.items():
-            if tsv:
-                fh.write(f"{qid}\t{' '.join(text.split())}\n")
-            else:
-                fh.write(json.dumps({"_id": qid, "text": text}, ensure_ascii=False) + "\n")
-
-    atomic_write(path, write)
-    return len(queries)
-
-
-def progress_bar(total: Optional[int], desc: str, unit: str = "it", enabled: Optional[bool] = None):
-    """A tqdm bar on stderr when tqdm is installed and stderr is a terminal (or
-    ``enabled=True``); otherwise a silent stand-in with the same few methods."""
-    if enabled is None:
-        enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
-    if enabled:
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            pass
-        else:
-            return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False, dynamic_ncols=True)
-    return _NoBar()
-
-
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def set_postfix(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def set_description(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 # ------------------------------------------------------------------- grade values
@@ -316,52 +228,31 @@ class _Row:
 
 def _rows(path: Path) -> Iterator[_Row]:
     """Rows of an annotation file with the line each starts on (CSV/TSV or JSONL)."""
-    from ..suite.judgments import _jsonl
-
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".json"):
-        for n, obj in _jsonl(path):
-            yield _Row(n, {str(k).strip().lower(): v for k, v in obj.items()})
-        return
-    if suffix not in (".csv", ".tsv"):
+        records: Iterator[Tuple[int, Dict[str, Any]]] = read_jsonl(path)
+    elif suffix in (".csv", ".tsv"):
+        records = read_csv(path, delimiter=_annotation_delimiter(suffix), width_error=_too_wide)
+    else:
         raise ConfigError("annotation files are .csv, .tsv or .jsonl", file=str(path))
-    try:
-        fh = open(path, encoding="utf-8-sig", newline="")
-    except FileNotFoundError:
-        raise ConfigError("file not found", file=str(path)) from None
-    with fh:
-        try:
-            first = fh.readline()
-            fh.seek(0)
-            if suffix == ".tsv":
-                delim = "\t"
-            else:  # spreadsheets in some locales save ';'-separated "CSV"
-                delim = ";" if first.count(";") > first.count(",") else ","
-            reader = csv.reader(fh, delimiter=delim)
-            header: Optional[List[str]] = None
-            while True:
-                start = reader.line_num + 1
-                try:
-                    row = next(reader)
-                except StopIteration:
-                    break
-                except csv.Error as exc:
-                    raise ConfigError(f"malformed CSV ({exc})", file=str(path), line=start) from None
-                if not row or all(not c.strip() for c in row):
-                    continue
-                if header is None:
-                    header = [c.strip().lower() for c in row]
-                    continue
-                if len(row) > len(header):
-                    raise ConfigError(
-                        f"{len(row)} fields but the header has {len(header)} "
-                        f"(an unquoted separator in a text?)",
-                        file=str(path),
-                        line=start,
-                    )
-                yield _Row(start, dict(zip(header, row)))
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
+    for n, values in records:
+        yield _Row(n, values)
+
+
+def _annotation_delimiter(suffix: str) -> Callable[[str], str]:
+    def delimiter(first: str) -> str:
+        if suffix == ".tsv":
+            return "\t"
+        # spreadsheets in some locales save ';'-separated "CSV"
+        return ";" if first.count(";") > first.count(",") else ","
+
+    return delimiter
+
+
+def _too_wide(fields: int, header: int) -> Optional[str]:
+    if fields > header:
+        return f"{fields} fields but the header has {header} (an unquoted separator in a text?)"
+    return None
 
 
 def _column(values: Dict[str, Any], role: str) -> Tuple[bool, Any]:
@@ -777,17 +668,9 @@ def pool_suites(
     judged_qrels: Qrels = {}
     docs: Dict[str, Tuple[str, str]] = {}
     notes: List[str] = []
-    names = [Path(p).name for p in paths]
     wanted = set(retrievers or ())
     suites = [load_suite(Path(p)) for p in paths]
-    if wanted:  # check the names before any retrieval
-        known = {n for s in suites for n in s.model.retrievers}
-        known |= {f"{s.name}:{n}" for s in suites for n in s.model.retrievers}
-        known |= {f"{Path(p).name}:{n}" for p, s in zip(paths, suites) for n in s.model.retrievers}
-        if wanted - known:
-            raise ValueError(
-                f"--retrievers: no retriever named {', '.join(sorted(wanted - known))} in {', '.join(names)}"
-            )
+    _check_retriever_names(wanted, paths, suites)  # before any retrieval
     for path, suite in zip(paths, suites):
         j = suite.model.judgments
         if j.qrels and not suite.resolve_path(("judgments", "qrels"), j.qrels).exists():
@@ -831,6 +714,21 @@ def pool_suites(
     )
     pool.notes.extend(notes)
     return pool
+
+
+def _check_retriever_names(wanted: Set[str], paths: Sequence[PathLike], suites: Sequence[Any]) -> None:
+    """Every name of ``--retrievers`` names a retriever (``name``, ``suite:name`` or
+    ``file:name``) of one of the suites."""
+    if not wanted:
+        return
+    known = {n for s in suites for n in s.model.retrievers}
+    known |= {f"{s.name}:{n}" for s in suites for n in s.model.retrievers}
+    known |= {f"{Path(p).name}:{n}" for p, s in zip(paths, suites) for n in s.model.retrievers}
+    if wanted - known:
+        names = [Path(p).name for p in paths]
+        raise ValueError(
+            f"--retrievers: no retriever named {', '.join(sorted(wanted - known))} in {', '.join(names)}"
+        )
 
 
 def _title_text(fields: Mapping[str, str]) -> Tuple[str, str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_retrieval.judge import cli as judge_cli
+from pytest_retrieval.cli import main as cli_main
 from pytest_retrieval.judge.agreement import cohen_kappa, compare_qrels
 
 
@@ -142,14 +142,14 @@ def test_agree_command(tmp_path: Path, capsys) -> None:
         "--labels",
         "0-3",
     ]
-    assert judge_cli.main(argv) == 0
+    assert cli_main(argv) == 0
     out = capsys.readouterr().out
     assert "40 pairs graded by both" in out and "RECOMMENDATION" in out
-    assert judge_cli.main(argv + ["--strict"]) == 1
+    assert cli_main(argv + ["--strict"]) == 1
     capsys.readouterr()
-    assert judge_cli.main(argv + ["--json"]) == 0
+    assert cli_main(argv + ["--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["n"] == 40 and d["labels"] == [0, 1, 2, 3] and d["kappa_linear"] < 0.6
     assert d["recommendation"].startswith("RECOMMENDATION")
     same = ["judge", "agree", str(tmp_path / "human.csv"), str(tmp_path / "human.csv"), "--strict"]
-    assert judge_cli.main(same) == 0
+    assert cli_main(same) == 0

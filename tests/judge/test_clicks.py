@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_retrieval.cli import main as cli_main
 from pytest_retrieval.errors import ConfigError
-from pytest_retrieval.judge import cli as judge_cli
 from pytest_retrieval.judge.clicks import ClickGrading, grade_clicks, stable_query_id
 from pytest_retrieval.suite.judgments import load_qrels, load_queries
 
@@ -207,7 +207,7 @@ def test_command_writes_qrels_queries_and_evidence(tmp_path: Path, capsys) -> No
         "1",
         "--no-progress",
     ]
-    assert judge_cli.main(argv) == 0
+    assert cli_main(argv) == 0
     assert load_qrels(tmp_path / "q.txt") == {"q1": {"A": 1, "B": 2, "D": 0}}
     assert load_queries(tmp_path / "queries.jsonl") == {"q1": "heat pumps"}
     ev = (tmp_path / "ev.tsv").read_text().splitlines()
@@ -217,13 +217,10 @@ def test_command_writes_qrels_queries_and_evidence(tmp_path: Path, capsys) -> No
     assert "left unjudged: 1 pair(s)" in err and "wrote qrels" in err
     # text-only logs need --queries-out (the generated ids mean nothing without it)
     (tmp_path / "t.csv").write_text(LOG)
-    assert (
-        judge_cli.main(["judge", "clicks", str(tmp_path / "t.csv"), "--qrels-out", str(tmp_path / "t.txt")])
-        == 2
-    )
+    assert cli_main(["judge", "clicks", str(tmp_path / "t.csv"), "--qrels-out", str(tmp_path / "t.txt")]) == 2
     assert "--queries-out" in capsys.readouterr().err
     assert (
-        judge_cli.main(
+        cli_main(
             [
                 "judge",
                 "clicks",
@@ -266,7 +263,7 @@ def test_click_labels_gate_a_suite(pytester) -> None:
         fh.writelines(json.dumps(d) + "\n" for d in CORPUS)
     (root / "search_log.csv").write_text(SEARCH_LOG)
     assert (
-        judge_cli.main(
+        cli_main(
             [
                 "judge",
                 "clicks",

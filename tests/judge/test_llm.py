@@ -17,8 +17,8 @@ from typing import Dict, List, Optional, Tuple
 
 import pytest
 
+from pytest_retrieval.cli import main as cli_main
 from pytest_retrieval.errors import ConfigError
-from pytest_retrieval.judge import cli as judge_cli
 from pytest_retrieval.judge.llm import (
     AnthropicJudge,
     CallableJudge,
@@ -28,7 +28,6 @@ from pytest_retrieval.judge.llm import (
     OpenAICompatibleJudge,
     Prices,
     RetryPolicy,
-    TokenBucket,
     grade_pairs,
     parse_grade,
     prompt_template,
@@ -524,23 +523,6 @@ def test_consecutive_failures_stop_the_run(tmp_path) -> None:
 # --------------------------------------------------------- rate limit, retry
 
 
-def test_token_bucket_spaces_requests_per_minute() -> None:
-    now = [0.0]
-    slept: List[float] = []
-
-    def sleep(s: float) -> None:
-        slept.append(s)
-        now[0] += s
-
-    bucket = TokenBucket(120, burst=2, clock=lambda: now[0], sleep=sleep)
-    times = []
-    for _ in range(6):
-        bucket.acquire()
-        times.append(now[0])
-    # two at once (the burst), then one every 0.5 s (120 per minute)
-    assert times == pytest.approx([0.0, 0.0, 0.5, 1.0, 1.5, 2.0])
-
-
 def test_token_bucket_limits_real_threads(tmp_path) -> None:
     stamps: List[float] = []
 
@@ -559,14 +541,6 @@ def test_token_bucket_limits_real_threads(tmp_path) -> None:
     )  # one per 50 ms
     stamps.sort()
     assert stamps[-1] - stamps[0] >= 4 * 0.05 * 0.9
-
-
-def test_retry_policy_backoff_and_retry_after() -> None:
-    p = RetryPolicy(base_delay=1.0, max_delay=10.0, jitter=False)
-    assert [p.delay(a) for a in range(5)] == [1.0, 2.0, 4.0, 8.0, 10.0]
-    assert p.delay(0, retry_after=3.0) == 3.0 and p.delay(0, retry_after=99) == 10.0
-    j = RetryPolicy(base_delay=1.0, max_delay=10.0)
-    assert all(0 <= j.delay(3) <= 8.0 for _ in range(50))
 
 
 def test_dry_run_counts_and_estimates_without_asking(fake, tmp_path, monkeypatch) -> None:
@@ -639,9 +613,7 @@ def test_llm_command_builds_a_judgment_set_a_suite_gates_on(fake, tmp_path, monk
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     suite = _write_suite(tmp_path, "llm.qrels")
     # empty judgment set: llm.qrels does not exist yet; pool every retriever's top 5
-    assert (
-        judge_cli.main(["judge", "pool", str(suite), "-o", str(tmp_path / "pool.jsonl"), "--depth", "5"]) == 0
-    )
+    assert cli_main(["judge", "pool", str(suite), "-o", str(tmp_path / "pool.jsonl"), "--depth", "5"]) == 0
     assert "does not exist yet" in capsys.readouterr().err
     argv = [
         "judge",
@@ -665,13 +637,13 @@ def test_llm_command_builds_a_judgment_set_a_suite_gates_on(fake, tmp_path, monk
         "--failures",
         str(tmp_path / "fail.jsonl"),
     ]
-    assert judge_cli.main(argv) == 0
+    assert cli_main(argv) == 0
     err = capsys.readouterr().err
     assert "5 pairs: 0 cached, 5 new, 0 failed" in err and "est. cost $" in err
     assert "tokens in 500 / out 10" in err and SECRET not in err
     assert not (tmp_path / "fail.jsonl").exists()
     # rerun: everything from the cache, same labels
-    assert judge_cli.main(argv) == 0
+    assert cli_main(argv) == 0
     assert fake.total == 5 and "5 cached, 0 new" in capsys.readouterr().err
 
     result = SuiteRunner(load_suite(suite)).run()
@@ -709,11 +681,11 @@ def test_llm_command_reports_failures_and_exit_code(fake, tmp_path, monkeypatch,
         str(tmp_path / "f.jsonl"),
         "--no-progress",
     ]
-    assert judge_cli.main(argv) == 1
+    assert cli_main(argv) == 1
     err = capsys.readouterr().err
     assert "1 new, 1 failed" in err and "failed (q1, d2)" in err and "rerun" in err
     assert json.loads((tmp_path / "f.jsonl").read_text())["doc_id"] == "d2"
     assert (tmp_path / "out.qrels").read_text() == "q1 0 d1 2\n"
     fake.healed = True
-    assert judge_cli.main(argv) == 0
+    assert cli_main(argv) == 0
     assert (tmp_path / "out.qrels").read_text().splitlines() == ["q1 0 d1 2", "q1 0 d2 1"]

@@ -12,8 +12,9 @@ from typing import Dict, List, Set, Tuple
 
 import pytest
 
+from pytest_retrieval.cli import main as cli_main
 from pytest_retrieval.errors import ConfigError
-from pytest_retrieval.judge import cli as judge_cli
+from pytest_retrieval.judge.files import write_qrels, write_queries
 from pytest_retrieval.judge.pool import (
     import_annotations,
     merge_qrels,
@@ -21,8 +22,6 @@ from pytest_retrieval.judge.pool import (
     read_annotations,
     read_pairs,
     write_annotation_file,
-    write_qrels,
-    write_queries,
 )
 from pytest_retrieval.suite.judgments import load_corpus, load_qrels, load_queries
 from pytest_retrieval.suite.load import load_suite
@@ -97,7 +96,7 @@ def scifact(tmp_path_factory):
     write_qrels({q: test_qrels[q] for q in qids}, root / "qrels.txt")
     suite = _scifact_suite(root)
     assert (
-        judge_cli.main(
+        cli_main(
             [
                 "judge",
                 "pool",
@@ -164,7 +163,7 @@ def test_pool_depth_and_retriever_selection_and_include_judged(
 ) -> None:
     root, suite, qids = scifact
     assert (
-        judge_cli.main(
+        cli_main(
             [
                 "judge",
                 "pool",
@@ -186,8 +185,7 @@ def test_pool_depth_and_retriever_selection_and_include_judged(
     assert got == expected
     capsys.readouterr()
     assert (
-        judge_cli.main(["judge", "pool", str(suite), "-o", str(tmp_path / "p.jsonl"), "--retrievers", "bm42"])
-        == 2
+        cli_main(["judge", "pool", str(suite), "-o", str(tmp_path / "p.jsonl"), "--retrievers", "bm42"]) == 2
     )
     assert "no retriever named bm42" in capsys.readouterr().err
 
@@ -221,7 +219,7 @@ def test_import_filled_file_yields_merged_qrels_and_gates(scifact, tmp_path, cap
         fh.write(f"{q0},x,{d0},t,x,0\n{qids[1]},x,{d1},t,x,3\n")
     merged_path = tmp_path / "merged.txt"
     assert (
-        judge_cli.main(
+        cli_main(
             [
                 "judge",
                 "import",
@@ -251,7 +249,7 @@ def test_import_filled_file_yields_merged_qrels_and_gates(scifact, tmp_path, cap
 
     # prefer-new takes the re-grades; error refuses, naming the file and line
     assert (
-        judge_cli.main(
+        cli_main(
             [
                 "judge",
                 "import",
@@ -269,7 +267,7 @@ def test_import_filled_file_yields_merged_qrels_and_gates(scifact, tmp_path, cap
     assert load_qrels(tmp_path / "new.txt")[q0][d0] == 0
     capsys.readouterr()
     assert (
-        judge_cli.main(
+        cli_main(
             [
                 "judge",
                 "import",
@@ -354,7 +352,7 @@ def test_from_empty_judgment_set_to_a_first_gate(pytester) -> None:
     )
     assert not (root / "data" / "qrels.txt").exists()
     pool = root / "pool.csv"
-    assert judge_cli.main(["judge", "pool", str(suite), "-o", str(pool), "--depth", "10"]) == 0
+    assert cli_main(["judge", "pool", str(suite), "-o", str(pool), "--depth", "10"]) == 0
     rows = _csv_rows(pool)
     assert {(r["query_id"], r["doc_id"]) for r in rows} == set(HUMAN)
     with open(pool, "w", newline="") as fh:
@@ -363,7 +361,7 @@ def test_from_empty_judgment_set_to_a_first_gate(pytester) -> None:
         for r in rows:
             r["grade"] = HUMAN[(r["query_id"], r["doc_id"])]
             w.writerow(r)
-    assert judge_cli.main(["judge", "import", str(pool), "--qrels", str(root / "data" / "qrels.txt")]) == 0
+    assert cli_main(["judge", "import", str(pool), "--qrels", str(root / "data" / "qrels.txt")]) == 0
     assert load_qrels(root / "data" / "qrels.txt") == {
         "q1": {"d1": 3, "d6": 1, "d2": 0},
         "q2": {"d3": 2, "d4": 1},
@@ -403,7 +401,7 @@ def test_several_suites_are_several_candidate_systems(tmp_path, capsys) -> None:
         )
     out = tmp_path / "pool.jsonl"
     assert (
-        judge_cli.main(
+        cli_main(
             ["judge", "pool", *map(str, paths), "-o", str(out), "--judged", str(tmp_path / "round1.txt")]
         )
         == 0
@@ -414,9 +412,7 @@ def test_several_suites_are_several_candidate_systems(tmp_path, capsys) -> None:
     # the union of both systems' top 20, minus what the suites' qrels and round 1 judged
     # (q1, d1) is judged in the suites' qrels, (q2, d3) in round 1
     assert got == {("q1", "d6"), ("q1", "d2"), ("q2", "d4"), ("q3", "d5")}
-    assert (
-        judge_cli.main(["judge", "pool", *map(str, paths), "-o", str(out), "--retrievers", "texts:bm25"]) == 0
-    )
+    assert cli_main(["judge", "pool", *map(str, paths), "-o", str(out), "--retrievers", "texts:bm25"]) == 0
     assert "1 systems" in capsys.readouterr().err
 
 

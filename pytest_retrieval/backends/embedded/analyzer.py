@@ -256,7 +256,7 @@ class _Grammar:
         names = list(_TABLES)
         # Sweep the astral ranges of every table into disjoint intervals -> membership mask.
         points = set()
-        for bit, name in enumerate(names):
+        for name in names:
             for lo, hi in _ranges(name):
                 if hi > 0xFFFF:
                     points.add(max(lo, 0x10000))

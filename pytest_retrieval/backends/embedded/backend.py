@@ -459,6 +459,7 @@ def _es_knn_scores(
     if similarity in ("cosine", "dot_product"):
         return (1.0 + raw.astype(np.float64)) / 2.0
     if similarity == "l2_norm":
+        assert doc_sq is not None  # the squared norms of the documents, computed for l2_norm
         q_sq = np.einsum("ij,ij->i", queries, queries, dtype=np.float64)
         dist_sq = np.maximum(q_sq[:, None] + doc_sq[None, :] - 2.0 * raw, 0.0)
         return 1.0 / (1.0 + dist_sq)

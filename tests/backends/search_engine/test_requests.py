@@ -8,14 +8,11 @@ import numpy as np
 import pytest
 
 from pytest_retrieval.backends.base import BM25Spec, KnnSpec
-from pytest_retrieval.backends.search_engine.engine import (
-    ConnectionSettings,
+from pytest_retrieval.backends.search_engine.dsl import bm25_query, default_num_candidates, render_template
+from pytest_retrieval.backends.search_engine.http import ConnectionSettings, error_reason
+from pytest_retrieval.backends.search_engine.index import (
     _deep_merge,
     _flatten_settings,
-    bm25_query,
-    default_num_candidates,
-    error_reason,
-    render_template,
     slugify,
     stopwords_setting,
 )

@@ -1,0 +1,235 @@
+"""The Elasticsearch/OpenSearch backend logic, composed of one part per job:
+:class:`~.http.EngineHTTP` (requests and their failures), :class:`~.index.ThrowawayIndex`
+(the index life cycle), :class:`~.search.Searcher` and :class:`~.search.FieldCheck` (the
+searches), and :mod:`.dsl` (the request bodies).
+
+Subclasses are the engine adapters: ``_make_client``, ``_raw_request``, ``_helpers``,
+``_vector_mapping``, ``_knn_body``, and the few hooks where the engines differ.
+
+Guarantees, for both engines: every failure is an ``InfrastructureError`` (or
+``ConfigError`` for bad input), never an empty ranking; credentials never appear in an
+exception message, a ``repr`` or a log line; an existing index (``index.name``) is only
+read; throwaway indices are deleted by ``close()``, and stale ones of crashed runs are
+reaped at ``prepare`` (indices without the plugin's stamp are never touched).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ...errors import ConfigError, InfrastructureError
+from ...types import Document, DocVectors, Query, Run
+from ..base import Backend, KnnSpec, SearchResult, TemplateSpec
+from .dsl import check_k, search_body
+from .http import ConnectionSettings, EngineHTTP, connect
+from .index import INDEX_PREFIX, IndexConfig, ThrowawayIndex, count_docs, reap_indices
+from .search import FieldCheck, Searcher
+
+log = logging.getLogger("pytest_retrieval.backends")
+
+__all__ = ["SearchEngineBackend"]
+
+
+class SearchEngineBackend(Backend):
+    """Elasticsearch/OpenSearch backend logic; subclasses supply the engine adapter."""
+
+    name = "search-engine"
+    default_port = 9200
+    vector_field_types: Tuple[str, ...] = ()
+    # the engine an adapter requires: its distribution, product name, minimum version and why
+    distribution = ""
+    product = ""
+    min_version: Tuple[int, ...] = ()
+    min_version_for = ""
+
+    def __init__(
+        self,
+        connection: Optional[Mapping[str, Any]],
+        index: Optional[Mapping[str, Any]],
+        *,
+        suite: Optional[str] = None,
+    ):
+        self._conn = ConnectionSettings(connection, self.default_port)
+        self._config = IndexConfig.parse(index, suite)
+        # late-bound, so the adapter's _raw_request may be wrapped on the instance
+        self._http = EngineHTTP(self.name, self._conn, lambda *request: self._raw_request(*request))
+        self._index = ThrowawayIndex(
+            self._http,
+            self._config,
+            vector_mapping=self._vector_mapping,
+            extra_settings=self._extra_index_settings,
+            bulk=lambda actions, **options: self._helpers().streaming_bulk(self._client, actions, **options),
+        )
+        self._searcher = Searcher(self._http, self._conn.batch_size, self._conn.concurrency)
+        self._check_fields = FieldCheck(self._http, self.vector_field_types)
+        self._existing_count: Optional[int] = None
+        self._closed = False
+        self._client = connect(self.name, self._conn, self._make_client)
+
+    # ---- engine adapter (subclasses) -------------------------------------------------
+
+    def _make_client(self, conn: ConnectionSettings) -> Any:
+        raise NotImplementedError
+
+    def _raw_request(
+        self, method: str, path: str, params: Optional[Mapping[str, Any]], body: Any, ndjson: bool
+    ) -> Any:
+        """Send one request; return the decoded JSON body; raise EngineHTTPError / EngineUnreachable."""
+        raise NotImplementedError
+
+    def _helpers(self) -> Any:
+        """The client's ``helpers`` module (``streaming_bulk``)."""
+        raise NotImplementedError
+
+    def _vector_mapping(self, dims: int, similarity: str) -> Dict[str, Any]:
+        raise NotImplementedError
+
+    def _extra_index_settings(self) -> Dict[str, Any]:
+        return {}
+
+    def _knn_body(self, spec: KnnSpec, vector: List[float], k: int) -> Dict[str, Any]:
+        raise NotImplementedError
+
+    def _search_params(self, spec: Any) -> Dict[str, Any]:
+        """Extra URL parameters of a search for this spec (OpenSearch: search_pipeline)."""
+        if isinstance(spec, TemplateSpec) and spec.pipeline:
+            raise ConfigError(
+                f"{self.name} has no search pipelines; TemplateSpec.pipeline "
+                f"({spec.pipeline!r}) is for OpenSearch"
+            )
+        return {}
+
+    def _check_engine(self, engine: str, version: str) -> None:
+        """Refuse the wrong engine (e.g. the Elasticsearch backend on OpenSearch) or one older
+        than ``min_version`` (an unparsable version is let through)."""
+        if not self.distribution:
+            return
+        if engine != self.distribution:
+            raise InfrastructureError(
+                f"{self.name} backend: {', '.join(self._conn.hosts)} is {engine} {version}, not {self.product}"
+            )
+        try:
+            found = tuple(int(x) for x in version.split(".")[: len(self.min_version)])
+        except ValueError:
+            return
+        if found < self.min_version:
+            needed = ".".join(map(str, self.min_version))
+            raise InfrastructureError(
+                f"{self.name} backend needs {self.product} >= {needed} ({self.min_version_for}), "
+                f"the server is {version}"
+            )
+
+    def _close_extras(self) -> None:
+        """Subclasses delete what else they created (OpenSearch: search pipelines)."""
+
+    # ---- plumbing ---------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        where = self.index_name or f"{INDEX_PREFIX}{self._config.suite_slug}-*"
+        return f"<{type(self).__name__} hosts={self._conn.hosts!r} index={where!r}>"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    @property
+    def index_name(self) -> Optional[str]:
+        """The index searched: the existing one, or the throwaway one once prepared."""
+        return self._config.existing or self._index.name
+
+    def engine_info(self) -> Tuple[str, str]:
+        """(distribution, version) of the engine."""
+        return self._http.engine_info()
+
+    def describe(self) -> Dict[str, Any]:
+        engine, version = self.engine_info()
+        existing = self._config.existing
+        return {
+            "backend": self.name,
+            "engine": engine,
+            "version": version,
+            "index": self.index_name,
+            "doc_count": self._existing_count if existing else self._index.doc_count,
+            "index_mode": "existing" if existing else "throwaway",
+        }
+
+    # ---- life cycle -------------------------------------------------------------------
+
+    def prepare(self, documents: Optional[Sequence[Document]], doc_vectors: Optional[DocVectors]) -> None:
+        if self._closed:
+            raise InfrastructureError(f"{self.name} backend is closed")
+        engine, version = self.engine_info()
+        self._check_engine(engine, version)
+        existing = self._config.existing
+        if existing is not None:
+            self._existing_count = count_docs(self._http, existing, missing_hint=True)
+            log.info(
+                "%s: using existing index %s (%d docs, read-only)", self.name, existing, self._existing_count
+            )
+            return
+        if self._index.name is not None:
+            raise InfrastructureError(f"{self.name} backend already prepared ({self._index.name})")
+        self.reap_leftovers()
+        self._index.create(documents, doc_vectors)
+
+    def reap_leftovers(self) -> List[str]:
+        """Delete throwaway indices of crashed runs; returns the names deleted (see
+        :func:`.index.reap_indices`)."""
+        return reap_indices(self._http, self._config.reap_after_s, keep=self._index.name)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        try:
+            self._close_extras()
+            self._index.delete()
+        finally:
+            self._closed = True
+            try:
+                self._client.close()
+            except Exception:  # noqa: BLE001 - closing a pool never matters
+                pass
+
+    # ---- searching --------------------------------------------------------------------
+
+    def _target(self) -> str:
+        name = self.index_name
+        if name is None:
+            raise InfrastructureError(f"{self.name} backend used before prepare()")
+        if self._closed:
+            raise InfrastructureError(f"{self.name} backend is closed")
+        return name
+
+    def _ready(self, k: int, *specs: Any) -> str:
+        """Check ``k``, tune the throwaway index to the specs (which may rebuild it under a
+        new name) and check their fields; returns the index to search."""
+        check_k(k)
+        self._target()
+        for spec in specs:
+            self._index.ensure_variant(spec)
+        index = self._target()
+        for spec in specs:
+            self._check_fields(index, spec)
+        return self._target()
+
+    def build_body(self, spec: Any, query: Query, k: int) -> Dict[str, Any]:
+        """The search body for one query (what search_one sends)."""
+        return search_body(spec, query, k, self._knn_body, self.name)
+
+    def search_batch(self, spec: Any, queries: Sequence[Query], k: int) -> Run:
+        index = self._ready(k, spec)
+        params = self._search_params(spec)
+        bodies = [(q.qid, self.build_body(spec, q, k)) for q in queries]
+        if params:  # _msearch takes no search pipeline: one _search per query, concurrently
+            return self._searcher.each(index, bodies, params, k)
+        return self._searcher.msearch(index, bodies, k)
+
+    def search_one(self, spec: Any, query: Query, k: int) -> SearchResult:
+        index = self._ready(k, spec)
+        params = self._search_params(spec)
+        body = self.build_body(spec, query, k)
+        ranking, took = self._searcher.one(index, query.qid, body, params, k)
+        return SearchResult(ranking=ranking, server_took_ms=took)

@@ -1,0 +1,287 @@
+"""Talking to the engine: validated connection settings, the client built from them, and
+every HTTP failure mapped to an ``InfrastructureError`` whose text holds no credential.
+
+Credentials (password, API key, ``user:pass@`` in URLs, basic-auth tokens) never appear in
+an exception message, a ``repr`` or a log line: :class:`ConnectionSettings` knows them and
+its :class:`Redactor` removes them from every message :class:`EngineHTTP` builds.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import logging
+import re
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+from urllib.parse import urlsplit, urlunsplit
+
+from ...errors import ConfigError, InfrastructureError
+
+log = logging.getLogger("pytest_retrieval.backends")
+
+__all__ = [
+    "CONNECTION_KEYS",
+    "ConnectionSettings",
+    "EngineHTTP",
+    "EngineHTTPError",
+    "EngineUnreachable",
+    "Redactor",
+    "connect",
+    "error_reason",
+    "import_client",
+    "request_headers",
+]
+
+CONNECTION_KEYS = {
+    "hosts",
+    "api_key",
+    "username",
+    "password",
+    "ca_certs",
+    "verify_certs",
+    "request_timeout",
+    "max_retries",
+    "retry_on_timeout",
+    # tuning of the quality pass (not credentials, not required)
+    "batch_size",
+    "concurrency",
+}
+
+# send(method, path, params, body, ndjson) -> the decoded JSON body
+Send = Callable[[str, str, Optional[Mapping[str, Any]], Any, bool], Any]
+
+
+class EngineHTTPError(Exception):
+    """The engine answered with an HTTP error status (engine adapter -> shared code)."""
+
+    def __init__(self, status: int, body: Any):
+        super().__init__(status)
+        self.status = status
+        self.body = body
+
+
+class EngineUnreachable(Exception):
+    """No answer from the engine: connection refused, TLS, timeout (adapter -> shared code)."""
+
+
+def error_reason(err: Any) -> str:
+    """One readable line from an engine error object (``{"type", "reason", "root_cause", ...}``)."""
+    if err is None:
+        return "unknown error"
+    if isinstance(err, str):
+        return err
+    if not isinstance(err, Mapping):
+        return str(err)
+    inner = err.get("error", err)
+    if isinstance(inner, str):
+        return inner
+    if not isinstance(inner, Mapping):
+        return str(inner)
+    roots = inner.get("root_cause") or []
+    first = roots[0] if roots and isinstance(roots[0], Mapping) else inner
+    text = f"{first.get('type', 'error')}: {first.get('reason', '')}".strip()
+    # the deepest caused_by (often the actual cause of a search_phase_execution_exception)
+    deepest = None
+    node: Any = inner
+    for shard in inner.get("failed_shards") or []:
+        node = shard.get("reason") or node
+        break
+    while isinstance(node, Mapping) and isinstance(node.get("caused_by"), Mapping):
+        node = node["caused_by"]
+        deepest = node
+    if deepest is not None:
+        extra = f"{deepest.get('type', 'error')}: {deepest.get('reason', '')}"
+        if extra not in text:
+            text = f"{text} (caused by {extra})"
+    return text
+
+
+def request_headers(body: Any, ndjson: bool) -> Dict[str, str]:
+    """JSON in and out; NDJSON for ``_msearch``/``_bulk`` bodies."""
+    headers = {"accept": "application/json"}
+    if body is not None:
+        headers["content-type"] = "application/x-ndjson" if ndjson else "application/json"
+    return headers
+
+
+class Redactor:
+    """Knows the secrets of one connection and removes them from any text."""
+
+    _USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
+    _AUTH_HEADER = re.compile(
+        r"(?i)(authorization['\"]?\s*[:=]\s*['\"]?)(basic|apikey|bearer)\s+[A-Za-z0-9+/=._-]+"
+    )
+
+    def __init__(self) -> None:
+        self._secrets: List[str] = []
+
+    def add(self, *values: Any) -> None:
+        for value in values:
+            if value is None:
+                continue
+            if isinstance(value, (tuple, list)):
+                self.add(*value)
+                continue
+            text = str(value)
+            if len(text) >= 3:
+                self._secrets.append(text)
+        self._secrets.sort(key=len, reverse=True)
+
+    def __call__(self, text: Any) -> str:
+        out = str(text)
+        for secret in self._secrets:
+            out = out.replace(secret, "***")
+        out = self._USERINFO.sub(lambda m: m.group("scheme") + "***@", out)
+        return self._AUTH_HEADER.sub(lambda m: m.group(1) + m.group(2) + " ***", out)
+
+
+class ConnectionSettings:
+    """Validated connection keys. Holds the secrets; its repr does not show them."""
+
+    def __init__(self, connection: Optional[Mapping[str, Any]], default_port: int = 9200):
+        connection = dict(connection or {})
+        unknown = sorted(set(connection) - CONNECTION_KEYS)
+        if unknown:
+            raise ConfigError(
+                f"unknown connection key(s) {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(CONNECTION_KEYS))}",
+                key="connection",
+            )
+        self.redact = Redactor()
+        self.username: Optional[str] = connection.get("username")
+        self.password: Optional[str] = connection.get("password")
+        self.hosts = self._clean_hosts(connection.get("hosts") or [f"http://127.0.0.1:{default_port}"])
+        self.api_key = connection.get("api_key")
+        self.ca_certs = connection.get("ca_certs")
+        self.verify_certs = bool(connection.get("verify_certs", True))
+        self.request_timeout = float(connection.get("request_timeout", 60.0))
+        self.max_retries = int(connection.get("max_retries", 3))
+        self.retry_on_timeout = bool(connection.get("retry_on_timeout", True))
+        self.batch_size = int(connection.get("batch_size", 100))
+        self.concurrency = int(connection.get("concurrency", 3))
+        if self.batch_size < 1 or self.concurrency < 1:
+            raise ConfigError("batch_size and concurrency must be >= 1", key="connection")
+        self.redact.add(self.password, self.api_key)
+        if self.username and self.password:
+            token = f"{self.username}:{self.password}".encode()
+            self.redact.add(base64.b64encode(token).decode())
+        if isinstance(self.api_key, (tuple, list)) and len(self.api_key) == 2:
+            token = f"{self.api_key[0]}:{self.api_key[1]}".encode()
+            self.redact.add(base64.b64encode(token).decode())
+
+    def _clean_hosts(self, hosts: Any) -> List[str]:
+        """Host URLs with a scheme, without a trailing slash, and without credentials (taken
+        out into username/password when none were given)."""
+        if isinstance(hosts, str):
+            hosts = [hosts]
+        clean: List[str] = []
+        for host in hosts:
+            host = str(host)
+            if "://" not in host:
+                host = "http://" + host
+            parts = urlsplit(host)
+            if parts.username is not None:  # credentials inside the URL: take them out
+                if self.username is None:
+                    self.username = parts.username
+                    self.password = parts.password
+                self.redact.add(parts.password)
+                netloc = parts.hostname or ""
+                if parts.port:
+                    netloc += f":{parts.port}"
+                host = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+            clean.append(host.rstrip("/"))
+        return clean
+
+    def __repr__(self) -> str:
+        auth = "api_key" if self.api_key else ("basic" if self.username else "none")
+        return f"ConnectionSettings(hosts={self.hosts!r}, auth={auth})"
+
+
+def import_client(backend: str, module: str, attr: str, package: str) -> Any:
+    """The engine's client class, or a ConfigError saying which extra to install."""
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except ImportError:
+        raise ConfigError(
+            f"the {backend} backend needs the '{package}' client: pip install 'pytest-retrieval[{backend}]'"
+        ) from None
+
+
+def connect(name: str, conn: ConnectionSettings, make_client: Callable[[ConnectionSettings], Any]) -> Any:
+    """The engine's client; a client that refuses its arguments is a ``ConfigError``."""
+    try:
+        return make_client(conn)
+    except ConfigError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a client that refuses its arguments
+        raise ConfigError(f"{name} connection: {conn.redact(exc)}", key="connection") from None
+
+
+class EngineHTTP:
+    """Requests to one engine through its adapter's ``send``; every failure becomes an
+    ``InfrastructureError`` with redacted text, naming the backend and what was tried."""
+
+    def __init__(self, name: str, conn: ConnectionSettings, send: Send):
+        self.name = name
+        self.conn = conn
+        self._send = send
+        self._engine_info: Optional[Tuple[str, str]] = None
+
+    def fail(self, what: str, detail: Any) -> InfrastructureError:
+        return InfrastructureError(self.conn.redact(f"{self.name} {what}: {detail}"))
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Optional[Mapping[str, Any]] = None,
+        body: Any = None,
+        ndjson: bool = False,
+        what: Optional[str] = None,
+        ok_status: Iterable[int] = (),
+    ) -> Any:
+        """One request; every failure becomes an InfrastructureError with redacted text.
+        Statuses in ``ok_status`` are returned as ``EngineHTTPError`` objects instead of raised."""
+        what = what or f"{method} {path}"
+        try:
+            return self._send(method, path, params, body, ndjson)
+        except EngineHTTPError as exc:
+            if exc.status in tuple(ok_status):
+                return exc
+            raise self.fail(f"{what} failed (HTTP {exc.status})", error_reason(exc.body)) from None
+        except EngineUnreachable as exc:
+            raise self.fail(f"at {', '.join(self.conn.hosts)} cannot be reached ({what})", exc) from None
+        except (ConfigError, InfrastructureError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever the client raised
+            raise self.fail(f"{what} failed", f"{type(exc).__name__}: {exc}") from None
+
+    def engine_info(self) -> Tuple[str, str]:
+        """(distribution, version) of the engine, asked once."""
+        if self._engine_info is None:
+            root = self.request("GET", "/", what="version check", ok_status=(401, 403, 404, 405))
+            if isinstance(root, EngineHTTPError):
+                self._engine_info = self._version_from_nodes()
+            else:
+                ver = root.get("version", {})
+                self._engine_info = (ver.get("distribution", "elasticsearch"), str(ver.get("number", "?")))
+        return self._engine_info
+
+    def _version_from_nodes(self) -> Tuple[str, str]:
+        # Elasticsearch without the rest-root module (integ-test distribution) has no
+        # GET /; a user without the monitor privilege may see neither.
+        nodes = self.request(
+            "GET",
+            "/_nodes/_local",
+            params={"filter_path": "nodes.*.version"},
+            what="version check",
+            ok_status=(401, 403),
+        )
+        if isinstance(nodes, EngineHTTPError):
+            log.warning(
+                "%s: cannot read the engine version (HTTP %s); reported as unknown", self.name, nodes.status
+            )
+            return (self.name, "unknown")
+        version = next(iter(nodes["nodes"].values()))["version"]
+        return ("elasticsearch", str(version))

@@ -1,0 +1,508 @@
+"""The index a run searches: an existing one (only read), or a throwaway one this backend
+creates, bulk-loads, re-tunes and deletes.
+
+Throwaway indices are named ``pytest-retrieval-<suite>-<random>`` and carry a ``_meta``
+stamp (creator, host, pid, time); ``close()`` deletes them, and :func:`reap_indices` deletes
+the stale ones of crashed runs (older than ``reap_after_hours``, or whose creator process
+on this host is gone). Indices without the stamp are never touched.
+
+BM25 k1/b change in place (close, update the default similarity, reopen); stop words and
+vector similarity are fixed at indexing time, so a spec that changes them rebuilds the
+index (:meth:`ThrowawayIndex.ensure_variant`).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import re
+import secrets
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+
+from ...errors import ConfigError, InfrastructureError
+from ...progress import progress_bar
+from ...types import Document, DocVectors
+from ..base import BM25Spec, KnnSpec
+from .dsl import vector_to_list
+from .http import EngineHTTP, EngineHTTPError, error_reason
+
+log = logging.getLogger("pytest_retrieval.backends")
+
+__all__ = [
+    "DEFAULT_REAP_AFTER_HOURS",
+    "DEFAULT_TEXT_ANALYZER",
+    "DEFAULT_VECTOR_FIELD",
+    "INDEX_KEYS",
+    "INDEX_PREFIX",
+    "META_CREATOR",
+    "IndexConfig",
+    "ThrowawayIndex",
+    "count_docs",
+    "creation_meta",
+    "is_stale",
+    "pid_alive",
+    "reap_indices",
+    "slugify",
+    "stopwords_setting",
+]
+
+INDEX_PREFIX = "pytest-retrieval-"
+META_CREATOR = "pytest-retrieval"
+DEFAULT_TEXT_ANALYZER = "pytest_retrieval_text"
+DEFAULT_VECTOR_FIELD = "embedding"
+DEFAULT_REAP_AFTER_HOURS = 24.0
+
+INDEX_KEYS = {
+    "name",
+    "suite",
+    "mappings",
+    "settings",
+    "vector_field",
+    "similarity",
+    "bm25",
+    "reap_after_hours",
+}
+
+# streaming_bulk(actions, **options) -> (ok, item) per document
+Bulk = Callable[..., Iterable[Tuple[bool, Any]]]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def slugify(text: str, max_len: int = 40) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")
+    return (slug[:max_len].strip("-")) or "suite"
+
+
+def stopwords_setting(stopwords: Any) -> Any:
+    """BM25Spec.stopwords -> the standard analyzer's ``stopwords`` value."""
+    if stopwords is None or stopwords in ("", "none", "_none_"):
+        return "_none_"
+    if isinstance(stopwords, (list, tuple)):
+        return list(stopwords)
+    s = str(stopwords).strip().lower()
+    if s in ("en", "english"):
+        return "_english_"
+    return s if s.startswith("_") else f"_{s}_"
+
+
+def _flatten_settings(settings: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """{"index": {"knn": true}, "number_of_shards": 1} -> {"index.knn": true, "index.number_of_shards": 1}."""
+    out: Dict[str, Any] = {}
+
+    def walk(prefix: str, node: Any) -> None:
+        if isinstance(node, Mapping) and node:
+            for key, value in node.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), value)
+        else:
+            out[prefix] = node
+
+    walk("", settings or {})
+    return {(k if k.startswith("index.") else f"index.{k}"): v for k, v in out.items()}
+
+
+def _deep_merge(base: Dict[str, Any], over: Mapping[str, Any]) -> Dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if key == "properties" and isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            props = dict(out[key])
+            props.update(copy.deepcopy(dict(value)))  # a user's field definition replaces ours
+            out[key] = props
+        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OSError, ValueError, OverflowError):
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """The validated ``index`` keys of a suite."""
+
+    existing: Optional[str]  # index.name: an existing index or alias, only read
+    suite_slug: str
+    vector_field: str
+    mappings: Mapping[str, Any]
+    settings: Optional[Mapping[str, Any]]
+    variant: Mapping[str, Any]  # the first throwaway index's k1, b, stopwords, similarity
+    reap_after_s: float
+
+    @classmethod
+    def parse(cls, index: Optional[Mapping[str, Any]], suite: Optional[str]) -> IndexConfig:
+        index = dict(index or {})
+        unknown = sorted(set(index) - INDEX_KEYS)
+        if unknown:
+            raise ConfigError(
+                f"unknown index key(s) {', '.join(unknown)}; known: {', '.join(sorted(INDEX_KEYS))}",
+                key="index",
+            )
+        existing = index.get("name")
+        if existing is not None and (not isinstance(existing, str) or not existing):
+            raise ConfigError("index.name must be a non-empty string", key="index.name")
+        if existing and (index.get("mappings") or index.get("settings")):
+            raise ConfigError(
+                "index.mappings/settings apply to a throwaway index only; "
+                "an existing index (index.name) is never changed",
+                key="index",
+            )
+        bm25 = dict(index.get("bm25") or {})
+        return cls(
+            existing=existing,
+            suite_slug=slugify(suite or index.get("suite") or "suite"),
+            vector_field=str(index.get("vector_field") or DEFAULT_VECTOR_FIELD),
+            mappings=index.get("mappings") or {},
+            settings=index.get("settings"),
+            variant={
+                "k1": float(bm25.get("k1", BM25Spec.k1)),
+                "b": float(bm25.get("b", BM25Spec.b)),
+                "stopwords": bm25.get("stopwords"),
+                "similarity": str(index.get("similarity") or "cosine"),
+            },
+            reap_after_s=float(index.get("reap_after_hours", DEFAULT_REAP_AFTER_HOURS)) * 3600.0,
+        )
+
+
+def count_docs(http: EngineHTTP, index: str, missing_hint: bool = False) -> int:
+    """Documents in ``index``; a missing index is an InfrastructureError."""
+    resp = http.request("GET", f"/{index}/_count", what=f"count of index {index!r}", ok_status=(404,))
+    if isinstance(resp, EngineHTTPError):
+        raise http.fail(
+            f"index {index!r} does not exist",
+            error_reason(resp.body)
+            + (" (index.name must name an existing index or alias)" if missing_hint else ""),
+        )
+    return int(resp["count"])
+
+
+# --------------------------------------------------------------------------- stamps and reaping
+
+
+def creation_meta(suite_slug: str) -> Dict[str, Any]:
+    """The ``_meta`` stamp of what this plugin creates (indices, search pipelines)."""
+    from ... import __version__
+
+    return {
+        "created_by": META_CREATOR,
+        "plugin_version": __version__,
+        "suite": suite_slug,
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "created_at": time.time(),
+    }
+
+
+def _number(value: Any, kind: Callable[[Any], Any]) -> Any:
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def is_stale(meta: Mapping[str, Any], now: float, reap_after_s: float) -> Optional[str]:
+    """Why a stamped leftover may be deleted (too old, or its creator on this host is
+    gone); None when it may not, or it is not ours."""
+    if not isinstance(meta, Mapping) or meta.get("created_by") != META_CREATOR:
+        return None
+    created = _number(meta.get("created_at"), float)
+    if created is None:
+        return None
+    if now - created > reap_after_s:
+        return f"created {(now - created) / 3600:.1f} h ago"
+    pid = _number(meta.get("pid"), int)
+    if pid is None:
+        return None
+    if meta.get("host") == socket.gethostname() and pid != os.getpid() and not pid_alive(pid):
+        return f"its creator (pid {pid} on this host) is gone"
+    return None
+
+
+def reap_indices(http: EngineHTTP, reap_after_s: float, keep: Optional[str] = None) -> List[str]:
+    """Delete throwaway indices of crashed runs; returns the names deleted.
+
+    Only ``pytest-retrieval-*`` indices whose ``_meta.created_by`` is this plugin's, and
+    only when they are older than ``reap_after_hours`` or their creator process (on this
+    host) is dead. Anything else, e.g. an index of the same prefix without the stamp, is
+    left alone."""
+    found = http.request(
+        "GET",
+        f"/{INDEX_PREFIX}*/_mapping",
+        params={"expand_wildcards": "open,closed", "allow_no_indices": "true"},
+        what="listing leftover throwaway indices",
+        ok_status=(401, 403),
+    )
+    if isinstance(found, EngineHTTPError):  # not allowed to look: nothing to reap, not an error
+        log.warning(
+            "%s: cannot list %s* indices to reap leftovers (HTTP %s)", http.name, INDEX_PREFIX, found.status
+        )
+        return []
+    now = time.time()
+    reaped: List[str] = []
+    for name, info in sorted((found or {}).items()):
+        if name == keep or not name.startswith(INDEX_PREFIX):
+            continue
+        meta = ((info or {}).get("mappings") or {}).get("_meta") or {}
+        why = is_stale(meta, now, reap_after_s)
+        if why is None:
+            continue
+        resp = http.request("DELETE", f"/{name}", what=f"reaping index {name!r}", ok_status=(404,))
+        if not isinstance(resp, EngineHTTPError):
+            log.warning("%s: deleted leftover index %s (%s)", http.name, name, why)
+            reaped.append(name)
+    return reaped
+
+
+# --------------------------------------------------------------------------- the throwaway index
+
+
+class ThrowawayIndex:
+    """The index one run creates from its documents (and vectors), searches, re-tunes
+    (:meth:`ensure_variant`) and deletes. Engine specifics come from the adapter: the
+    vector field mapping, extra index settings and the client's ``streaming_bulk``."""
+
+    def __init__(
+        self,
+        http: EngineHTTP,
+        config: IndexConfig,
+        *,
+        vector_mapping: Callable[[int, str], Dict[str, Any]],
+        extra_settings: Callable[[], Dict[str, Any]],
+        bulk: Bulk,
+    ):
+        self._http = http
+        self._config = config
+        self._vector_mapping = vector_mapping
+        self._extra_settings = extra_settings
+        self._bulk = bulk
+        self.name: Optional[str] = None
+        self.doc_count: Optional[int] = None
+        self.variant: Dict[str, Any] = dict(config.variant)
+        self._documents: Optional[Sequence[Document]] = None
+        self._vectors: Optional[DocVectors] = None
+        self._lock = threading.RLock()
+
+    def create(self, documents: Optional[Sequence[Document]], vectors: Optional[DocVectors]) -> None:
+        """Create and load the index (kept for rebuilds of another variant)."""
+        if not documents and vectors is None:
+            raise ConfigError("a throwaway index needs documents (or document vectors) to index")
+        self._documents = documents
+        self._vectors = vectors
+        self._build()
+
+    def assert_owned(self, index: str) -> None:
+        """Guard of every write: only the throwaway index this backend created."""
+        if self._config.existing is not None or index != self.name or not index.startswith(INDEX_PREFIX):
+            raise RuntimeError(f"refusing to modify index {index!r}: not a throwaway index of this backend")
+
+    def body(self, dims: Optional[int]) -> Dict[str, Any]:
+        """Settings and mappings of a new index (``dims``: the vector field's, if any)."""
+        v = self.variant
+        settings: Dict[str, Any] = {
+            "index.number_of_shards": 1,
+            "index.number_of_replicas": 0,
+            # no periodic refresh while bulk loading: one refresh + a merge to one segment
+            # afterwards, so every run searches the same segment layout (repeatable answers)
+            "index.refresh_interval": "-1",
+            "index.similarity.default.type": "BM25",
+            "index.similarity.default.k1": v["k1"],
+            "index.similarity.default.b": v["b"],
+            f"index.analysis.analyzer.{DEFAULT_TEXT_ANALYZER}.type": "standard",
+            f"index.analysis.analyzer.{DEFAULT_TEXT_ANALYZER}.stopwords": stopwords_setting(v["stopwords"]),
+        }
+        settings.update(_flatten_settings(self._extra_settings()))
+        settings.update(_flatten_settings(self._config.settings))
+        props: Dict[str, Any] = {
+            "title": {"type": "text", "analyzer": DEFAULT_TEXT_ANALYZER},
+            "text": {"type": "text", "analyzer": DEFAULT_TEXT_ANALYZER},
+        }
+        if dims:
+            props[self._config.vector_field] = self._vector_mapping(dims, v["similarity"])
+        mappings: Dict[str, Any] = {"properties": props}
+        if self._config.mappings:
+            mappings = _deep_merge(mappings, self._config.mappings)
+        mappings["_meta"] = dict(mappings.get("_meta") or {}, **creation_meta(self._config.suite_slug))
+        return {"settings": settings, "mappings": mappings}
+
+    def _dims(self) -> Optional[int]:
+        vectors = self._vectors
+        if vectors is None:
+            return None
+        shape = getattr(vectors.matrix, "shape", None)
+        dims = int(shape[1]) if shape is not None and len(shape) == 2 else len(vectors.matrix[0])
+        if len(vectors.doc_ids) != (shape[0] if shape is not None else len(vectors.matrix)):
+            raise ConfigError("DocVectors.doc_ids and the rows of DocVectors.matrix differ in number")
+        return dims
+
+    def _build(self) -> None:
+        http = self._http
+        dims = self._dims()
+        name = f"{INDEX_PREFIX}{self._config.suite_slug}-{secrets.token_hex(4)}"
+        body = self.body(dims)
+        self.name = name
+        http.request("PUT", f"/{name}", body=body, what=f"creating index {name!r}")
+        log.info("%s: created throwaway index %s", http.name, name)
+        try:
+            expected = self._load(name)
+            http.request("POST", f"/{name}/_refresh", what=f"refreshing index {name!r}")
+            http.request(
+                "POST",
+                f"/{name}/_forcemerge",
+                params={"max_num_segments": 1},
+                what=f"merging index {name!r} to one segment",
+            )
+            self.doc_count = count_docs(http, name)
+        except BaseException:
+            self.delete()
+            raise
+        if self.doc_count != expected:
+            self.delete()
+            raise InfrastructureError(
+                f"{http.name}: index {name!r} holds {self.doc_count} documents after indexing {expected}"
+            )
+
+    def _actions(self, name: str, rows: Dict[str, int], seen: set) -> Iterator[Dict[str, Any]]:
+        """Bulk actions: every document (with its vector, if any), then the vectors of
+        documents without fields."""
+        field = self._config.vector_field
+        vectors = self._vectors
+        for doc in self._documents or ():
+            doc_id = str(doc.doc_id)
+            source: Dict[str, Any] = {str(k): v for k, v in dict(doc.fields).items()}
+            row = rows.get(doc_id)
+            if row is not None and vectors is not None:
+                source[field] = vector_to_list(vectors.matrix[row])
+            seen.add(doc_id)
+            yield {"_op_type": "index", "_index": name, "_id": doc_id, "_source": source}
+        for doc_id, row in rows.items():
+            if doc_id not in seen and vectors is not None:
+                seen.add(doc_id)
+                yield {
+                    "_op_type": "index",
+                    "_index": name,
+                    "_id": doc_id,
+                    "_source": {field: vector_to_list(vectors.matrix[row])},
+                }
+
+    def _load(self, name: str) -> int:
+        """Bulk-load the documents; returns how many distinct ids were sent."""
+        self.assert_owned(name)
+        rows: Dict[str, int] = {}
+        if self._vectors is not None:
+            rows = {str(d): i for i, d in enumerate(self._vectors.doc_ids)}
+        seen: set = set()
+        total = len(set(str(d.doc_id) for d in self._documents or ()) | set(rows))
+        bar = progress_bar(
+            total, f"indexing into {name}", unit="doc", enabled=None if total >= 1000 else False
+        )
+        failures: List[str] = []
+        try:
+            for ok, item in self._bulk(
+                self._actions(name, rows, seen),
+                chunk_size=500,
+                max_chunk_bytes=20 * 1024 * 1024,
+                raise_on_error=False,
+                raise_on_exception=True,
+                max_retries=3,
+            ):
+                if not ok and len(failures) < 3:
+                    info = next(iter(item.values()), {}) if isinstance(item, Mapping) else item
+                    failures.append(f"doc {info.get('_id')!r}: {error_reason(info.get('error'))}")
+                bar.update(1)
+        except (ConfigError, InfrastructureError):
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise self._http.fail(
+                f"bulk indexing into {name!r} failed", f"{type(exc).__name__}: {exc}"
+            ) from None
+        finally:
+            bar.close()
+        if failures:
+            raise self._http.fail(f"bulk indexing into {name!r} failed", "; ".join(failures))
+        return len(seen)
+
+    # ---- variants (BM25 k1/b, stop words, vector similarity) --------------------------
+
+    def ensure_variant(self, spec: Any) -> None:
+        """Make the index match the spec's k1/b/stop words/vector similarity (see the
+        module docstring). An existing index is used as it is."""
+        if self._config.existing is not None or self.name is None:
+            return
+        with self._lock:
+            v = self.variant
+            if isinstance(spec, BM25Spec):
+                if stopwords_setting(spec.stopwords) != stopwords_setting(v["stopwords"]):
+                    v["stopwords"] = spec.stopwords
+                    v["k1"], v["b"] = float(spec.k1), float(spec.b)
+                    self._rebuild("stop words changed")
+                elif (float(spec.k1), float(spec.b)) != (v["k1"], v["b"]):
+                    self._set_bm25(float(spec.k1), float(spec.b))
+            elif (
+                isinstance(spec, KnnSpec)
+                and spec.field == self._config.vector_field
+                and self._vectors is not None
+                and spec.similarity != v["similarity"]
+            ):
+                v["similarity"] = spec.similarity
+                self._rebuild("vector similarity changed")
+
+    def _set_bm25(self, k1: float, b: float) -> None:
+        http, name = self._http, self.name
+        assert name is not None
+        self.assert_owned(name)
+        log.info("%s: setting BM25 k1=%s b=%s on %s", http.name, k1, b, name)
+        http.request("POST", f"/{name}/_close", what=f"closing index {name!r}")
+        try:
+            http.request(
+                "PUT",
+                f"/{name}/_settings",
+                body={
+                    "index.similarity.default.type": "BM25",
+                    "index.similarity.default.k1": k1,
+                    "index.similarity.default.b": b,
+                },
+                what=f"setting BM25 parameters of {name!r}",
+            )
+        finally:
+            http.request("POST", f"/{name}/_open", what=f"reopening index {name!r}")
+            http.request(
+                "GET",
+                f"/_cluster/health/{name}",
+                params={"wait_for_status": "green"},
+                what=f"waiting for index {name!r}",
+            )
+        self.variant["k1"], self.variant["b"] = k1, b
+
+    def _rebuild(self, why: str) -> None:
+        log.info("%s: rebuilding throwaway index (%s)", self._http.name, why)
+        self.delete()
+        self._build()
+
+    def delete(self) -> None:
+        name = self.name
+        if name is None:
+            return
+        self.assert_owned(name)
+        resp = self._http.request("DELETE", f"/{name}", what=f"deleting index {name!r}", ok_status=(404,))
+        self.name = None
+        if not isinstance(resp, EngineHTTPError):
+            log.info("%s: deleted throwaway index %s", self._http.name, name)

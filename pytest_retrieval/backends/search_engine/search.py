@@ -1,0 +1,214 @@
+"""Searching: the quality pass (every query, batched into concurrent ``_msearch``
+requests, or one ``_search`` each when a search pipeline is involved) and the latency pass
+(one uncached ``_search`` per query).
+
+Every sub-response is checked (:func:`read_hits`): an error, a failed shard, a timed-out
+search, a hit without a score or OpenSearch's hybrid sub-query markers fail loudly, naming
+the query id and the engine's reason, never as an empty ranking. The fields of BM25/kNN
+specs are checked against the index mapping once (:class:`FieldCheck`), since the engines
+answer a query on an unmapped field with no hits.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+
+from ...errors import InfrastructureError
+from ...types import Ranking, Run
+from ..base import BM25Spec, KnnSpec
+from .http import EngineHTTP, error_reason
+
+__all__ = ["FieldCheck", "Searcher", "read_hits"]
+
+# OpenSearch's hybrid query marks sub-query boundaries with these magic scores; seeing them
+# in a ranking means the hybrid query ran without a normalization/score-ranker pipeline.
+_HYBRID_MAGIC_SCORE = -4.0e9
+
+Bodies = List[Tuple[str, Dict[str, Any]]]  # (query id, search body)
+
+
+def read_hits(
+    resp: Any, qid: str, k: int, fail: Callable[[str, Any], InfrastructureError]
+) -> Tuple[Ranking, Optional[float]]:
+    """Check one search response (an _msearch item or a _search answer) and read its hits;
+    returns the ranking and the server's ``took`` (ms)."""
+    what = f"search for query {qid!r} failed"
+    if not isinstance(resp, Mapping):
+        raise fail(what, f"unexpected answer {str(resp)[:200]}")
+    if "error" in resp:
+        raise fail(what, error_reason(resp["error"]))
+    status = resp.get("status")
+    if isinstance(status, int) and status >= 300:
+        raise fail(what, f"HTTP {status}")
+    if resp.get("timed_out"):
+        raise fail(what, "the search timed out (partial results)")
+    shards = resp.get("_shards") or {}
+    if shards.get("failed"):
+        failures = shards.get("failures") or [{}]
+        raise fail(
+            what,
+            f"{shards['failed']} of {shards.get('total')} shards failed: "
+            f"{error_reason(failures[0].get('reason'))}",
+        )
+    hits = (resp.get("hits") or {}).get("hits")
+    if hits is None:
+        raise fail(what, "the answer has no hits")
+    pairs = []
+    for hit in hits[:k]:
+        score = hit.get("_score")
+        if score is None:
+            raise fail(
+                f"search for query {qid!r} returned hits without _score",
+                'a template that sorts needs "track_scores": true',
+            )
+        if score <= _HYBRID_MAGIC_SCORE:
+            raise fail(
+                f"search for query {qid!r} returned hybrid sub-query markers",
+                "a hybrid query needs a search pipeline with a "
+                "normalization-processor or score-ranker-processor",
+            )
+        pairs.append((str(hit["_id"]), float(score)))
+    took = resp.get("took")
+    return Ranking.from_pairs(pairs), (float(took) if took is not None else None)
+
+
+class FieldCheck:
+    """Fails loudly, once per (index, field), when a BM25/kNN spec names a field the index
+    does not have, or a kNN spec a field that is not a vector field of this engine."""
+
+    def __init__(self, http: EngineHTTP, vector_field_types: Tuple[str, ...]):
+        self._http = http
+        self._vector_field_types = vector_field_types
+        self._checked: Set[Tuple[str, str, bool]] = set()
+
+    def __call__(self, index: str, spec: Any) -> None:
+        if isinstance(spec, KnnSpec):
+            wanted = [(spec.field, True)]
+        elif isinstance(spec, BM25Spec):
+            wanted = [(name, False) for name, _boost in spec.fields if "*" not in name]
+        else:
+            return
+        todo = [(f, vec) for f, vec in wanted if (index, f, vec) not in self._checked]
+        if not todo:
+            return
+        fields = ",".join(f for f, _ in todo)
+        found = self._http.request(
+            "GET", f"/{index}/_mapping/field/{fields}", what=f"reading the mapping of {fields!r} in {index!r}"
+        )
+        for field, vector in todo:
+            self._check(index, field, vector, found)
+            self._checked.add((index, field, vector))
+
+    def _check(self, index: str, field: str, vector: bool, found: Any) -> None:
+        types = set()
+        for idx_info in (found or {}).values():
+            entry = ((idx_info or {}).get("mappings") or {}).get(field)
+            if entry:
+                leaf = field.rsplit(".", 1)[-1]
+                mapping = (entry.get("mapping") or {}).get(leaf) or {}
+                types.add(mapping.get("type", "object"))
+        if not types:
+            raise self._http.fail(
+                f"index {index!r} has no field {field!r}", "a search on it would find nothing"
+            )
+        if vector and not types <= set(self._vector_field_types):
+            raise self._http.fail(
+                f"field {field!r} of index {index!r} is {'/'.join(sorted(types))}",
+                f"a kNN retriever needs a {' or '.join(self._vector_field_types)} field",
+            )
+
+
+class Searcher:
+    """Sends search bodies and reads rankings: batched and concurrent for quality, one
+    request at a time for latency."""
+
+    def __init__(self, http: EngineHTTP, batch_size: int, concurrency: int):
+        self._http = http
+        self._batch_size = batch_size
+        self._concurrency = concurrency
+
+    def msearch(self, index: str, bodies: Bodies, k: int) -> Run:
+        """Every body through ``_msearch`` requests of ``batch_size``, ``concurrency`` at a time."""
+        size = self._batch_size
+        batches = [bodies[i : i + size] for i in range(0, len(bodies), size)]
+        return self._run_concurrently(lambda batch: self._msearch_batch(index, batch, k), batches)
+
+    def _msearch_batch(self, index: str, batch: Bodies, k: int) -> List[Tuple[str, Ranking]]:
+        lines = []
+        for _qid, body in batch:
+            lines.append("{}")
+            lines.append(json.dumps(body, separators=(",", ":")))
+        resp = self._http.request(
+            "POST",
+            f"/{index}/_msearch",
+            body="\n".join(lines) + "\n",
+            ndjson=True,
+            what=f"_msearch of {len(batch)} queries (first {batch[0][0]!r})",
+        )
+        responses = (resp or {}).get("responses")
+        if not isinstance(responses, list) or len(responses) != len(batch):
+            raise self._http.fail(
+                "_msearch failed",
+                f"expected {len(batch)} responses, got "
+                f"{len(responses) if isinstance(responses, list) else 'none'}",
+            )
+        out: List[Tuple[str, Ranking]] = []
+        failed: List[InfrastructureError] = []
+        for (qid, _body), r in zip(batch, responses):
+            try:
+                out.append((qid, read_hits(r, qid, k, self._http.fail)[0]))
+            except InfrastructureError as exc:
+                failed.append(exc)
+        if failed:
+            more = f" (and {len(failed) - 1} more of this batch of {len(batch)})" if len(failed) > 1 else ""
+            raise InfrastructureError(f"{failed[0]}{more}")
+        return out
+
+    def each(self, index: str, bodies: Bodies, params: Mapping[str, Any], k: int) -> Run:
+        """One ``_search`` per body, concurrently (``_msearch`` takes no search pipeline)."""
+
+        def run_one(item: Tuple[str, Dict[str, Any]]) -> List[Tuple[str, Ranking]]:
+            qid, body = item
+            resp = self._http.request(
+                "POST", f"/{index}/_search", params=params, body=body, what=f"search for query {qid!r}"
+            )
+            return [(qid, read_hits(resp, qid, k, self._http.fail)[0])]
+
+        return self._run_concurrently(run_one, bodies)
+
+    def one(
+        self, index: str, qid: str, body: Dict[str, Any], params: Mapping[str, Any], k: int
+    ) -> Tuple[Ranking, Optional[float]]:
+        """The latency pass: one request, the request cache off; the ranking and ``took``."""
+        params = dict(params)
+        params["request_cache"] = "false"
+        resp = self._http.request(
+            "POST", f"/{index}/_search", params=params, body=body, what=f"search for query {qid!r}"
+        )
+        return read_hits(resp, qid, k, self._http.fail)
+
+    def _run_concurrently(self, fn: Callable[[Any], List[Tuple[str, Ranking]]], items: Sequence[Any]) -> Run:
+        results: List[Optional[List[Tuple[str, Ranking]]]] = [None] * len(items)
+        if len(items) <= 1 or self._concurrency == 1:
+            for i, item in enumerate(items):
+                results[i] = fn(item)
+        else:
+            workers = min(self._concurrency, len(items))
+            with concurrent.futures.ThreadPoolExecutor(
+                max_workers=workers, thread_name_prefix=f"{self._http.name}-search"
+            ) as pool:
+                futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+                try:
+                    for fut in concurrent.futures.as_completed(futures):
+                        results[futures[fut]] = fut.result()
+                except BaseException:
+                    for f in futures:
+                        f.cancel()
+                    raise
+        run: Run = {}
+        for chunk in results:
+            for qid, ranking in chunk or ():
+                run[qid] = ranking
+        return run

@@ -1,0 +1,150 @@
+"""The files the ``judge`` commands read and write: one CSV/JSONL row reader for annotation
+files and click logs, and the qrels and queries writers (every write atomic).
+
+Reading: :func:`read_csv` yields each row of a CSV/TSV file as ``{column: value}`` with
+the line it starts on (header names stripped and lower-cased, blank rows skipped, a UTF-8
+BOM ignored); :func:`read_jsonl` does the same for JSON lines. Every problem is a
+``ConfigError`` naming the file (and the line where there is one): a missing file, text
+that is not UTF-8, malformed CSV, a row whose width the caller refuses.
+
+Writing: :func:`write_qrels` (TREC, BEIR TSV or JSONL by extension) and
+:func:`write_queries` (JSONL or TSV), both through ``pytest_retrieval.fileio.atomic_write``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, TextIO, Tuple, Union
+
+from ..errors import ConfigError
+from ..fileio import atomic_write
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+__all__ = ["read_csv", "read_jsonl", "write_qrels", "write_queries"]
+
+
+# -------------------------------------------------------------------------- reading
+
+
+def read_jsonl(path: Path) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    """(line, object) of a JSON-lines file, keys stripped and lower-cased."""
+    from ..suite.judgments import _jsonl
+
+    for n, obj in _jsonl(path):
+        yield n, {str(k).strip().lower(): v for k, v in obj.items()}
+
+
+def read_csv(
+    path: Path,
+    *,
+    delimiter: Callable[[str], str],
+    width_error: Callable[[int, int], Optional[str]],
+) -> Iterator[Tuple[int, Dict[str, str]]]:
+    """(line, {column: value}) of a CSV/TSV file with a header row.
+
+    ``delimiter(first_line)`` picks the separator; ``width_error(fields, header_fields)``
+    returns the message for a row of the wrong width (None: the row is fine, a short row
+    then lacks the last columns)."""
+    try:
+        fh = open(path, encoding="utf-8-sig", newline="")
+    except FileNotFoundError:
+        raise ConfigError("file not found", file=str(path)) from None
+    with fh:
+        try:
+            yield from _csv_rows(fh, path, delimiter, width_error)
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
+
+
+def _csv_rows(
+    fh: TextIO,
+    path: Path,
+    delimiter: Callable[[str], str],
+    width_error: Callable[[int, int], Optional[str]],
+) -> Iterator[Tuple[int, Dict[str, str]]]:
+    first = fh.readline()
+    fh.seek(0)
+    reader = csv.reader(fh, delimiter=delimiter(first))
+    header: Optional[List[str]] = None
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ConfigError(f"malformed CSV ({exc})", file=str(path), line=start) from None
+        if not row or all(not c.strip() for c in row):
+            continue
+        if header is None:
+            header = [c.strip().lower() for c in row]
+            continue
+        problem = width_error(len(row), len(header))
+        if problem is not None:
+            raise ConfigError(problem, file=str(path), line=start)
+        yield start, dict(zip(header, row))
+
+
+# -------------------------------------------------------------------------- writing
+
+
+def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: PathLike) -> int:
+    """Write qrels; the format follows the extension: ``.jsonl`` (``{"query_id", "doc_id",
+    "grade"}``), ``.tsv`` (BEIR, with its header), anything else TREC (``qid 0 docid grade``).
+    Every format is read back by ``load_qrels``. Returns the number of labels written."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    rows = [(q, d, int(g)) for q, docs in qrels.items() for d, g in docs.items()]
+    _check_qrels_ids(rows, path, suffix)
+
+    def write(fh: TextIO) -> None:
+        if suffix == ".jsonl":
+            for q, d, g in rows:
+                fh.write(json.dumps({"query_id": q, "doc_id": d, "grade": g}, ensure_ascii=False) + "\n")
+        elif suffix == ".tsv":
+            fh.write("query-id\tcorpus-id\tscore\n")
+            for q, d, g in rows:
+                fh.write(f"{q}\t{d}\t{g}\n")
+        else:
+            for q, d, g in rows:
+                fh.write(f"{q} 0 {d} {g}\n")
+
+    atomic_write(path, write)
+    return len(rows)
+
+
+def _check_qrels_ids(rows: List[Tuple[str, str, int]], path: Path, suffix: str) -> None:
+    """Ids the chosen qrels format cannot hold: whitespace (TREC), tabs or newlines (TSV)."""
+    if suffix not in (".jsonl", ".tsv"):
+        for q, d, _ in rows:
+            for what, value in (("query id", q), ("document id", d)):
+                if not value or any(c.isspace() for c in value):
+                    raise ConfigError(
+                        f"{what} {value!r} contains whitespace and cannot be written "
+                        f"as TREC qrels; write a .tsv or .jsonl file instead",
+                        file=str(path),
+                    )
+    elif suffix == ".tsv":
+        for q, d, _ in rows:
+            if "\t" in q or "\t" in d or "\n" in q or "\n" in d:
+                raise ConfigError(f"id {q!r}/{d!r} contains a tab or newline; write .jsonl", file=str(path))
+
+
+def write_queries(queries: Mapping[str, str], path: PathLike) -> int:
+    """Queries as JSONL ``{"_id", "text"}`` (``.tsv``/``.txt``: ``qid<TAB>text``)."""
+    path = Path(path)
+    tsv = path.suffix.lower() in (".tsv", ".txt")
+
+    def write(fh: TextIO) -> None:
+        for qid, text in queries.items():
+            if tsv:
+                fh.write(f"{qid}\t{' '.join(text.split())}\n")
+            else:
+                fh.write(json.dumps({"_id": qid, "text": text}, ensure_ascii=False) + "\n")
+
+    atomic_write(path, write)
+    return len(queries)
