@@ -1,7 +1,7 @@
 """Committed baselines: per-query metric values of an accepted run, and what they were made of.
 
 ``pytest --retrieval-baseline-update`` writes one JSON file per suite; a normal run compares
-the current per-query values with it (:mod:`pytest_retrieval.stats.significance`).
+the current per-query values with it (:mod:`pytest_retrieval.stats.paired`).
 
 Where: next to the suite file, ``<suite file stem>.baseline.json``
 (``retrieval_search.yaml`` -> ``retrieval_search.baseline.json``), unless the suite names

@@ -249,8 +249,8 @@ def check_floor(
 
 def latency_ci_outcome(suite_name: str, floor: Floor, samples_ms, *, confidence: float = 0.95) -> GateOutcome:
     """A latency ceiling judged on the percentile's confidence interval: fails only when the
-    lower bound is above the ceiling (noise alone rarely fails it; see significance)."""
-    from ..stats.significance import latency_verdict
+    lower bound is above the ceiling (noise alone rarely fails it; see stats.latency)."""
+    from ..stats.latency import latency_verdict
 
     q = floor.percentile
     v = latency_verdict(samples_ms, floor.threshold, q=q, confidence=confidence)

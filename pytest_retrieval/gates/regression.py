@@ -1,5 +1,5 @@
 """Regression gates against a committed baseline: glue between a suite run, the baseline
-file (``baseline``) and the paired statistics (``significance``). No pytest here."""
+file (``baseline``) and the paired statistics (``stats.paired``). No pytest here."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ class RegressionOutcome:
     retriever: str
     metric: str
     max_drop: float
-    overall: Any  # significance.PairedResult
-    strata: Dict[str, Any] = field(default_factory=dict)  # tag -> significance.StratumVerdict
+    overall: Any  # stats.paired.PairedResult
+    strata: Dict[str, Any] = field(default_factory=dict)  # tag -> StratumVerdict (below)
     passed: bool = True
     message: str = ""
 
@@ -37,7 +37,7 @@ class RegressionOutcome:
 
 @dataclass
 class StratumVerdict:
-    result: Any  # significance.PairedResult over the stratum's queries
+    result: Any  # stats.paired.PairedResult over the stratum's queries
     p_adjusted: float  # Holm-adjusted one-sided p of "this stratum dropped"
     passed: bool
 
@@ -49,7 +49,7 @@ def _strata(
     margin must be ruled out), which a stratum of a few dozen queries can never show: a
     stratum instead fails when it shows a drop beyond the margin that is significant after
     Holm's correction across the strata (one-sided randomization p of a drop)."""
-    from ..stats.significance import holm, paired_comparison, strata_from_tags
+    from ..stats.paired import holm, paired_comparison, strata_from_tags
 
     alpha = 1.0 - kw["confidence"]
     results = {}
@@ -111,7 +111,7 @@ def load_comparable_baseline(suite: Any, result: Any) -> Tuple[Optional[Any], st
 def judge_against_baseline(
     result: Any, baseline: Any, retriever: str, metric: str, max_drop: float
 ) -> RegressionOutcome:
-    from ..stats.significance import paired_comparison
+    from ..stats.paired import paired_comparison
 
     reg = result.suite.model.regression
     suite_name = result.suite.name

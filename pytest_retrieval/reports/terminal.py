@@ -26,7 +26,7 @@ def _ms(x: Any) -> str:
 
 def _power_line(result: Any) -> str:
     """The smallest drop of the headline metric the suite can detect (95%, power 0.8)."""
-    from ..stats.significance import estimate_sd_diff, minimum_detectable_drop
+    from ..stats.power import estimate_sd_diff, minimum_detectable_drop
 
     metric = "ndcg@10" if "ndcg@10" in result.suite.metrics else result.suite.metrics[0]
     first = next(iter(result.retrievers.values()), None)

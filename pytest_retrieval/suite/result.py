@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from ..errors import ConfigError, InfrastructureError
-from ..stats.summary import LatencySummary
+from ..stats.latency import LatencySummary
 from ..types import Run
 from .judgments import JudgmentSet, Overlap
 from .load import Suite
@@ -21,7 +21,7 @@ class RetrieverResult:
     evaluation: Any  # metrics.Evaluation
     latency: Optional[LatencySummary] = None
     warnings: List[str] = field(default_factory=list)
-    abstention: Any = None  # significance.AbstentionResult when the suite has unanswerable queries
+    abstention: Any = None  # stats.abstention.AbstentionResult when the suite has unanswerable queries
     window: Optional[int] = None  # candidates taken from each input (fusion / rerank stages)
     ab: Optional[ABLatency] = None  # interleaved timing against latency.baseline
     candidate_recall: Dict[str, float] = field(default_factory=dict)  # input -> recall@window
@@ -48,14 +48,14 @@ class ABLatency:
         return [x for x, _ in pairs], [y for _, y in pairs]
 
     def result(self, q: float, *, confidence: float = 0.95, max_ratio: Optional[float] = None):
-        """``significance.ab_ratio`` of the percentile ``q``, paired by (query, round).
+        """``stats.latency.ab_ratio`` of the percentile ``q``, paired by (query, round).
         All samples, not each query's fastest round: under CPU contention, 200 queries x 2
         rounds, the paired samples caught a 30% slowdown 95/100 times and the fastest rounds
         78/100, both passing 100/100 unchanged runs; with 4 rounds 100/100 and 100/100
         (``benchmarks/latency_gate_flakiness.py``)."""
         import dataclasses
 
-        from ..stats.significance import ab_ratio
+        from ..stats.latency import ab_ratio
 
         key = (float(q), float(confidence))  # the bootstrap is seeded: compute it once
         if key not in self._results:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ..backends.base import Backend, BM25Spec, Document, DocVectors, KnnSpec, Query, TemplateSpec
 from ..errors import ConfigError
-from ..stats.summary import LatencySummary, summarize_latency
+from ..stats.latency import LatencySummary, summarize_latency
 from ..types import Run
 from .judgments import (
     JudgmentSet,
@@ -240,7 +240,7 @@ class SuiteRunner:
                 ab=got.ab.get(name),
             )
             if model.unanswerable is not None:
-                from ..stats.significance import abstention
+                from ..stats.abstention import abstention
 
                 rr.abstention = abstention(
                     runs[name],
@@ -429,7 +429,7 @@ class SuiteRunner:
         ``benchmarks/latency_gate_flakiness.py``."""
         import math
 
-        from ..stats.significance import repetitions_needed
+        from ..stats.latency import repetitions_needed
 
         cfg = self.suite.model.latency
         sample = list(queries[: cfg.max_queries] if cfg.max_queries else queries)
@@ -467,9 +467,9 @@ class SuiteRunner:
 
     def _ab_latency(self, single, name: str, baseline: str, queries: Sequence[Query]) -> ABLatency:
         """``baseline`` (A) and ``name`` (B) timed interleaved, query by query
-        (``significance.ab_schedule``: a fresh seeded order each round, the arm that goes
+        (``stats.latency.ab_schedule``: a fresh seeded order each round, the arm that goes
         first alternating), so that load on the machine hits both arms alike."""
-        from ..stats.significance import ab_schedule
+        from ..stats.latency import ab_schedule
 
         cfg = self.suite.model.latency
         sample, repetitions = self._latency_plan(name, queries, ratio=True)

@@ -347,7 +347,7 @@ floors:
 
 
 def test_suite_result_to_baseline_and_back(tmp_path):
-    from pytest_retrieval.stats.significance import paired_comparison
+    from pytest_retrieval.stats.paired import paired_comparison
     from pytest_retrieval.suite.load import load_suite
     from pytest_retrieval.suite.runner import SuiteRunner
 
