@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from pydantic import ValidationError
 
 from ..errors import ConfigError
-from ..gates.floors import Floor, parse_floors
+from ..gates.floors import BaselineGate, Floor, parse_floors
 from .schema import (
     FUSION_TYPES,
     BackendConfig,
@@ -52,7 +52,7 @@ class Suite:
     floors: List[Floor]
     order: List[str]  # retrievers in dependency order
     metrics: List[str]  # canonical metrics to evaluate (summary + floors)
-    regression: List[Tuple[str, str, float]] = field(default_factory=list)  # (retriever, metric, max_drop)
+    regression: List[BaselineGate] = field(default_factory=list)  # (retriever, metric, max_drop)
     files: List[str] = field(default_factory=list)  # every file that went into it
 
     def resolve_path(self, key: KeyPath, value: str) -> Path:
@@ -327,7 +327,7 @@ def load_suite(
                 raise suite.error(("regression", "max_drop", m), str(exc)) from None
             if canon not in metrics:
                 metrics.append(canon)
-            suite.regression += [(r_name, canon, float(margin)) for r_name in names]
+            suite.regression += [BaselineGate(r_name, canon, float(margin)) for r_name in names]
     if not suite.floors and not suite.regression:
         raise suite.error(("floors",), "no floors: a suite must gate at least one retriever metric")
     suite.metrics = metrics

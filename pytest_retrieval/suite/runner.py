@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ..backends.base import Backend, BM25Spec, Document, DocVectors, KnnSpec, Query, TemplateSpec
 from ..errors import ConfigError
+from ..gates.floors import GateKind
 from ..stats.latency import LatencySummary, summarize_latency
 from ..types import Run
 from .judgments import (
@@ -354,7 +355,7 @@ class SuiteRunner:
                 for name in order:
                     self.progress(f"latency {name}")
                     out.latency[name] = self._latency(single, name, queries)
-                ab_gated = sorted({f.retriever for f in suite.floors if f.is_latency_ratio})
+                ab_gated = sorted({f.retriever for f in suite.floors if f.kind is GateKind.LATENCY_RATIO})
                 for name in ab_gated:
                     self.progress(f"latency {name} vs {model.latency.baseline} (A/B)")
                     out.ab[name] = self._ab_latency(single, name, model.latency.baseline, queries)
@@ -438,7 +439,7 @@ class SuiteRunner:
             floors = [
                 f
                 for f in self.suite.floors
-                if f.retriever == name and (f.is_latency_ratio if ratio else f.is_latency)
+                if f.retriever == name and f.kind is (GateKind.LATENCY_RATIO if ratio else GateKind.LATENCY)
             ]
             qs = [f.percentile for f in floors] or [50]
             repetitions = max(1, math.ceil(repetitions_needed(max(qs)) / max(len(sample), 1)))

@@ -1,4 +1,4 @@
-"""baseline.py: exact round trips, diff-friendly files, fingerprints, one-line errors."""
+"""baseline.py and fingerprint.py: exact round trips, diff-friendly files, fingerprints, one-line errors."""
 
 from __future__ import annotations
 
@@ -15,18 +15,20 @@ from pytest_retrieval.backends.base import Document
 from pytest_retrieval.errors import ConfigError
 from pytest_retrieval.gates.baseline import (
     FORMAT,
-    INVALIDATING,
     Baseline,
     BaselineMissing,
     baseline_from_result,
-    compare_fingerprints,
     default_baseline_path,
-    diff_fingerprints,
-    fingerprint,
-    fingerprint_from_result,
     read_baseline,
     resolve_baseline_path,
     write_baseline,
+)
+from pytest_retrieval.gates.fingerprint import (
+    INVALIDATING,
+    compare_fingerprints,
+    diff_fingerprints,
+    fingerprint,
+    fingerprint_from_result,
 )
 
 TRICKY = [
