@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -172,7 +172,7 @@ def _one_line(excinfo: pytest.ExceptionInfo) -> Optional[str]:
 
 
 class RetrievalSuiteFile(pytest.File):
-    def collect(self):
+    def collect(self) -> Iterator[pytest.Collector]:
         state = load_suite_for(self.config, self.path)
         by_retriever: Dict[str, List[Any]] = {}
         for floor in state.suite.floors:
@@ -201,7 +201,7 @@ class RetrieverNode(pytest.Collector):
         self.regression = list(regression)
         self.state = state
 
-    def collect(self):
+    def collect(self) -> Iterator[pytest.Item]:
         for floor in self.floors:
             yield GateItem.from_parent(self, name=floor.name, floor=floor, state=self.state)
         for gate in self.regression:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 import os
 import platform
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from fractions import Fraction
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -136,7 +136,7 @@ def _bootstrap_percentiles(
     n_resamples: int,
     rng: np.random.Generator,
     paired_with: Optional[np.ndarray] = None,
-):
+) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     n = len(x)
     out = np.empty(n_resamples)
     out2 = np.empty(n_resamples) if paired_with is not None else None
@@ -145,12 +145,12 @@ def _bootstrap_percentiles(
         m = min(rows, n_resamples - start)
         idx = rng.integers(0, n, size=(m, n))
         out[start : start + m] = _row_percentiles(x[idx], q)
-        if paired_with is not None:
+        if paired_with is not None and out2 is not None:
             out2[start : start + m] = _row_percentiles(paired_with[idx], q)
     return out, out2
 
 
-def _samples(samples: Sequence[float], what: str = "latency samples") -> np.ndarray:
+def _samples(samples: Iterable[float], what: str = "latency samples") -> np.ndarray:
     x = np.asarray(list(samples), dtype=np.float64)
     if x.ndim != 1 or len(x) == 0:
         raise ValueError(f"no {what}")
@@ -166,7 +166,7 @@ def _check_q(q: float) -> float:
 
 
 def latency_percentile_ci(
-    samples_ms: Sequence[float],
+    samples_ms: Iterable[float],
     q: float = 95,
     confidence: float = 0.95,
     n_resamples: int = 5000,
@@ -233,18 +233,9 @@ class LatencyVerdict:
         return s
 
     def as_dict(self) -> Dict[str, object]:
-        return {
-            "q": self.q,
-            "point": self.point,
-            "lo": self.lo,
-            "hi": self.hi,
-            "ceiling_ms": self.ceiling_ms,
-            "confidence": self.confidence,
-            "n": self.n,
-            "needed": self.needed,
-            "enough_samples": self.enough_samples,
-            "passed": self.passed,
-        }
+        out: Dict[str, object] = asdict(self)
+        passed = out.pop("passed")
+        return {**out, "enough_samples": self.enough_samples, "passed": passed}
 
 
 def latency_verdict(

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import Dict, Iterable, List, Literal, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -186,8 +186,8 @@ class PairedResult:
     only_in_baseline: Tuple[str, ...] = ()
     only_in_current: Tuple[str, ...] = ()
     qids: Tuple[str, ...] = field(default=(), repr=False)
-    baseline_values: np.ndarray = field(default=None, repr=False, compare=False)
-    current_values: np.ndarray = field(default=None, repr=False, compare=False)
+    baseline_values: Optional[np.ndarray] = field(default=None, repr=False, compare=False)
+    current_values: Optional[np.ndarray] = field(default=None, repr=False, compare=False)
 
     # ---- verdicts
     @property
@@ -218,6 +218,8 @@ class PairedResult:
 
     @property
     def diffs(self) -> np.ndarray:
+        if self.current_values is None or self.baseline_values is None:
+            raise ValueError("this comparison holds no per-query values")
         return self.current_values - self.baseline_values
 
     # ---- queries
@@ -230,14 +232,12 @@ class PairedResult:
         return self._ranked(n, lambda d: d > 0, sign=-1.0)
 
     def _ranked(self, n: int, keep, sign: float) -> List[QueryDelta]:
-        if n <= 0 or self.baseline_values is None:
+        b, c = self.baseline_values, self.current_values
+        if n <= 0 or b is None or c is None:
             return []
         d = self.diffs
         order = sorted((i for i in range(self.n) if keep(d[i])), key=lambda i: (sign * d[i], self.qids[i]))
-        return [
-            QueryDelta(self.qids[i], float(self.baseline_values[i]), float(self.current_values[i]))
-            for i in order[:n]
-        ]
+        return [QueryDelta(self.qids[i], float(b[i]), float(c[i])) for i in order[:n]]
 
     # ---- output
     def as_dict(self, worst: int = 10) -> Dict[str, object]:
@@ -498,7 +498,7 @@ def _bca(
     lo = lower_bound(boot, level(za))
     hi = upper_bound(boot, 1.0 - level(-za))
 
-    def invert(value: float, side: str) -> float:
+    def invert(value: float, side: Literal["left", "right"]) -> float:
         # BCa level at which `value` is the lower bound: solve level(z) = F(value)
         f = int(np.searchsorted(boot, value, side=side)) / B
         if f <= 0.0:

@@ -8,7 +8,7 @@ Power (:func:`minimum_detectable_drop`)
 from __future__ import annotations
 
 import math
-from typing import Mapping, Optional, Sequence, Tuple, Union
+from typing import Mapping, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 
@@ -39,7 +39,7 @@ def _sd_and_n(sd_diff: Union[float, Sequence[float]], n: Optional[int]) -> Tuple
             raise ValueError("give n (the number of queries) with a standard deviation")
         sd = float(sd_diff)
     else:
-        d = np.asarray(list(sd_diff), dtype=np.float64)
+        d = np.asarray(list(cast(Sequence[float], sd_diff)), dtype=np.float64)
         if len(d) < 2:
             raise ValueError("need at least 2 per-query differences to estimate their sd")
         sd = float(np.std(d, ddof=1))

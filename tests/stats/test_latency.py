@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from scipy import stats  # noqa: E402  (test dependency: the reference)
 
 from pytest_retrieval.stats.latency import (
+    LatencySummary,
     ab_ratio,
     ab_schedule,
     latency_percentile_ci,
     latency_verdict,
+    percentile,
     repetitions_needed,
+    summarize_latency,
 )
 
 
@@ -82,3 +87,55 @@ def test_ab_schedule_is_balanced():
     firsts = [sched[i][1] for i in range(0, len(sched), 2)]
     assert firsts.count("A") == 14  # A first half of the time
     assert sched == ab_schedule(7, repetitions=4, seed=1)
+
+
+# =========================================================================== the latency summary
+
+
+def test_percentile_is_numpys_linear_interpolation():
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 3, 10, 101, 1000):
+        x = list(rng.lognormal(0, 1, n))
+        for q in (0, 1, 50, 95, 99, 100):
+            assert percentile(x, q) == pytest.approx(float(np.percentile(x, q)), rel=1e-12)
+    assert math.isnan(percentile([], 95))
+    assert percentile([3.0, 1.0, 2.0], 50) == 2.0  # order of the samples does not matter
+
+
+def test_summarize_latency_keeps_samples_and_reports_server_took_only_when_given():
+    wall = [4.0, 1.0, 3.0, 2.0]
+    s = summarize_latency(wall, [], warmup=2, repetitions=1)
+    assert s.samples_ms == wall and s.p50 == 2.5 and s.mean == 2.5
+    assert (s.p95, s.p99) == (percentile(wall, 95), percentile(wall, 99))
+    assert s.server_p50 is None and s.server_p95 is None
+    d = s.as_dict()
+    assert list(d) == ["p50", "p95", "p99", "mean", "n", "warmup", "repetitions", "environment"]
+    assert d["n"] == 4 and d["warmup"] == 2 and d["repetitions"] == 1
+    assert set(d["environment"]) == {"python", "machine", "system", "cpus"}
+    took = summarize_latency(wall, [0.5, 1.5], warmup=0, repetitions=3).as_dict()
+    assert took["server_took_p50"] == 1.0 and took["server_took_p95"] == pytest.approx(1.45)
+    assert list(took)[-3:] == ["server_took_p50", "server_took_p95", "environment"]
+
+
+def test_an_empty_latency_pass_is_written_as_nulls_not_nan():
+    d = summarize_latency([], [], warmup=0, repetitions=1).as_dict()
+    assert d["p50"] is None and d["p95"] is None and d["mean"] is None and d["n"] == 0
+    one = summarize_latency([1.0], [], warmup=0, repetitions=1)
+    assert isinstance(one, LatencySummary) and (one.p50, one.p95, one.p99) == (1.0, 1.0, 1.0)
+
+
+def test_latency_verdict_as_dict_lists_every_field():
+    d = latency_verdict([1.0, 2.0, 3.0, 4.0, 5.0] * 10, 4.0).as_dict()
+    assert list(d) == [
+        "q",
+        "point",
+        "lo",
+        "hi",
+        "ceiling_ms",
+        "confidence",
+        "n",
+        "needed",
+        "enough_samples",
+        "passed",
+    ]
+    assert d["n"] == 50 and d["needed"] == 400 and d["enough_samples"] is False
