@@ -24,7 +24,7 @@ What it does (everything is printed):
   ``slow`` arm (should fail) of every pass with that ceiling; the A/B gates judge
   base2/base (should pass) and slow/base (should fail) against ``--max-ratio``.
 
-Gates compared (p95; CIs: ``significance.latency_percentile_ci`` / ``ab_ratio``,
+Gates compared (p95; CIs: ``stats.latency.latency_percentile_ci`` / ``ab_ratio``,
 ``--resamples`` (2,000) bootstrap resamples, one-sided 95% bounds):
 
 1. point:      p95 of the wall samples <= ceiling (the plugin's floors today)
@@ -34,7 +34,7 @@ Gates compared (p95; CIs: ``significance.latency_percentile_ci`` / ``ab_ratio``,
                per query: the query's cost without the scheduler's stalls)
 4. CI, CPU:    as 2, over thread CPU time instead of wall time (in-process engines only)
 5. A/B ratio:  the 95% lower bound of p95(candidate) / p95(base) <= max ratio, samples
-               paired by (query, round) (``significance.ab_ratio(paired=True)``)
+               paired by (query, round) (``stats.latency.ab_ratio(paired=True)``)
 6. A/B ratio, min-of-r: as 5 over the per-query fastest times
 
 Gate 5 is what the plugin's ``p95_ratio`` ceilings do (``latency.baseline``; 4 rounds under
@@ -63,7 +63,7 @@ sys.path.insert(0, str(ROOT))
 
 from pytest_retrieval.backends.base import BM25Spec  # noqa: E402
 from pytest_retrieval.backends.embedded.backend import EmbeddedBackend  # noqa: E402
-from pytest_retrieval.stats.significance import ab_ratio, latency_percentile_ci, repetitions_needed  # noqa: E402
+from pytest_retrieval.stats.latency import ab_ratio, latency_percentile_ci, repetitions_needed  # noqa: E402
 from pytest_retrieval.types import Document, Query  # noqa: E402
 
 SPEC = BM25Spec(fields=(("title", 1.0), ("text", 1.0)))

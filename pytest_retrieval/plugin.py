@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -94,16 +94,28 @@ class SuiteState:
         self.error: Optional[BaseException] = None
         self.outcomes: List[Any] = []
         self.regressions: List[Any] = []
-        self.warned: set = set()
+        self._warned: set = set()
         self._baseline: Any = None
 
-    def baseline(self, config: pytest.Config):
+    def baseline(self) -> Tuple[Any, str]:
         """(Baseline, note) or (None, why the comparison falls back to floors only)."""
         if self._baseline is None:
-            from .gates.regression import load_comparable_baseline
+            from .gates.baseline import load_comparable_baseline
 
             self._baseline = load_comparable_baseline(self.suite, self.result)
         return self._baseline
+
+    @property
+    def baseline_note(self) -> str:
+        """What the baseline comparison said, once a baseline gate asked for it ("" before)."""
+        return self._baseline[1] if self._baseline is not None else ""
+
+    def warnings_once(self, retriever: str) -> List[str]:
+        """The retriever's warnings the first time they are asked for, then none."""
+        if retriever in self._warned:
+            return []
+        self._warned.add(retriever)
+        return list(self.result.retrievers[retriever].warnings)
 
     def ensure_run(self, config: pytest.Config) -> Any:
         if self.result is None and self.error is None:
@@ -160,14 +172,14 @@ def _one_line(excinfo: pytest.ExceptionInfo) -> Optional[str]:
 
 
 class RetrievalSuiteFile(pytest.File):
-    def collect(self):
+    def collect(self) -> Iterator[pytest.Collector]:
         state = load_suite_for(self.config, self.path)
         by_retriever: Dict[str, List[Any]] = {}
         for floor in state.suite.floors:
             by_retriever.setdefault(floor.retriever, []).append(floor)
         regression: Dict[str, List[Any]] = {}
-        for r_name, metric, max_drop in state.suite.regression:
-            regression.setdefault(r_name, []).append((metric, max_drop))
+        for gate in state.suite.regression:
+            regression.setdefault(gate.retriever, []).append(gate)
         for name in state.suite.order:
             if name in by_retriever or name in regression:
                 yield RetrieverNode.from_parent(
@@ -189,13 +201,11 @@ class RetrieverNode(pytest.Collector):
         self.regression = list(regression)
         self.state = state
 
-    def collect(self):
+    def collect(self) -> Iterator[pytest.Item]:
         for floor in self.floors:
             yield GateItem.from_parent(self, name=floor.name, floor=floor, state=self.state)
-        for metric, max_drop in self.regression:
-            yield RegressionItem.from_parent(
-                self, name=f"baseline:{metric}", metric=metric, max_drop=max_drop, state=self.state
-            )
+        for gate in self.regression:
+            yield RegressionItem.from_parent(self, name=gate.name, gate=gate, state=self.state)
 
 
 class GateFailed(AssertionError):
@@ -229,48 +239,14 @@ class GateItem(_SuiteItem):
         self.floor = floor
 
     def runtest(self) -> None:
-        from .gates.floors import check_floor
+        from .gates import evaluate
+        from .reports.junit import floor_properties
 
-        result = self.state.result
-        floor = self.floor
-        r = result.retrievers[floor.retriever]
-        value, worst = result.gate_value(floor.retriever, floor.metric, stratum=floor.stratum)
-        outcome = check_floor(
-            result.suite.name,
-            floor,
-            value,
-            worst,
-            n_queries=result.n_queries(floor.retriever, floor.stratum),
-            unit=" ms" if floor.is_latency else "",
-        )
-        lat = result.suite.model.latency
-        if floor.is_latency and lat.verdict == "ci":
-            from .gates.floors import latency_ci_outcome
-
-            outcome = latency_ci_outcome(
-                result.suite.name, floor, r.latency.samples_ms, confidence=lat.confidence
-            )
-        if floor.is_latency_ratio:
-            from .gates.floors import latency_ratio_outcome
-
-            outcome = latency_ratio_outcome(
-                result.suite.name, floor, r.ab, confidence=lat.confidence, verdict=lat.verdict
-            )
+        outcome = evaluate(self.state.result, self.floor)
         self.state.outcomes.append(outcome)
-        self.user_properties.extend(
-            [
-                ("retrieval_suite", result.suite.name),
-                ("retrieval_retriever", floor.retriever),
-                ("retrieval_metric", floor.metric),
-                ("retrieval_value", repr(value)),
-                ("retrieval_op", floor.op),
-                ("retrieval_threshold", repr(floor.threshold)),
-            ]
-        )
-        if floor.retriever not in self.state.warned:  # once per retriever, not per item
-            self.state.warned.add(floor.retriever)
-            for w in r.warnings:
-                self.warn(pytest.PytestWarning(f"{result.suite.name} :: {floor.retriever}: {w}"))
+        self.user_properties.extend(floor_properties(outcome))
+        for w in self.state.warnings_once(self.floor.retriever):  # once per retriever, not per item
+            self.warn(pytest.PytestWarning(f"{outcome.suite} :: {self.floor.retriever}: {w}"))
         if not outcome.passed:
             raise GateFailed(outcome.message)
 
@@ -288,34 +264,22 @@ class GateItem(_SuiteItem):
 class RegressionItem(_SuiteItem):
     """Non-inferiority against the committed baseline: paired, per query (and per stratum)."""
 
-    def __init__(self, *, metric: str, max_drop: float, **kw: Any):
+    def __init__(self, *, gate: Any, **kw: Any):
         super().__init__(**kw)
-        self.metric = metric
-        self.max_drop = max_drop
+        self.gate = gate
 
     def runtest(self) -> None:
-        from .gates.regression import RegressionOutcome, judge_against_baseline
+        from .gates import evaluate
+        from .reports.junit import regression_properties
 
-        retriever = self.parent.name
         if self.config.getoption("retrieval_baseline_update"):
             pytest.skip("--retrieval-baseline-update: writing the baseline, not comparing")
-        baseline, note = self.state.baseline(self.config)
+        baseline, note = self.state.baseline()
         if baseline is None:
             pytest.skip(note)
-        outcome: RegressionOutcome = judge_against_baseline(
-            self.state.result, baseline, retriever, self.metric, self.max_drop
-        )
+        outcome = evaluate(self.state.result, self.gate, baseline=baseline)
         self.state.regressions.append(outcome)
-        self.user_properties.extend(
-            [
-                ("retrieval_suite", self.state.suite.name),
-                ("retrieval_retriever", retriever),
-                ("retrieval_metric", f"baseline:{self.metric}"),
-                ("retrieval_mean_diff", repr(outcome.overall.mean_diff)),
-                ("retrieval_ci_low", repr(outcome.overall.ci_low)),
-                ("retrieval_max_drop", repr(self.max_drop)),
-            ]
-        )
+        self.user_properties.extend(regression_properties(outcome))
         if not outcome.passed:
             raise GateFailed(outcome.message)
 
@@ -348,12 +312,11 @@ def assert_floor():
     """``assert_floor(result, "bm25", "ndcg@10", 0.6)``: fails with the gate's full message."""
 
     def check(result: Any, retriever: str, metric: str, floor: float) -> None:
-        from .gates.floors import Floor, check_floor, floor_key
+        from .gates.floors import Floor, floor_key
+        from .gates.verdicts import point_verdict
 
         canon, op, stratum = floor_key(metric)
-        f = Floor(retriever, canon, op, float(floor), stratum=stratum)
-        value, worst = result.gate_value(retriever, canon, stratum=stratum)
-        outcome = check_floor(result.suite.name, f, value, worst)
+        outcome = point_verdict(result, Floor(retriever, canon, op, float(floor), stratum=stratum))
         if not outcome.passed:
             pytest.fail(outcome.message, pytrace=False)
 
@@ -371,14 +334,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
 
     terminalreporter.section("retrieval summary")
     for state in states:
-        note = state._baseline[1] if state._baseline is not None else ""
-        for line in render_summary(state.result, state.outcomes, state.regressions, note):
+        for line in render_summary(state.result, state.outcomes, state.regressions, state.baseline_note):
             terminalreporter.write_line(line)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if session.config.getoption("retrieval_baseline_update", False):
-        from .gates.regression import update_baseline
+        from .gates.baseline import update_baseline
 
         tr = session.config.pluginmanager.get_plugin("terminalreporter")
         for state in session.config.stash.get(_STATE, {}).values():
@@ -388,13 +350,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                     tr.write_line(f"[retrieval] baseline written: {written}")
     unjudged = session.config.getoption("retrieval_export_unjudged", None)
     if unjudged:
-        from .reports.terminal import write_unjudged
+        from .reports.unjudged import write_unjudged
 
         write_unjudged(Path(unjudged), list(session.config.stash.get(_STATE, {}).values()))
     path = session.config.getoption("retrieval_report", None)
     if not path:
         return
-    from .reports.terminal import write_json_report
+    from .reports.json_report import write_json_report
 
     states = [s for s in session.config.stash.get(_STATE, {}).values()]
     write_json_report(Path(path), states)

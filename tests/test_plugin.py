@@ -11,41 +11,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-pytest_plugins = ["pytester"]
+from .tiny import TINY_SUITE as SUITE
 
-SUITE = """\
-suite: tiny
-judgments:
-  inline:
-    - {id: q1, text: "solar panels efficiency", relevant: {d1: 1, d4: 2, d2: 0}, tags: [energy]}
-    - {id: q2, text: "river flood defences", relevant: {d3: 1}}
-    - {id: 3, text: "quantum gravity", relevant: {d5: 1}}
-    - {id: q4, text: "no relevant doc judged", relevant: {d1: 0}}
-  documents:
-    - {id: d1, title: "Solar panels", text: "efficiency of solar panels in winter"}
-    - {id: d2, title: "Panels", text: "solar efficiency measured"}
-    - {id: d3, title: "Floods", text: "river flood defences in cities"}
-    - {id: d4, title: "Wind", text: "wind turbines and solar farms"}
-    - {id: d5, title: "Physics", text: "loop gravity theories"}
-latency:
-  warmup: 1
-retrievers:
-  bm25:
-    type: bm25
-    fields: [title^2, text]
-  text_only:
-    type: bm25
-    fields: [text]
-  rrf:
-    type: rrf
-    of: [bm25, text_only]
-floors:
-  bm25:
-    ndcg@10: 0.5
-    p95_ms: 10000
-  rrf:
-    recall@10: 0.5
-"""
+pytest_plugins = ["pytester"]
 
 
 @pytest.fixture

@@ -1,11 +1,11 @@
-"""Regression gates against a committed baseline: glue between a suite run, the baseline
-file (``baseline``) and the paired statistics (``significance``). No pytest here."""
+"""Regression gates against a committed baseline: a suite run's per-query values against the
+baseline's, judged by the paired statistics (``stats.paired``), per stratum with Holm's
+correction (pure: reading and writing the baseline file is :mod:`.baseline`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List
 
 from ..errors import ConfigError
 
@@ -16,8 +16,8 @@ class RegressionOutcome:
     retriever: str
     metric: str
     max_drop: float
-    overall: Any  # significance.PairedResult
-    strata: Dict[str, Any] = field(default_factory=dict)  # tag -> significance.StratumVerdict
+    overall: Any  # stats.paired.PairedResult
+    strata: Dict[str, Any] = field(default_factory=dict)  # tag -> StratumVerdict (below)
     passed: bool = True
     message: str = ""
 
@@ -37,7 +37,7 @@ class RegressionOutcome:
 
 @dataclass
 class StratumVerdict:
-    result: Any  # significance.PairedResult over the stratum's queries
+    result: Any  # stats.paired.PairedResult over the stratum's queries
     p_adjusted: float  # Holm-adjusted one-sided p of "this stratum dropped"
     passed: bool
 
@@ -49,7 +49,7 @@ def _strata(
     margin must be ruled out), which a stratum of a few dozen queries can never show: a
     stratum instead fails when it shows a drop beyond the margin that is significant after
     Holm's correction across the strata (one-sided randomization p of a drop)."""
-    from ..stats.significance import holm, paired_comparison, strata_from_tags
+    from ..stats.paired import holm, paired_comparison, strata_from_tags
 
     alpha = 1.0 - kw["confidence"]
     results = {}
@@ -64,54 +64,10 @@ def _strata(
     }
 
 
-def baseline_path(suite: Any) -> Path:
-    from .baseline import resolve_baseline_path
-
-    reg = suite.model.regression
-    configured = (
-        suite.resolve_path(("regression", "baseline"), reg.baseline)
-        if reg is not None and reg.baseline
-        else None
-    )
-    return resolve_baseline_path(suite.path, configured)
-
-
-def update_baseline(suite: Any, result: Any) -> Path:
-    from .baseline import baseline_from_result, write_baseline
-
-    return write_baseline(baseline_path(suite), baseline_from_result(result))
-
-
-def load_comparable_baseline(suite: Any, result: Any) -> Tuple[Optional[Any], str]:
-    """(baseline, note) when the comparison is like with like; (None, why) to fall back to
-    floors only. Raises ``ConfigError`` when the suite says a mismatch is an error."""
-    from .baseline import BaselineMissing, compare_fingerprints, fingerprint_from_result, read_baseline
-
-    path = baseline_path(suite)
-    try:
-        baseline = read_baseline(path)
-    except BaselineMissing:
-        return None, (
-            f"no baseline at {path}: floors only. Write one with "
-            f"`pytest --retrieval-baseline-update`, review the diff, commit it"
-        )
-    diff = compare_fingerprints(baseline.fingerprint, fingerprint_from_result(result))
-    if not diff.comparable:
-        what = "; ".join(diff.invalidating)
-        if suite.model.regression.on_fingerprint_mismatch == "error":
-            raise ConfigError(
-                f"the inputs changed since the baseline ({what}); update it with --retrieval-baseline-update",
-                file=str(path),
-            )
-        return None, f"the inputs changed since the baseline ({what}): floors only"
-    note = "; ".join(diff.system)
-    return baseline, (f"compared with {path.name}" + (f" (pipeline changes: {note})" if note else ""))
-
-
 def judge_against_baseline(
     result: Any, baseline: Any, retriever: str, metric: str, max_drop: float
 ) -> RegressionOutcome:
-    from ..stats.significance import paired_comparison
+    from ..stats.paired import paired_comparison
 
     reg = result.suite.model.regression
     suite_name = result.suite.name

@@ -9,6 +9,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional
 
+from .floors import GateKind
+
 
 @dataclass
 class StageRow:
@@ -31,8 +33,8 @@ class StageRow:
         return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(self).items()}
 
 
-def _headline(metrics: List[str], prefer: str) -> Optional[str]:
-    return prefer if prefer in metrics else (metrics[0] if metrics else None)
+def _headline(metrics: List[str], prefer: str) -> str:
+    return prefer if prefer in metrics else metrics[0]
 
 
 def stage_rows(
@@ -45,7 +47,9 @@ def stage_rows(
     metric = _headline(suite.metrics, "ndcg@10")
     mrr_key = "mrr@10" if "mrr@10" in suite.metrics else None
     bm25 = next((n for n, r in result.retrievers.items() if r.kind == "bm25"), None)
-    budgets = p95_budget_ms or {f.retriever: f.threshold for f in suite.floors if f.metric == "p95_ms"}
+    budgets = p95_budget_ms or {
+        f.retriever: f.threshold for f in suite.floors if f.kind is GateKind.LATENCY and f.percentile == 95
+    }
     rows: List[StageRow] = []
     for name, r in result.retrievers.items():
         agg = r.evaluation.aggregate

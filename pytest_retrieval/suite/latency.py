@@ -9,7 +9,8 @@ import time
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from ..backends.base import Backend
-from ..stats.summary import LatencySummary, summarize_latency
+from ..gates.floors import GateKind
+from ..stats.latency import LatencySummary, summarize_latency
 from ..types import Query, Ranking
 from .build import StagePlan
 from .load import Suite
@@ -33,7 +34,7 @@ def latency_pass(
         latency[name] = measure(suite, single, name, queries)
     ab: Dict[str, ABLatency] = {}
     baseline = suite.model.latency.baseline
-    ab_gated = sorted({f.retriever for f in suite.floors if f.is_latency_ratio})
+    ab_gated = sorted({f.retriever for f in suite.floors if f.kind is GateKind.LATENCY_RATIO})
     for name in ab_gated:
         progress(f"latency {name} vs {baseline} (A/B)")
         assert baseline is not None  # a ratio floor needs latency.baseline (checked at load)
@@ -76,7 +77,7 @@ def plan_repetitions(
     passes for 20 samples above the highest percentile gated (p95: 400 samples); an A/B
     pass takes at least 4 rounds under ``auto`` (2 when set), see
     ``benchmarks/latency_gate_flakiness.py``."""
-    from ..stats.significance import repetitions_needed
+    from ..stats.latency import repetitions_needed
 
     cfg = suite.model.latency
     sample = list(queries[: cfg.max_queries] if cfg.max_queries else queries)
@@ -84,7 +85,9 @@ def plan_repetitions(
         repetitions = cfg.repetitions
     else:  # auto
         floors = [
-            f for f in suite.floors if f.retriever == name and (f.is_latency_ratio if ratio else f.is_latency)
+            f
+            for f in suite.floors
+            if f.retriever == name and f.kind is (GateKind.LATENCY_RATIO if ratio else GateKind.LATENCY)
         ]
         qs = [f.percentile for f in floors] or [50]
         repetitions = max(1, math.ceil(repetitions_needed(max(qs)) / max(len(sample), 1)))
@@ -117,7 +120,7 @@ def measure_ab(suite: Suite, single: Single, name: str, baseline: str, queries: 
     """``baseline`` (A) and ``name`` (B) timed interleaved, query by query
     (``significance.ab_schedule``: a fresh seeded order each round, the arm that goes
     first alternating), so that load on the machine hits both arms alike."""
-    from ..stats.significance import ab_schedule
+    from ..stats.latency import ab_schedule
 
     cfg = suite.model.latency
     sample, repetitions = plan_repetitions(suite, name, queries, ratio=True)

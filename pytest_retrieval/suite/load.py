@@ -12,7 +12,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, ge
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
-from ..gates.floors import Floor, parse_floors
+from ..gates.floors import BaselineGate, Floor, parse_floors
 from .schema import (
     FUSION_TYPES,
     BM25RetrieverConfig,
@@ -38,7 +38,7 @@ class Suite:
     floors: List[Floor]
     order: List[str]  # retrievers in dependency order
     metrics: List[str]  # canonical metrics to evaluate (summary + floors)
-    regression: List[Tuple[str, str, float]] = field(default_factory=list)  # (retriever, metric, max_drop)
+    regression: List[BaselineGate] = field(default_factory=list)  # (retriever, metric, max_drop)
     files: List[str] = field(default_factory=list)  # every file that went into it
 
     def resolve_path(self, key: KeyPath, value: str) -> Path:
@@ -360,7 +360,7 @@ def _check_references(suite: Suite) -> None:
                 raise suite.error(("unanswerable", "threshold", r_name), f"unknown retriever {r_name!r}")
 
 
-def _parse_regression(suite: Suite, metrics: List[str]) -> List[Tuple[str, str, float]]:
+def _parse_regression(suite: Suite, metrics: List[str]) -> List[BaselineGate]:
     """(retriever, canonical metric, max drop) of every baseline comparison; metrics compared
     are appended to ``metrics``."""
     from ..measures.metrics import parse_metric
@@ -372,7 +372,7 @@ def _parse_regression(suite: Suite, metrics: List[str]) -> List[Tuple[str, str, 
     for i, r_name in enumerate(names):
         if r_name not in suite.model.retrievers:
             raise suite.error(("regression", "retrievers", i), f"unknown retriever {r_name!r}")
-    out: List[Tuple[str, str, float]] = []
+    out: List[BaselineGate] = []
     for m, margin in reg.max_drop.items():
         try:
             canon = str(parse_metric(str(m)))
@@ -380,7 +380,7 @@ def _parse_regression(suite: Suite, metrics: List[str]) -> List[Tuple[str, str, 
             raise suite.error(("regression", "max_drop", m), str(exc)) from None
         if canon not in metrics:
             metrics.append(canon)
-        out += [(r_name, canon, float(margin)) for r_name in names]
+        out += [BaselineGate(r_name, canon, float(margin)) for r_name in names]
     return out
 
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from ..errors import ConfigError, InfrastructureError
-from ..stats.summary import LatencySummary
+from ..stats.latency import LatencySummary
 from ..types import Run
 from .judgments import JudgmentSet, Overlap
 from .load import Suite
@@ -21,7 +20,7 @@ class RetrieverResult:
     evaluation: Any  # metrics.Evaluation
     latency: Optional[LatencySummary] = None
     warnings: List[str] = field(default_factory=list)
-    abstention: Any = None  # significance.AbstentionResult when the suite has unanswerable queries
+    abstention: Any = None  # stats.abstention.AbstentionResult when the suite has unanswerable queries
     window: Optional[int] = None  # candidates taken from each input (fusion / rerank stages)
     ab: Optional[ABLatency] = None  # interleaved timing against latency.baseline
     candidate_recall: Dict[str, float] = field(default_factory=dict)  # input -> recall@window
@@ -48,14 +47,14 @@ class ABLatency:
         return [x for x, _ in pairs], [y for _, y in pairs]
 
     def result(self, q: float, *, confidence: float = 0.95, max_ratio: Optional[float] = None):
-        """``significance.ab_ratio`` of the percentile ``q``, paired by (query, round).
+        """``stats.latency.ab_ratio`` of the percentile ``q``, paired by (query, round).
         All samples, not each query's fastest round: under CPU contention, 200 queries x 2
         rounds, the paired samples caught a 30% slowdown 95/100 times and the fastest rounds
         78/100, both passing 100/100 unchanged runs; with 4 rounds 100/100 and 100/100
         (``benchmarks/latency_gate_flakiness.py``)."""
         import dataclasses
 
-        from ..stats.significance import ab_ratio
+        from ..stats.latency import ab_ratio
 
         key = (float(q), float(confidence))  # the bootstrap is seeded: compute it once
         if key not in self._results:
@@ -78,35 +77,10 @@ class SuiteResult:
         return list(getattr(self.suite.model.retrievers[retriever], "of", None) or [])
 
     def value(self, retriever: str, metric: str) -> float:
-        r = self.retrievers[retriever]
-        if metric.endswith("_ms"):
-            if r.latency is None or not r.latency.samples_ms:
-                raise InfrastructureError(
-                    f"{self.suite.name} :: {retriever} :: {metric}: no latency was measured "
-                    f"(latency pass disabled or no queries); a latency floor cannot pass"
-                )
-            return getattr(r.latency, metric[: -len("_ms")])
-        if metric.endswith("_ratio"):
-            if r.ab is None or not r.ab.paired()[0]:
-                raise InfrastructureError(
-                    f"{self.suite.name} :: {retriever} :: {metric}: no A/B latency was measured "
-                    f"(latency pass disabled or no queries); a latency ratio cannot pass"
-                )
-            return r.ab.result(float(metric[1:3])).ratio
-        if metric.startswith("lift@"):
-            inner = metric[len("lift@") :]
-            best = max(self.value(i, inner) for i in self.inputs(retriever))
-            return self.value(retriever, inner) - best
-        if metric == "abstention":
-            ab = r.abstention
-            if ab is None or not ab.abstained:
-                unanswerable = self.suite.model.unanswerable
-                assert unanswerable is not None  # an abstention floor needs the section (load checks)
-                raise ConfigError(
-                    f"{self.suite.name} :: {retriever} :: abstention: no query is tagged {unanswerable.tag!r}"
-                )
-            return ab.rate
-        return r.evaluation.aggregate[metric]
+        """A retriever's value of a metric or floor key (``ndcg@10``, ``p95_ms``, ``lift@ndcg@10``...)."""
+        from ..gates.verdicts import metric_value
+
+        return metric_value(self, retriever, metric)
 
     def unjudged(self, retriever: str, k: int = 10) -> List[tuple]:
         """(qid, doc_id, rank) for every document in the top ``k`` without any judgment."""
@@ -135,42 +109,3 @@ class SuiteResult:
         if stratum:
             return len(self.stratum_queries(retriever, stratum))
         return len(self.retrievers[retriever].evaluation.evaluated)
-
-    def gate_value(self, retriever: str, metric: str, n_worst: int = 5, stratum: Optional[str] = None):
-        """(value, worst queries as (qid, per-query value, text)) for a floor's metric.
-
-        For a lift, the per-query values are the stage's minus its best input's. With a
-        stratum, the mean and the worst queries are over the queries carrying that tag."""
-        texts = self.judgments.queries
-        if stratum:
-            qids = self.stratum_queries(retriever, stratum)
-            if not qids:
-                raise ConfigError(
-                    f"{self.suite.name} :: {retriever} :: {metric}[{stratum}]: no "
-                    f"judged query is tagged {stratum!r}; tags seen: "
-                    f"{', '.join(sorted({t for ts in self.judgments.tags.values() for t in ts})) or 'none'}"
-                )
-            per_query = self.retrievers[retriever].evaluation.per_query[metric]
-            values = sorted((per_query[q], q) for q in qids)
-            import math
-
-            return (
-                math.fsum(v for v, _ in values) / len(values),
-                [(q, v, texts.get(q, "")) for v, q in values[:n_worst]],
-            )
-        value = self.value(retriever, metric)
-        if metric.endswith(("_ms", "_ratio")):
-            return value, []
-        if metric == "abstention":  # the unanswerable queries it answered, highest score first
-            ab = self.retrievers[retriever].abstention
-            answered = sorted(ab.answered, key=lambda q: -(ab.top_scores[q] or 0.0))[:n_worst]
-            return value, [(q, ab.top_scores[q] or 0.0, texts.get(q, "")) for q in answered]
-        if metric.startswith("lift@"):
-            inner = metric[len("lift@") :]
-            best = max(self.inputs(retriever), key=lambda i: self.value(i, inner))
-            mine = self.retrievers[retriever].evaluation.per_query[inner]
-            base = self.retrievers[best].evaluation.per_query[inner]
-            diffs = sorted((mine[q] - base[q], q) for q in mine)[:n_worst]
-            return value, [(q, d, texts.get(q, "")) for d, q in diffs]
-        ev = self.retrievers[retriever].evaluation
-        return value, [(q, v, texts.get(q, "")) for q, v in ev.worst(metric, n_worst)]

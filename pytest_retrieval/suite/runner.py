@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..backends.base import Backend
-from ..stats.summary import LatencySummary
+from ..stats.latency import LatencySummary
 from ..types import Document, DocVectors, Query, Run
 from .build import StagePlan, load_judgments, make_backend, needs_corpus
 from .judgments import JudgmentSet, Overlap, check_overlap
@@ -103,7 +103,7 @@ class SuiteRunner:
             name, model.retrievers[name].type, run, ev, latency=got.latency.get(name), ab=got.ab.get(name)
         )
         if model.unanswerable is not None:
-            from ..stats.significance import abstention
+            from ..stats.abstention import abstention
 
             rr.abstention = abstention(
                 run, unanswerable, model.unanswerable.threshold.get(name), answerable_qids=ev.evaluated

@@ -1,4 +1,4 @@
-"""baseline.py: exact round trips, diff-friendly files, fingerprints, one-line errors."""
+"""baseline.py and fingerprint.py: exact round trips, diff-friendly files, fingerprints, one-line errors."""
 
 from __future__ import annotations
 
@@ -14,18 +14,20 @@ import pytest
 from pytest_retrieval.errors import ConfigError
 from pytest_retrieval.gates.baseline import (
     FORMAT,
-    INVALIDATING,
     Baseline,
     BaselineMissing,
     baseline_from_result,
-    compare_fingerprints,
     default_baseline_path,
-    diff_fingerprints,
-    fingerprint,
-    fingerprint_from_result,
     read_baseline,
     resolve_baseline_path,
     write_baseline,
+)
+from pytest_retrieval.gates.fingerprint import (
+    INVALIDATING,
+    compare_fingerprints,
+    diff_fingerprints,
+    fingerprint,
+    fingerprint_from_result,
 )
 from pytest_retrieval.types import Document
 
@@ -347,7 +349,7 @@ floors:
 
 
 def test_suite_result_to_baseline_and_back(tmp_path):
-    from pytest_retrieval.stats.significance import paired_comparison
+    from pytest_retrieval.stats.paired import paired_comparison
     from pytest_retrieval.suite.load import load_suite
     from pytest_retrieval.suite.runner import SuiteRunner
 

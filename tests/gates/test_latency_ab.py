@@ -11,7 +11,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from pytest_retrieval.gates.floors import Floor, latency_ratio_outcome
+from pytest_retrieval.gates.floors import Floor
+from pytest_retrieval.gates.verdicts import latency_ratio_outcome
 from pytest_retrieval.suite.result import ABLatency
 
 pytest_plugins = ["pytester"]

@@ -598,7 +598,7 @@ def _write_suite(root: Path, qrels: str) -> Path:
 
 
 def _verdicts(result) -> Dict[str, bool]:
-    from pytest_retrieval.gates.floors import compare
+    from pytest_retrieval.gates.verdicts import compare
 
     return {
         f"{f.retriever}::{f.metric}": compare(result.value(f.retriever, f.metric), f.op, f.threshold)

@@ -295,7 +295,7 @@ def test_import_filled_file_yields_merged_qrels_and_gates(scifact, tmp_path, cap
     gsuite = _scifact_suite(gate_root, floors="{bm25: {ndcg@10: 0.2}, dense: {ndcg@10: 0.99}}")
     result = SuiteRunner(load_suite(gsuite)).run()
     assert result.judgments.qrels == want
-    from pytest_retrieval.gates.floors import compare
+    from pytest_retrieval.gates.verdicts import compare
 
     verdicts = {
         f.retriever: compare(result.value(f.retriever, f.metric), f.op, f.threshold)

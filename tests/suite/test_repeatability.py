@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_retrieval.gates.regression import judge_against_baseline, load_comparable_baseline
+from pytest_retrieval.gates.baseline import load_comparable_baseline
+from pytest_retrieval.gates.regression import judge_against_baseline
 from pytest_retrieval.suite.load import load_suite
 from pytest_retrieval.suite.runner import SuiteRunner
 
@@ -26,7 +27,7 @@ def test_fifty_unchanged_runs_are_identical_and_pass(tmp_path: Path) -> None:
     }
     suite = load_suite(EXAMPLE, cli=cli)
     first = SuiteRunner(suite).run()
-    from pytest_retrieval.gates.regression import update_baseline
+    from pytest_retrieval.gates.baseline import update_baseline
 
     update_baseline(suite, first)
 

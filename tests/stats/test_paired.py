@@ -1,4 +1,4 @@
-"""significance.py against scipy, brute force and hand computations."""
+"""paired.py against scipy, brute force and hand computations."""
 
 from __future__ import annotations
 
@@ -8,98 +8,18 @@ import time
 
 import numpy as np
 import pytest
-from scipy import special, stats  # noqa: E402  (test dependency: the reference)
+from scipy import stats  # noqa: E402  (test dependency: the reference)
 
-from pytest_retrieval.stats import significance as S
-from pytest_retrieval.stats.significance import (
-    ab_ratio,
-    ab_schedule,
-    abstention,
-    betainc,
-    estimate_sd_diff,
+from pytest_retrieval.stats.paired import (
+    _sign_flip_p,
     holm,
-    latency_percentile_ci,
-    latency_verdict,
-    minimum_detectable_drop,
-    noninferiority_pass_probability,
-    normal_cdf,
-    normal_ppf,
     paired_comparison,
-    queries_needed,
-    repetitions_needed,
     strata_from_tags,
     stratified_comparison,
-    t_cdf,
-    t_ppf,
-    t_sf,
 )
-from pytest_retrieval.types import Ranking
+from pytest_retrieval.stats.resampling import generator
 
-
-def ndcg_like(rng, n):
-    """Per-query values shaped like nDCG@10: a lump at 0, a lump at 1, the rest between."""
-    u = rng.random(n)
-    v = rng.beta(2, 2, n)
-    return np.where(u < 0.15, 0.0, np.where(u > 0.7, 1.0, v))
-
-
-def as_map(values, prefix="q"):
-    return {f"{prefix}{i}": float(v) for i, v in enumerate(values)}
-
-
-# =========================================================================== distributions
-
-
-def test_normal_ppf_matches_scipy_to_1e9():
-    ps = np.concatenate(
-        [
-            np.logspace(-300, -1, 400),
-            np.linspace(0.001, 0.999, 999),
-            1 - np.logspace(-16, -1, 200),
-            [0.02425, 1 - 0.02425, 0.5],
-        ]
-    )
-    for p in ps:
-        ours, ref = normal_ppf(float(p)), stats.norm.ppf(p)
-        assert abs(ours - ref) <= 1e-9 * max(1.0, abs(ref)), (p, ours, ref)
-        assert abs(ours - ref) <= 1e-12 * max(1.0, abs(ref)), (p, ours, ref)
-    assert normal_ppf(0.0) == -math.inf and normal_ppf(1.0) == math.inf
-    assert normal_ppf(0.95) == pytest.approx(1.6448536269514722, abs=1e-15)
-    with pytest.raises(ValueError):
-        normal_ppf(1.5)
-
-
-def test_normal_cdf_matches_scipy():
-    for x in np.linspace(-38, 9, 500):
-        ref = stats.norm.cdf(x)
-        assert abs(normal_cdf(float(x)) - ref) <= 1e-14 * max(ref, 1e-300) + 1e-16
-
-
-def test_betainc_matches_scipy():
-    rng = np.random.default_rng(3)
-    for _ in range(300):
-        a, b = rng.uniform(0.1, 60, 2)
-        x = rng.random()
-        assert betainc(a, b, x) == pytest.approx(special.betainc(a, b, x), rel=1e-10, abs=1e-14)
-
-
-@pytest.mark.parametrize("df", [1, 2, 3, 4.5, 7, 10, 29, 100, 299, 1000, 1e5])
-def test_t_cdf_matches_scipy_to_1e8(df):
-    for t in np.concatenate(
-        [np.linspace(-50, 50, 401), np.linspace(-3, 3, 121), [1e-8, -1e-8, 0.0, 1.0, -1.0, 200.0]]
-    ):
-        ref = stats.t.cdf(t, df)
-        assert abs(t_cdf(float(t), df) - ref) <= 1e-8, (t, df)
-        assert abs(t_sf(float(t), df) - stats.t.sf(t, df)) <= 1e-8
-    for p in (1e-6, 0.001, 0.025, 0.05, 0.2, 0.5, 0.8, 0.95, 0.999):
-        assert t_ppf(p, df) == pytest.approx(stats.t.ppf(p, df), rel=1e-9, abs=1e-12)
-
-
-def test_t_cdf_tails_are_relatively_accurate():
-    for df in (5, 30, 299):
-        for t in (-8.0, -15.0, -40.0):
-            assert t_cdf(t, df) == pytest.approx(stats.t.cdf(t, df), rel=1e-9)
-
+from .values import as_map, ndcg_like
 
 # =========================================================================== paired test
 
@@ -168,7 +88,7 @@ def test_monte_carlo_randomization_close_to_exact():
         vectorized=True,
         alternative="two-sided",
     ).pvalue
-    p, exact = S._sign_flip_p(d, 20000, S._rng(0), exact_max=0)  # force Monte Carlo
+    p, exact = _sign_flip_p(d, 20000, generator(0), exact_max=0)  # force Monte Carlo
     assert not exact
     se = math.sqrt(ref * (1 - ref) / 20000)
     assert abs(p - ref) < 4 * se + 1e-4
@@ -176,7 +96,7 @@ def test_monte_carlo_randomization_close_to_exact():
     b = ndcg_like(rng, 20)
     c = np.clip(b + rng.normal(0.05, 0.2, 20), 0, 1)
     r = paired_comparison(as_map(b), as_map(c), max_drop=0.0, n_resamples=20000)
-    exact_p, was_exact = S._sign_flip_p(c - b, 0, S._rng(0), exact_max=20)
+    exact_p, was_exact = _sign_flip_p(c - b, 0, generator(0), exact_max=20)
     assert was_exact and not r.randomization_exact
     se = math.sqrt(exact_p * (1 - exact_p) / 20000)
     assert abs(r.p_randomization - exact_p) < 4 * se + 1e-4 and 0 < r.p_randomization <= 1
@@ -398,135 +318,3 @@ def test_stratified_comparison_holm_and_single_stratum():
     )
     assert out["hard"].passed and out["hard"].p_adjusted == out["hard"].result.p_noninferiority
     assert out["none"].result is None and not out["none"].passed and "none" in out["none"].error
-
-
-# =========================================================================== latency
-
-
-def test_repetitions_needed():
-    assert repetitions_needed(95) == 400
-    assert repetitions_needed(99) == 2000
-    assert repetitions_needed(50) == 40
-    assert repetitions_needed(99.9) == 20000
-    assert repetitions_needed(95, min_tail_samples=10) == 200
-    assert repetitions_needed(90, 1) == 10
-    with pytest.raises(ValueError):
-        repetitions_needed(100)
-
-
-def test_latency_percentile_ci_point_and_scipy():
-    rng = np.random.default_rng(3)
-    x = rng.lognormal(0.0, 0.5, 800)
-    point, lo, hi = latency_percentile_ci(x, 95)
-    assert point == pytest.approx(np.percentile(x, 95), rel=1e-12)
-    assert lo < point < hi
-    ref = stats.bootstrap(
-        (x,),
-        lambda s, axis: np.percentile(s, 95, axis=axis),
-        confidence_level=0.90,
-        method="percentile",
-        n_resamples=5000,
-        random_state=np.random.default_rng(1),
-    )
-    width = hi - lo
-    assert lo == pytest.approx(ref.confidence_interval.low, abs=0.15 * width)
-    assert hi == pytest.approx(ref.confidence_interval.high, abs=0.15 * width)
-    assert latency_percentile_ci(x, 95) == (point, lo, hi)  # seeded
-    assert latency_percentile_ci([3.0], 95) == (3.0, 3.0, 3.0)
-
-
-def test_latency_verdict_fails_only_when_confident():
-    rng = np.random.default_rng(4)
-    x = rng.lognormal(0.0, 0.3, 400)
-    p95 = np.percentile(x, 95)
-    assert latency_verdict(x, ceiling_ms=p95).passed  # point at the ceiling: not confident
-    assert latency_verdict(x, ceiling_ms=p95 * 0.97).passed
-    v = latency_verdict(x, ceiling_ms=p95 * 0.7)
-    assert not v.passed and v.lo > 0.7 * p95 and "ABOVE" in v.describe("rrf p95_ms")
-    assert v.enough_samples and v.needed == 400
-    few = latency_verdict(x[:50], ceiling_ms=100.0)
-    assert few.passed and not few.enough_samples and "needs >= 400" in few.describe()
-
-
-def test_ab_ratio():
-    rng = np.random.default_rng(5)
-    a = rng.lognormal(0.0, 0.4, 500)
-    r = ab_ratio(a, a * 1.3, paired=True, max_ratio=1.1)
-    assert r.ratio == pytest.approx(1.3) and r.lo == pytest.approx(1.3)
-    assert r.passed is False
-    b = rng.lognormal(0.0, 0.4, 500) * 1.3
-    r = ab_ratio(a, b, max_ratio=1.5)
-    assert r.lo < 1.3 < r.hi or r.lo < r.ratio < r.hi
-    assert r.passed is True and "ratio" in r.describe()
-    assert ab_ratio(a, a).passed is None
-    with pytest.raises(ValueError):
-        ab_ratio(a, a[:10], paired=True)
-
-
-def test_ab_schedule_is_balanced():
-    sched = ab_schedule(7, repetitions=4, seed=1)
-    assert len(sched) == 56
-    assert sum(1 for _, arm in sched if arm == "A") == 28
-    firsts = [sched[i][1] for i in range(0, len(sched), 2)]
-    assert firsts.count("A") == 14  # A first half of the time
-    assert sched == ab_schedule(7, repetitions=4, seed=1)
-
-
-# =========================================================================== power
-
-
-def test_minimum_detectable_drop_formula_and_monotone():
-    z = 1.6448536269514722 + 0.8416212335729143
-    assert minimum_detectable_drop(0.2, 300) == pytest.approx(z * 0.2 / math.sqrt(300), rel=1e-12)
-    assert minimum_detectable_drop(0.2, 300, max_drop=0.01) == pytest.approx(0.01 + z * 0.2 / math.sqrt(300))
-    mdds = [minimum_detectable_drop(0.25, n) for n in (25, 50, 100, 300, 1000, 5000)]
-    assert all(x > y for x, y in zip(mdds, mdds[1:]))
-    d = np.random.default_rng(0).normal(0, 0.1, 400)
-    assert minimum_detectable_drop(d) == pytest.approx(z * d.std(ddof=1) / 20)
-    n = queries_needed(0.02, 0.2)
-    assert minimum_detectable_drop(0.2, n) <= 0.02 < minimum_detectable_drop(0.2, n - 1)
-    assert minimum_detectable_drop(0.2, 300, confidence=0.99) > minimum_detectable_drop(0.2, 300)
-
-
-def test_mdd_power_is_what_it_says_by_simulation():
-    """A true drop equal to the MDD is flagged by a one-sided t-test ~80% of the time."""
-    rng = np.random.default_rng(0)
-    n, sd = 300, 0.2
-    mdd = minimum_detectable_drop(sd, n)
-    d = rng.normal(-mdd, sd, (4000, n))
-    t = d.mean(axis=1) / (d.std(axis=1, ddof=1) / math.sqrt(n))
-    flagged = (t < stats.t.ppf(0.05, n - 1)).mean()
-    assert flagged == pytest.approx(0.8, abs=0.03)
-    # the non-inferiority pass probability of an unchanged pipeline with margin = MDD
-    assert noninferiority_pass_probability(0.0, sd, n, max_drop=mdd) == pytest.approx(0.8)
-
-
-def test_estimate_sd_diff():
-    x = np.random.default_rng(0).random(100)
-    assert estimate_sd_diff(x, rho=0.5) == pytest.approx(x.std(ddof=1))
-    assert estimate_sd_diff(as_map(x)) == pytest.approx(x.std(ddof=1) * math.sqrt(0.4))
-    assert estimate_sd_diff(x, rho=1.0) == 0.0
-
-
-# =========================================================================== abstention
-
-
-def test_abstention():
-    run = {
-        "u1": Ranking([], []),  # zero hits: abstained
-        "u2": Ranking(["d1", "d2"], [0.2, 0.9]),  # top score 0.9 (max, whatever the order)
-        "u3": Ranking(["d3"], [0.3]),
-        "a1": Ranking(["d1"], [0.1]),
-        "a2": Ranking(["d2"], [5.0]),
-    }
-    r = abstention(run, ["u1", "u2", "u3", "u4"])  # u4 absent from the run: no hits
-    assert r.abstained == {"u1": True, "u2": False, "u3": False, "u4": True}
-    assert r.rate == 0.5 and r.answered == ["u2", "u3"]
-    assert r.top_scores["u2"] == 0.9 and r.top_scores["u1"] is None
-    r = abstention(run, ["u1", "u2", "u3", "u4"], threshold=0.5, answerable_qids=["a1", "a2"])
-    assert r.abstained == {"u1": True, "u2": False, "u3": True, "u4": True}
-    assert r.rate == 0.75 and r.per_query["u2"] == 0.0 and r.per_query["u3"] == 1.0
-    assert r.false_abstained == {"a1": True, "a2": False} and r.false_rate == 0.5
-    assert math.isnan(abstention(run, []).rate)
-    with pytest.raises(ValueError):
-        abstention(run, ["u1"], threshold=math.nan)

@@ -1,0 +1,287 @@
+"""Judging gates: measure what a floor names on a suite run, compare it, and write the failure
+message a person can act on (pure, no I/O). :func:`evaluate` is the one entry point for every
+gate kind."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+from ..errors import ConfigError, InfrastructureError
+from .floors import BaselineGate, Floor, GateKind, kind_of, lifted_of, percentile_of
+
+__all__ = [
+    "GateOutcome",
+    "evaluate",
+    "point_verdict",
+    "measure",
+    "metric_value",
+    "check_floor",
+    "latency_ci_outcome",
+    "latency_ratio_outcome",
+    "compare",
+    "fmt",
+]
+
+Worst = List[Tuple[str, float, str]]  # (qid, per-query value, query text)
+
+
+@dataclass
+class GateOutcome:
+    suite: str
+    floor: Floor
+    value: Optional[float]  # None: could not be measured (an error, never a pass)
+    passed: bool
+    message: str
+
+    def as_dict(self) -> dict:
+        return {
+            "retriever": self.floor.retriever,
+            "metric": self.floor.metric,
+            "stratum": self.floor.stratum,
+            "value": self.value,
+            "op": self.floor.op,
+            "threshold": self.floor.threshold,
+            "passed": self.passed,
+        }
+
+
+# ------------------------------------------------------------------ entry points
+
+
+def evaluate(result: Any, gate: Union[Floor, BaselineGate], *, baseline: Any = None) -> Any:
+    """Judge one gate on a ``SuiteResult``: a :class:`GateOutcome` for a floor, a
+    ``regression.RegressionOutcome`` for a baseline gate (``baseline``: the loaded
+    ``baseline.Baseline``). Raises when the value cannot be measured (never a pass)."""
+    if isinstance(gate, BaselineGate):
+        from .regression import judge_against_baseline
+
+        if baseline is None:
+            raise ValueError(f"{gate.retriever} :: {gate.name}: a baseline gate needs the baseline")
+        return judge_against_baseline(result, baseline, gate.retriever, gate.metric, gate.max_drop)
+    value, worst = measure(result, gate)
+    return _VERDICTS[gate.kind](result, gate, value, worst)
+
+
+def point_verdict(result: Any, floor: Floor) -> GateOutcome:
+    """The floor judged on its measured value alone (no latency interval, no A/B bounds):
+    what the ``assert_floor`` fixture checks."""
+    value, worst = measure(result, floor)
+    return check_floor(result.suite.name, floor, value, worst)
+
+
+def _quality(result: Any, floor: Floor, value: float, worst: Worst) -> GateOutcome:
+    n = result.n_queries(floor.retriever, floor.stratum)
+    return check_floor(result.suite.name, floor, value, worst, n_queries=n)
+
+
+def _latency(result: Any, floor: Floor, value: float, worst: Worst) -> GateOutcome:
+    lat = result.suite.model.latency
+    if lat.verdict == "ci":
+        samples = result.retrievers[floor.retriever].latency.samples_ms
+        return latency_ci_outcome(result.suite.name, floor, samples, confidence=lat.confidence)
+    n = result.n_queries(floor.retriever, floor.stratum)
+    return check_floor(result.suite.name, floor, value, worst, n_queries=n, unit=" ms")
+
+
+def _latency_ratio(result: Any, floor: Floor, value: float, worst: Worst) -> GateOutcome:
+    lat = result.suite.model.latency
+    ab = result.retrievers[floor.retriever].ab
+    return latency_ratio_outcome(result.suite.name, floor, ab, confidence=lat.confidence, verdict=lat.verdict)
+
+
+_VERDICTS: Dict[GateKind, Callable[[Any, Floor, float, Worst], GateOutcome]] = {
+    GateKind.QUALITY: _quality,
+    GateKind.LIFT: _quality,
+    GateKind.ABSTENTION: _quality,
+    GateKind.LATENCY: _latency,
+    GateKind.LATENCY_RATIO: _latency_ratio,
+}
+
+
+# ------------------------------------------------------------------ measuring
+
+
+def metric_value(result: Any, retriever: str, metric: str) -> float:
+    """A retriever's value of a floor key on a suite run (``SuiteResult.value``)."""
+    r = result.retrievers[retriever]
+    kind = kind_of(metric)
+    if kind is GateKind.LATENCY:
+        if r.latency is None or not r.latency.samples_ms:
+            raise InfrastructureError(
+                f"{result.suite.name} :: {retriever} :: {metric}: no latency was measured "
+                f"(latency pass disabled or no queries); a latency floor cannot pass"
+            )
+        return getattr(r.latency, metric[: -len("_ms")])
+    if kind is GateKind.LATENCY_RATIO:
+        if r.ab is None or not r.ab.paired()[0]:
+            raise InfrastructureError(
+                f"{result.suite.name} :: {retriever} :: {metric}: no A/B latency was measured "
+                f"(latency pass disabled or no queries); a latency ratio cannot pass"
+            )
+        return r.ab.result(percentile_of(metric)).ratio
+    if kind is GateKind.LIFT:
+        inner = lifted_of(metric)
+        best = max(metric_value(result, i, inner) for i in result.inputs(retriever))
+        return metric_value(result, retriever, inner) - best
+    if kind is GateKind.ABSTENTION:
+        ab = r.abstention
+        if ab is None or not ab.abstained:
+            raise ConfigError(
+                f"{result.suite.name} :: {retriever} :: abstention: no query is "
+                f"tagged {result.suite.model.unanswerable.tag!r}"
+            )
+        return ab.rate
+    return r.evaluation.aggregate[metric]
+
+
+def measure(result: Any, floor: Floor, n_worst: int = 5) -> Tuple[float, Worst]:
+    """(value, worst queries as (qid, per-query value, text)) for a floor.
+
+    For a lift, the per-query values are the stage's minus its best input's; for abstention,
+    the unanswerable queries it answered, highest score first. With a stratum, the mean and
+    the worst queries are over the queries carrying that tag."""
+    if floor.stratum:
+        return _measure_stratum(result, floor, n_worst)
+    retriever, texts = floor.retriever, result.judgments.queries
+    value = metric_value(result, retriever, floor.metric)
+    kind = floor.kind
+    if kind in (GateKind.LATENCY, GateKind.LATENCY_RATIO):
+        return value, []
+    if kind is GateKind.ABSTENTION:
+        ab = result.retrievers[retriever].abstention
+        answered = sorted(ab.answered, key=lambda q: -(ab.top_scores[q] or 0.0))[:n_worst]
+        return value, [(q, ab.top_scores[q] or 0.0, texts.get(q, "")) for q in answered]
+    if kind is GateKind.LIFT:
+        inner = floor.lifted_metric
+        best = max(result.inputs(retriever), key=lambda i: metric_value(result, i, inner))
+        mine = result.retrievers[retriever].evaluation.per_query[inner]
+        base = result.retrievers[best].evaluation.per_query[inner]
+        diffs = sorted((mine[q] - base[q], q) for q in mine)[:n_worst]
+        return value, [(q, d, texts.get(q, "")) for d, q in diffs]
+    ev = result.retrievers[retriever].evaluation
+    return value, [(q, v, texts.get(q, "")) for q, v in ev.worst(floor.metric, n_worst)]
+
+
+def _measure_stratum(result: Any, floor: Floor, n_worst: int) -> Tuple[float, Worst]:
+    retriever, stratum = floor.retriever, floor.stratum
+    assert stratum is not None
+    qids = result.stratum_queries(retriever, stratum)
+    if not qids:
+        tags = sorted({t for ts in result.judgments.tags.values() for t in ts})
+        raise ConfigError(
+            f"{result.suite.name} :: {retriever} :: {floor.metric}[{stratum}]: no "
+            f"judged query is tagged {stratum!r}; tags seen: {', '.join(tags) or 'none'}"
+        )
+    per_query = result.retrievers[retriever].evaluation.per_query[floor.metric]
+    values = sorted((per_query[q], q) for q in qids)
+    texts = result.judgments.queries
+    return (
+        math.fsum(v for v, _ in values) / len(values),
+        [(q, v, texts.get(q, "")) for v, q in values[:n_worst]],
+    )
+
+
+# ------------------------------------------------------------------ verdicts and messages
+
+
+def fmt(x: Optional[float], other: Optional[float] = None) -> str:
+    """4 decimals, or as many as it takes to show that two different numbers differ."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    s = f"{x:.4f}"
+    if other is not None and x != other and s == f"{other:.4f}":
+        return repr(float(x))
+    return s
+
+
+def compare(value: Optional[float], op: str, threshold: float) -> bool:
+    """Exact comparison: nothing is rounded before a verdict. NaN never passes."""
+    if value is None or math.isnan(value):
+        return False
+    return value >= threshold if op == ">=" else value <= threshold
+
+
+def check_floor(
+    suite_name: str,
+    floor: Floor,
+    value: float,
+    worst: Sequence[Tuple[str, float, str]] = (),
+    n_queries: Optional[int] = None,
+    unit: str = "",
+) -> GateOutcome:
+    passed = compare(value, floor.op, floor.threshold)
+    head = f"{suite_name} :: {floor.retriever} :: {floor.name}"
+    in_ms = floor.kind is GateKind.LATENCY
+    if in_ms:
+        v, t = f"{value:.2f}", f"{floor.threshold:g}"
+    else:
+        v, t = fmt(value, floor.threshold), fmt(floor.threshold, value)
+    if passed:
+        return GateOutcome(suite_name, floor, value, passed, f"{head} = {v}{unit} ({floor.op} {t}{unit}: ok)")
+    word = "below the floor" if floor.op == ">=" else "above the ceiling"
+    gap = abs(value - floor.threshold) if not math.isnan(value) else math.nan
+    by = f"{gap:.2f}" if in_ms else fmt(gap)
+    lines = [f"{head} = {v}{unit}, {word} {floor.op} {t}{unit} (off by {by}{unit})"]
+    if floor.origin:
+        lines.append(f"  floor set at {floor.origin}")
+    if n_queries is not None and not in_ms:
+        tagged = f" tagged {floor.stratum!r}" if floor.stratum else ""
+        lines.append(f"  averaged over {n_queries} judged queries{tagged}")
+    if worst:
+        lines.append(f"  worst {len(worst)} queries for {floor.name}:")
+        for qid, val, text in worst:
+            t_ = (text[:77] + "...") if len(text) > 80 else text
+            lines.append(f"    {fmt(val)}  {qid}  {t_}")
+    return GateOutcome(suite_name, floor, value, passed, "\n".join(lines))
+
+
+def latency_ci_outcome(
+    suite_name: str, floor: Floor, samples_ms: Sequence[float], *, confidence: float = 0.95
+) -> GateOutcome:
+    """A latency ceiling judged on the percentile's confidence interval: fails only when the
+    lower bound is above the ceiling (noise alone rarely fails it; see stats.latency)."""
+    from ..stats.latency import latency_verdict
+
+    q = floor.percentile
+    v = latency_verdict(samples_ms, floor.threshold, q=q, confidence=confidence)
+    head = f"{suite_name} :: {floor.retriever} :: {floor.name}"
+    msg = (
+        f"{head} = {v.point:.2f} ms ({confidence:.0%} lower bound {v.lo:.2f} ms, upper "
+        f"{v.hi:.2f} ms, n={v.n}) {'<=' if v.passed else '>'} ceiling {floor.threshold:g} ms"
+    )
+    if not v.passed:
+        msg = msg.replace(" = ", " is slower than its ceiling: ", 1)
+        if floor.origin:
+            msg += f"\n  floor set at {floor.origin}"
+    if not v.enough_samples:
+        msg += (
+            f"\n  note: {v.n} samples; p{q} wants {v.needed} (20 above the percentile) "
+            f"for a tight interval: raise latency.repetitions"
+        )
+    return GateOutcome(suite_name, floor, v.point, v.passed, msg)
+
+
+def latency_ratio_outcome(
+    suite_name: str, floor: Floor, ab: Any, *, confidence: float = 0.95, verdict: str = "ci"
+) -> GateOutcome:
+    """An A/B latency ceiling: the retriever's percentile over the baseline's, both timed
+    interleaved in this job and paired by (query, round) (``suite.ABLatency``). ``ci`` fails only
+    when the ratio's lower confidence bound is above the allowed ratio; ``point`` compares
+    the estimate."""
+    q = floor.percentile
+    r = ab.result(q, confidence=confidence, max_ratio=floor.threshold)
+    passed = bool(r.passed) if verdict == "ci" else compare(r.ratio, "<=", floor.threshold)
+    head = f"{suite_name} :: {floor.retriever} :: {floor.name}"
+    n = len(ab.paired()[0])
+    msg = (
+        f"{head} = {r.ratio:.3f} (p{q} {r.current:.2f} ms vs {ab.baseline} {r.baseline:.2f} ms, "
+        f"interleaved, {ab.repetitions} rounds, n={n} paired samples; {confidence:.0%} "
+        f"bounds {r.lo:.3f} .. {r.hi:.3f}) {'<=' if passed else '>'} allowed {floor.threshold:g}"
+    )
+    if not passed:
+        msg = msg.replace(" = ", " is slower than its baseline allows: ", 1)
+        if floor.origin:
+            msg += f"\n  floor set at {floor.origin}"
+    return GateOutcome(suite_name, floor, r.ratio, passed, msg)

@@ -1,0 +1,119 @@
+"""The JSON report (``--retrieval-report``): every suite's metrics, per-query values, stages,
+gates and baseline comparisons. A writer only: the verdicts come from ``gates``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, Optional, Sequence, TextIO
+
+from .. import __version__
+from ..fileio import atomic_write
+from ..gates.floors import ab_percentiles
+from ..gates.stages import stage_rows
+
+__all__ = ["REPORT_VERSION", "suite_report", "write_json_report"]
+
+REPORT_VERSION = 1
+
+
+def write_json_report(path: Path, states: Sequence[Any]) -> None:
+    doc = {
+        "version": REPORT_VERSION,
+        "plugin_version": __version__,
+        "suites": [suite_report(s) for s in states],
+    }
+    text = json.dumps(doc, indent=2, sort_keys=False, allow_nan=False, default=_json_default)
+
+    def write(fh: TextIO) -> None:
+        fh.write(text + "\n")
+
+    atomic_write(path, write, fsync=False)
+
+
+def _json_default(o: Any) -> Any:
+    try:
+        import numpy as np
+
+        if isinstance(o, np.generic):
+            return o.item()
+    except ImportError:  # pragma: no cover
+        pass
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def suite_report(state: Any) -> Dict[str, Any]:
+    if state.result is None:
+        return {
+            "suite": state.suite.name,
+            "file": str(state.suite.path),
+            "error": str(state.error) if state.error else "not run",
+        }
+    result = state.result
+    retrievers = []
+    for name, r in result.retrievers.items():
+        ev = r.evaluation
+        per_query: Dict[str, Dict[str, float]] = {}
+        for metric, values in ev.per_query.items():
+            for qid, v in values.items():
+                per_query.setdefault(qid, {})[metric] = v
+        retrievers.append(
+            {
+                "name": name,
+                "type": r.kind,
+                "metrics": dict(ev.aggregate),
+                "latency_ms": r.latency.as_dict() if r.latency else None,
+                "latency_ab": _ab_dict(result, name, r),
+                "per_query": per_query,
+                "queries_without_hits": list(ev.missing),
+                "warnings": list(r.warnings),
+            }
+        )
+    first = next(iter(result.retrievers.values()), None)
+    return {
+        "suite": result.suite.name,
+        "file": str(result.suite.path),
+        "backend": result.backend_info,  # never holds credentials (backends describe() only facts)
+        "profile": result.suite.model.evaluation.profile,
+        "ties": result.suite.model.evaluation.ties,
+        "overlap": {
+            "queries": result.overlap.queries,
+            "qrels": result.overlap.qrels,
+            "both": result.overlap.both,
+            "run": result.overlap.run,
+        },
+        "queries": {
+            "judged": len(first.evaluation.evaluated) if first else 0,
+            "no_relevant": list(first.evaluation.no_relevant) if first else [],
+        },
+        "retrievers": retrievers,
+        "stages": [r.as_dict() for r in stage_rows(result)],
+        "gates": [o.as_dict() for o in state.outcomes],
+        "regressions": [r.as_dict() for r in getattr(state, "regressions", [])],
+        "warnings": list(result.warnings),
+    }
+
+
+def _ab_dict(result: Any, name: str, r: Any) -> Optional[Dict[str, Any]]:
+    """The interleaved A/B latency of a retriever with a ratio ceiling (per gated percentile)."""
+    if r.ab is None or not r.ab.paired()[0]:
+        return None
+    conf = result.suite.model.latency.confidence
+    out: Dict[str, Any] = {
+        "baseline": r.ab.baseline,
+        "rounds": r.ab.repetitions,
+        "queries": len(r.ab.baseline_ms),
+        "samples": len(r.ab.paired()[0]),
+        "statistic": "all samples, paired by (query, round)",
+    }
+    for q in ab_percentiles(result.suite.floors, name):
+        v = r.ab.result(q, confidence=conf)
+        out[f"p{q}"] = {
+            "baseline_ms": v.baseline,
+            "current_ms": v.current,
+            "ratio": v.ratio,
+            "lower": v.lo,
+            "upper": v.hi,
+            "confidence": v.confidence,
+        }
+    return out

@@ -1,0 +1,31 @@
+"""junit.py: the properties a gate item records for the JUnit XML."""
+
+from __future__ import annotations
+
+from pytest_retrieval.reports.junit import floor_properties, regression_properties
+
+
+def test_floor_properties(state):
+    o = state.outcomes[0]
+    assert floor_properties(o) == [
+        ("retrieval_suite", "tiny"),
+        ("retrieval_retriever", "bm25"),
+        ("retrieval_metric", "ndcg@10"),
+        ("retrieval_value", repr(o.value)),
+        ("retrieval_op", ">="),
+        ("retrieval_threshold", "0.5"),
+    ]
+    strat = [o for o in state.outcomes if o.floor.stratum][0]
+    assert ("retrieval_metric", "ndcg@10") in floor_properties(strat)  # the metric, not the stratum name
+
+
+def test_regression_properties(state):
+    reg = state.regressions[0]
+    assert regression_properties(reg) == [
+        ("retrieval_suite", "tiny"),
+        ("retrieval_retriever", reg.retriever),
+        ("retrieval_metric", "baseline:ndcg@10"),
+        ("retrieval_mean_diff", "0.0"),
+        ("retrieval_ci_low", "0.0"),
+        ("retrieval_max_drop", "0.0"),
+    ]

@@ -1,0 +1,69 @@
+"""terminal.py: the summary section, line by line, on a real run (timings are not asserted)."""
+
+from __future__ import annotations
+
+import re
+
+from pytest_retrieval.reports.terminal import render_summary
+
+
+def render(state, **kw):
+    args = dict(outcomes=state.outcomes, regressions=state.regressions, baseline_note=state.baseline_note)
+    args.update(kw)
+    return render_summary(state.result, **args)
+
+
+def test_header_and_retriever_table(state):
+    lines = render(state)
+    assert lines[0].startswith("tiny (retrieval_tiny.yaml) on embedded (")
+    assert lines[0].endswith("): 3 judged queries, profile exp")
+    assert lines[1].startswith("  ids: ")
+    header = lines[2].split()
+    assert header[0] == "retriever" and header[-4:] == ["p50", "ms", "p95", "ms"]
+    assert set(lines[3].strip()) == {"-", " "}
+    assert [line.split()[0] for line in lines[4:7]] == ["bm25", "text_only", "rrf"]
+    assert all(isinstance(line, str) and "\n" not in line for line in lines)
+
+
+def test_stage_table_follows_with_deltas(state):
+    lines = render(state)
+    i = lines.index("  stages (deltas against bm25 and against each stage's best input):")
+    assert lines[i + 1].split()[:3] == ["stage", "builds", "on"]
+    rrf = [line for line in lines[i + 3 : i + 6] if line.strip().startswith("rrf")]
+    assert rrf and "bm25+text_only" in rrf[0]
+
+
+def test_gate_lines_one_per_outcome_formatted_by_kind(state):
+    lines = render(state)
+    i = lines.index("  gates:")
+    gates = lines[i + 1 : i + 1 + len(state.outcomes)]
+    assert len(gates) == 8
+    for line, o in zip(gates, state.outcomes):
+        assert line.startswith(f"    {'PASS' if o.passed else 'FAIL'}  {o.floor.retriever} {o.floor.name} = ")
+    by_name = {line.split()[2]: line for line in gates}
+    ndcg = state.outcomes[0]
+    assert by_name["ndcg@10"] == f"    PASS  bm25 ndcg@10 = {ndcg.value:.4f} (>= 0.5000)"
+    assert re.fullmatch(r"    PASS  bm25 p95_ms = \d+\.\d ms \(<= 10000\.0 ms\)", by_name["p95_ms"])
+    assert re.fullmatch(r"    PASS  bm25 p95_ratio = \d+\.\d{3} \(<= 1000\.000\)", by_name["p95_ratio"])
+    assert by_name["abstention"] == "    FAIL  rrf abstention = 0.5000 (>= 0.9000)"
+
+
+def test_baseline_ab_and_notes(state):
+    lines = render(state)
+    i = lines.index("  against the baseline: compared with retrieval_tiny.baseline.json")
+    assert lines[i + 1].startswith("    PASS  bm25 ndcg@10: mean diff +0.0000 (lower bound +0.0000 at 95%")
+    ab = [line for line in lines if line.startswith("  latency A/B: ")]
+    assert [line.split()[2:5] for line in ab] == [["bm25", "vs", "text_only:"]] * 2
+    assert " p50 " in ab[0] and " p95 " in ab[1] and ab[0].endswith("(2 interleaved rounds)")
+    assert any(line.startswith("  unjudged in the top 10: bm25 ") for line in lines)
+    assert "  abstention on unanswerable queries: bm25 50%" in "\n".join(lines)
+    assert any(line.startswith("  power: ") for line in lines)
+    assert "  1 queries without a relevant judgment are left out of the averages: q4" in lines
+
+
+def test_sections_without_content_are_left_out(state):
+    lines = render(state, outcomes=[], regressions=[], baseline_note="")
+    assert "  gates:" not in lines
+    assert not any(line.startswith("  against the baseline") for line in lines)
+    just_note = render(state, outcomes=[], regressions=[], baseline_note="no baseline at x: floors only")
+    assert "  against the baseline: no baseline at x: floors only" in just_note
