@@ -177,8 +177,8 @@ def bench_engine(engine: str, corpus, vectors, queries, repeat: int, k: int) -> 
                 q: [(d, float(s)) for d, s in h] for q, h in theirs.items()
             }, f"{name}: runs differ"
             contenders = {
-                "plugin": lambda: backend.search_batch(spec, queries, k),
-                "bare": lambda: bare(spec, queries, k),
+                "plugin": lambda spec=spec: backend.search_batch(spec, queries, k),
+                "bare": lambda spec=spec: bare(spec, queries, k),
             }
             wall: Dict[str, List[float]] = {c: [] for c in contenders}
             cpu: Dict[str, List[float]] = {c: [] for c in contenders}
@@ -228,7 +228,7 @@ def main() -> int:
         verdicts[engine] = max(ratios[f"{s} best"] for s in ("bm25", "knn"))
     if not verdicts:
         return 1
-    print("summary (worst spec, best-of ratio plugin/bare; target <= %.2f):" % TARGET)
+    print(f"summary (worst spec, best-of ratio plugin/bare; target <= {TARGET:.2f}):")
     for engine, r in verdicts.items():
         print(f"  {engine:13s} {r:.3f}  {'OK' if r <= TARGET else 'OVER'}")
     return 0

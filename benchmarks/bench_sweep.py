@@ -111,10 +111,12 @@ def measure_requery(
                 )
             )
             best_q = min(best_q, t_q)
-            t_f, _ = timed(lambda: evaluate(train, fuse_runs(list(runs), cfg, k=DEPTH), ["ndcg@10"]))
+            t_f, _ = timed(
+                lambda runs=runs, cfg=cfg: evaluate(train, fuse_runs(list(runs), cfg, k=DEPTH), ["ndcg@10"])
+            )
             best_f = min(best_f, t_f)
             if hybrid is not None:
-                t_h, _ = timed(lambda: hybrid(cfg, tune))
+                t_h, _ = timed(lambda cfg=cfg: hybrid(cfg, tune))
                 best_h = min(best_h, t_h)
         out["requery"].append(best_q)
         out["fuse_eval"].append(best_f)

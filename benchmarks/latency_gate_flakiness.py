@@ -201,7 +201,7 @@ def main(argv=None) -> int:
     budget = 3600
     load = None
     if not args.no_load:
-        code = "import time\nend = time.monotonic() + %d\nwhile time.monotonic() < end:\n    pass\n" % budget
+        code = f"import time\nend = time.monotonic() + {budget:d}\nwhile time.monotonic() < end:\n    pass\n"
         load = subprocess.Popen([sys.executable, "-c", code])
         print(
             f"load: busy-loop process pid {load.pid} on one core (stops by itself after "

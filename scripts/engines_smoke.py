@@ -29,7 +29,7 @@ def call(base: str, method: str, path: str, body=None):
         with urllib.request.urlopen(req, timeout=30) as resp:
             return json.loads(resp.read() or b"{}")
     except urllib.error.HTTPError as exc:
-        raise SystemExit(f"{method} {path} -> HTTP {exc.code}: {exc.read().decode()[:500]}")
+        raise SystemExit(f"{method} {path} -> HTTP {exc.code}: {exc.read().decode()[:500]}") from None
 
 
 def top_ids(resp):

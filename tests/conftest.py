@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.ci import unavailable
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("PYTEST_RETRIEVAL_SHARED", ROOT.parent / "shared"))
 
@@ -20,10 +22,7 @@ SHARED = Path(os.environ.get("PYTEST_RETRIEVAL_SHARED", ROOT.parent / "shared"))
 def shared_dir() -> Path:
     """``../shared``; missing it under CI=true is a failure, never a skip."""
     if not (SHARED / "data").is_dir():
-        msg = f"shared test data not found at {SHARED} (set PYTEST_RETRIEVAL_SHARED)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg)
-        pytest.skip(msg)
+        unavailable(f"shared test data not found at {SHARED} (set PYTEST_RETRIEVAL_SHARED)")
     return SHARED
 
 

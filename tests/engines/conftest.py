@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from pytest_retrieval.types import Document, DocVectors, Query
+from tests.ci import unavailable
 
 ES_URL = os.environ.get("PYTEST_RETRIEVAL_ES_URL", "http://127.0.0.1:19200")
 OS_URL = os.environ.get("PYTEST_RETRIEVAL_OS_URL", "http://127.0.0.1:19201")
@@ -55,9 +56,7 @@ def _require(engine: str) -> str:
         ok, status = False, f"{type(exc).__name__}: {exc}"
     if not ok:
         msg = f"{engine} is not reachable at {url} ({status}); start it with `scripts/engines up {engine}`"
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg, pytrace=False)
-        pytest.skip(msg)
+        unavailable(msg)
     return url
 
 
@@ -237,3 +236,13 @@ def scifact_embedded(scifact_full: Collection):
     backend.prepare(scifact_full.documents, scifact_full.vectors)
     yield backend
     backend.close()
+
+
+ENGINES_DIR = Path(__file__).resolve().parent
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Every test under tests/engines/ carries the ``engines`` marker, so ``-m "not engines"``
+    selects exactly the tests that need no server (applied here, not per module)."""
+    if ENGINES_DIR in Path(str(item.fspath)).resolve().parents:
+        item.add_marker(pytest.mark.engines)

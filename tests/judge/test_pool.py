@@ -27,6 +27,7 @@ from pytest_retrieval.suite.judgments import load_corpus, load_qrels, load_queri
 from pytest_retrieval.suite.load import load_suite
 from pytest_retrieval.suite.runner import SuiteRunner
 from pytest_retrieval.types import Ranking
+from tests.ci import unavailable
 
 pytest_plugins = ["pytester"]
 
@@ -39,9 +40,7 @@ DEPTH = 20
 
 def _need_scifact() -> None:
     if not (SCIFACT / "corpus.jsonl").is_file() or not (VECTORS / "corpus.npy").is_file():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"shared SciFact data not found at {SCIFACT}")
-        pytest.skip(f"shared SciFact data not found at {SCIFACT}")
+        unavailable(f"shared SciFact data not found at {SCIFACT}")
 
 
 def _scifact_suite(root: Path, qrels_name: str = "qrels.txt", floors: str = "{bm25: {ndcg@10: 0.5}}") -> Path:
