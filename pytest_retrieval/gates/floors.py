@@ -81,14 +81,20 @@ def parse_floors(model: Any, suite: Any, metrics: List[str]) -> List[Floor]:
             raise suite.error(("floors", r_name), f"floor for unknown retriever {r_name!r}{hint}")
         if not per_metric:
             raise suite.error(("floors", r_name), "no metric floors listed")
+        seen: dict = {}  # (canonical metric, stratum) -> the key that set it
         for m, value in per_metric.items():
             key = ("floors", r_name, m)
-            if isinstance(value, bool):
-                raise suite.error(key, f"floor must be a number, got {value!r}")
+            if isinstance(value, bool) or not math.isfinite(value):
+                raise suite.error(key, f"a floor is a finite number, got {value!r}")
             try:
                 canon, op, stratum = floor_key(str(m))
             except ValueError as exc:
                 raise suite.error(key, str(exc)) from None
+            if (canon, stratum) in seen:
+                raise suite.error(
+                    key, f"{m!r} and {seen[canon, stratum]!r} are the same floor ({canon}): keep one"
+                )
+            seen[canon, stratum] = m
             if stratum and (
                 canon in LATENCY_KEYS + LATENCY_RATIO_KEYS
                 or canon.startswith("lift@")
