@@ -310,6 +310,8 @@ def _agree(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``judge`` and its five commands to a ``pytest-retrieval`` subparsers object."""
+    from ..cli import number  # numeric options validated like their YAML twins (issue #11)
+
     j = subparsers.add_parser(
         "judge",
         help="author judgments: clicks, LLM grading, pooling, import, agreement",
@@ -412,15 +414,15 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "--cache",
         help="JSONL answer cache (default: the user cache dir, pytest-retrieval/judge/llm-cache.jsonl)",
     )
-    l.add_argument("--concurrency", type=int, default=4, help="parallel requests (default 4)")
+    l.add_argument("--concurrency", type=number(int, ge=1), default=4, help="parallel requests (default 4)")
     l.add_argument("--rpm", type=_positive, default=None, help="requests per minute (token bucket)")
-    l.add_argument("--max-retries", type=int, default=5, help="retries on 429/5xx/timeouts (default 5)")
-    l.add_argument("--backoff", type=float, default=1.0, help="first backoff in seconds (default 1)")
+    l.add_argument("--max-retries", type=number(int, ge=0), default=5, help="retries on 429/5xx/timeouts (default 5)")
+    l.add_argument("--backoff", type=number(float, ge=0), default=1.0, help="first backoff in seconds (default 1)")
     l.add_argument(
         "--max-backoff", type=float, default=60.0, help="cap on a backoff or Retry-After wait (default 60)"
     )
     l.add_argument("--timeout", type=_positive, default=60.0, help="per-request timeout, s")
-    l.add_argument("--max-tokens", type=int, default=16, help="answer token limit (default 16)")
+    l.add_argument("--max-tokens", type=number(int, ge=1), default=16, help="answer token limit (default 16)")
     l.add_argument(
         "--max-doc-chars",
         type=int,
@@ -455,7 +457,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         required=True,
         help="annotation file to write: .csv, .tsv or .jsonl (repeatable)",
     )
-    p.add_argument("--depth", type=int, default=20, help="top-k per retriever (default 20)")
+    p.add_argument("--depth", type=number(int, ge=1), default=20, help="top-k per retriever (default 20)")
     p.add_argument(
         "--retrievers",
         help="comma-separated retrievers to pool (default: all; suite:name picks from one suite)",
