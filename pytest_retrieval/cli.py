@@ -95,6 +95,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     metrics = [str(parse_metric(m)) for m in (args.metric or ["ndcg@10", "mrr@10", "recall@100", "map"])]
     qrels = load_qrels(Path(args.qrels))
     run = load_trec_run(Path(args.run))
+    if not set(qrels) & set(run):
+        raise RetrievalError(
+            f"{args.run} and {args.qrels} share no query id (run: e.g. {next(iter(run))!r}, "
+            f"qrels: e.g. {next(iter(qrels))!r}): every metric would be 0"
+        )
     ev = evaluate(
         qrels,
         run,
@@ -103,16 +108,21 @@ def _evaluate(args: argparse.Namespace) -> int:
         ties=args.ties,
         relevance_threshold=args.relevance_threshold,
     )
+    if not ev.evaluated:
+        raise RetrievalError(
+            f"{args.qrels}: no judged query has a relevant document (grade >= "
+            f"{args.relevance_threshold}): every metric is undefined"
+        )
     if args.json:
-        per_query: Dict[str, Dict[str, float]] = {}
+        per_query: Dict[str, Dict[str, Optional[float]]] = {}
         if args.per_query:
             for m, values in ev.per_query.items():
                 for q, v in values.items():
-                    per_query.setdefault(q, {})[m] = v
+                    per_query.setdefault(q, {})[m] = _finite(v)
         print(
             json.dumps(
                 {
-                    "aggregate": ev.aggregate,
+                    "aggregate": {m: _finite(v) for m, v in ev.aggregate.items()},
                     "per_query": per_query,
                     "queries": {
                         "evaluated": len(ev.evaluated),
@@ -121,6 +131,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                     },
                 },
                 indent=2,
+                allow_nan=False,  # NaN is not JSON: an undefined value is null
             )
         )
         return 0
@@ -136,6 +147,13 @@ def _evaluate(args: argparse.Namespace) -> int:
     if ev.no_relevant:
         print(f"# {len(ev.no_relevant)} queries without relevant judgments left out", file=sys.stderr)
     return 0
+
+
+def _finite(value: Any) -> Any:
+    """A JSON-safe number: NaN and infinities become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _fuse(args: argparse.Namespace) -> int:
