@@ -31,6 +31,9 @@ Positions = Dict[KeyPath, Tuple[str, int]]  # key path -> (file, 1-based line)
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-(.*?))?\}")
 
+_PLAIN_TAGS = frozenset(
+    "tag:yaml.org,2002:" + t for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")
+)
 MAX_YAML_BYTES = 10 * 1024 * 1024  # a suite file is configuration, not data
 MAX_YAML_NODES = 100_000  # nodes after alias expansion
 
@@ -166,8 +169,9 @@ def load_yaml(path: Path) -> Tuple[Any, Positions]:
         raise ConfigError(
             f"invalid YAML: {exc.problem or exc.context}", file=file, line=(mark.line + 1) if mark else None
         ) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"invalid YAML: {exc}", file=file) from None
+    except yaml.YAMLError as exc:  # e.g. a reader error: a NUL byte, a control character
+        first = (str(exc).strip().splitlines() or ["?"])[0]
+        raise ConfigError(f"invalid YAML: {first}", file=file) from None
     positions: Positions = {}
     if node is None:
         return None, positions
@@ -187,6 +191,13 @@ def load_yaml(path: Path) -> Tuple[Any, Positions]:
 
     def build(n: yaml.Node, key: KeyPath) -> Any:
         positions[key] = (file, n.start_mark.line + 1)
+        if n.tag not in _PLAIN_TAGS:
+            raise ConfigError(
+                f"YAML tag {n.tag!r} is not supported (plain values, lists and mappings only)",
+                file=file,
+                key=format_path(key) or None,
+                line=n.start_mark.line + 1,
+            )
         if isinstance(n, (yaml.MappingNode, yaml.SequenceNode)):
             if id(n) in active:
                 raise ConfigError(
