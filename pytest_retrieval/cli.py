@@ -173,6 +173,7 @@ def _fuse(args: argparse.Namespace) -> int:
                 semantics=args.semantics or "elasticsearch",
                 window=args.window,
                 rank_constant=args.rank_constant,  # None: the engines' default (60); 0 is refused
+                weights=weights,  # rrf has none: given ones are refused, not ignored
             )
         elif args.method == "weighted":
             cfg = FusionConfig(
