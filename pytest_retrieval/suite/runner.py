@@ -10,6 +10,8 @@ is in :mod:`.build`, the latency pass in :mod:`.latency`.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -21,6 +23,23 @@ from .judgments import JudgmentSet, Overlap, check_overlap
 from .latency import latency_pass, stage_timer
 from .load import Suite
 from .result import ABLatency, RetrieverResult, SuiteResult
+
+# the engine clients' loggers: their retries and node-pool warnings are noise during a run
+CLIENT_LOGGERS = ("elastic_transport", "elasticsearch", "opensearch", "opensearchpy", "urllib3")
+
+
+@contextlib.contextmanager
+def quiet_client_loggers() -> Any:
+    """Only CRITICAL records of the client libraries' loggers while the block runs."""
+    loggers = [logging.getLogger(name) for name in CLIENT_LOGGERS]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
 
 
 @dataclass
@@ -50,7 +69,13 @@ class SuiteRunner:
         self._backend = backend
 
     def run(self) -> SuiteResult:
-        """The suite's judged (and unanswerable) queries through every retriever, scored."""
+        """The suite's judged (and unanswerable) queries through every retriever, scored.
+        The engine clients' own loggers are quiet meanwhile: a transport fault is reported
+        once, as the backend's ``InfrastructureError`` line, not as their retry chatter."""
+        with quiet_client_loggers():
+            return self._run()
+
+    def _run(self) -> SuiteResult:
         suite = self.suite
         js = load_judgments(suite)
         overlap = check_overlap(js, where=js.sources.get("qrels", str(suite.path)))
