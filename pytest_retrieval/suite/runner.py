@@ -79,7 +79,7 @@ class SuiteRunner:
         suite = self.suite
         js = load_judgments(suite)
         overlap = check_overlap(js, where=js.sources.get("qrels", str(suite.path)))
-        warnings = _overlap_warnings(overlap)
+        warnings = _overlap_warnings(overlap) + security_warnings(suite)
         qids, unanswerable = self._queries_to_run(js)
         overlap.run = len(qids)
         got = self.retrieve(js, qids, latency=suite.model.latency.enabled)
@@ -277,6 +277,41 @@ class SuiteRunner:
 
         self.progress(f"embedding {len(documents)} documents ({embedder.id})")
         return embed_corpus(embedder, documents)
+
+
+def security_warnings(suite: Suite) -> List[str]:
+    """Said once in the summary, not per request: certificates not checked, and credentials
+    sent in clear text over ``http://`` to a host other than this machine."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    b = suite.model.backend
+    conn = b.connection
+    if b.type == "embedded" or conn is None:
+        return []
+    out: List[str] = []
+    if not conn.verify_certs:
+        out.append("backend.connection.verify_certs is false: the engine's TLS certificate is not checked")
+    has_credentials = bool(conn.password or conn.api_key)
+    for host in conn.hosts:
+        try:
+            parts = urlsplit(host if "://" in host else f"http://{host}")
+            name = parts.hostname or ""
+        except ValueError:
+            continue
+        creds = has_credentials or bool(parts.password)
+        if parts.scheme != "http" or not creds:
+            continue
+        try:
+            loopback = ipaddress.ip_address(name).is_loopback
+        except ValueError:
+            loopback = name in ("localhost",) or name.endswith(".localhost")
+        if not loopback:
+            port = f":{parts.port}" if parts.port else ""
+            out.append(
+                f"credentials are sent in clear text over http:// to {name}{port} (use https://)"
+            )
+    return out
 
 
 def _overlap_warnings(overlap: Overlap) -> List[str]:

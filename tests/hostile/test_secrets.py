@@ -183,3 +183,37 @@ def test_an_unreachable_engine_is_one_error_line_per_item_and_quiet_client_logs(
     for text in (out, log):
         assert "has failed for" not in text
         assert "Traceback" not in text
+
+
+@pytest.mark.parametrize(
+    "connection,expected",
+    [
+        ({"verify_certs": False}, ["verify_certs is false"]),
+        ({"hosts": ["http://search.example:9200"], "username": "u", "password": "p"}, ["clear text", "search.example:9200"]),
+        ({"hosts": ["http://u:p@search.example"]}, ["clear text"]),
+        ({"hosts": ["http://10.0.0.5:9200"], "api_key": "k"}, ["clear text", "10.0.0.5"]),
+        ({"hosts": ["http://127.0.0.1:9200"], "username": "u", "password": "p"}, []),
+        ({"hosts": ["http://localhost:9200"], "username": "u", "password": "p"}, []),
+        ({"hosts": ["http://[::1]:9200"], "username": "u", "password": "p"}, []),
+        ({"hosts": ["https://search.example:9200"], "username": "u", "password": "p"}, []),
+        ({"hosts": ["http://search.example:9200"]}, []),
+    ],
+    ids=["no-verify", "http-basic", "http-url-creds", "http-api-key", "loopback", "localhost", "ipv6-loopback", "https", "no-creds"],
+)
+def test_quiet_insecurity_is_said_once(tmp_path: Path, connection: dict, expected: List[str]) -> None:
+    """Issue #11 item 10: a named warning in the summary (the suite's warnings), never silence."""
+    import yaml
+
+    from pytest_retrieval.suite.load import load_suite
+    from pytest_retrieval.suite.runner import security_warnings
+
+    p = tmp_path / "retrieval_x.yaml"
+    p.write_text(BASE + "floors:\n  bm25:\n    ndcg@10: 0.1\n" + yaml.safe_dump({"backend": {"type": "elasticsearch", "connection": connection}}))
+    warnings = security_warnings(load_suite(p))
+    if not expected:
+        assert warnings == []
+    else:
+        assert len(warnings) == 1, warnings
+        for f in expected:
+            assert f in warnings[0]
+        assert ":p@" not in warnings[0] and "'p'" not in warnings[0]
