@@ -5,11 +5,87 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, NoReturn, Optional
 
 from .errors import RetrievalError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a mistake is one line (``prog: error: ...``), not the usage block too."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def number(
+    kind: type = float,
+    *,
+    ge: Optional[float] = None,
+    gt: Optional[float] = None,
+    le: Optional[float] = None,
+    lt: Optional[float] = None,
+) -> Any:
+    """An argparse ``type=`` that validates a number option like its YAML twin: ``kind`` (int
+    or float), finite, within the bounds. Used by every numeric option of the command."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        for bound, ok, word in (
+            (ge, lambda b: value >= b, ">="),
+            (gt, lambda b: value > b, ">"),
+            (le, lambda b: value <= b, "<="),
+            (lt, lambda b: value < b, "<"),
+        ):
+            if bound is not None and not ok(bound):
+                raise argparse.ArgumentTypeError(f"{text!r}: must be {word} {bound:g}")
+        return value
+
+    parse.__name__ = "integer" if kind is int else "number"
+    return parse
+
+
+def number_list(kind: type = float, *, ge: Optional[float] = None) -> Any:
+    """A comma-separated list of ``number(kind, ge=...)`` (``--weights 0.3,0.7``)."""
+    one = number(kind, ge=ge)
+
+    def parse(text: str) -> tuple:
+        parts = [p.strip() for p in text.split(",")]
+        if not parts or any(not p for p in parts):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers")
+        return tuple(one(p) for p in parts)
+
+    parse.__name__ = "list"
+    return parse
+
+
+# options whose value may start with "-" (a negative number or a list of them): argparse would
+# read "--weights -1,1" as two options, so such a value is joined to its option first
+_NUMERIC_VALUE_OPTIONS = ("--weights", "--rank-constants", "--windows", "--rank-constant", "--window", "-k")
+_NEGATIVE = re.compile(r"-(\d|\.\d|inf|nan)", re.IGNORECASE)
+
+
+def _join_negative_values(argv: List[str]) -> List[str]:
+    out: List[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in _NUMERIC_VALUE_OPTIONS and i + 1 < len(argv) and _NEGATIVE.match(argv[i + 1]):
+            out.append(f"{a}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -19,6 +95,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     metrics = [str(parse_metric(m)) for m in (args.metric or ["ndcg@10", "mrr@10", "recall@100", "map"])]
     qrels = load_qrels(Path(args.qrels))
     run = load_trec_run(Path(args.run))
+    if not set(qrels) & set(run):
+        raise RetrievalError(
+            f"{args.run} and {args.qrels} share no query id (run: e.g. {next(iter(run))!r}, "
+            f"qrels: e.g. {next(iter(qrels))!r}): every metric would be 0"
+        )
     ev = evaluate(
         qrels,
         run,
@@ -27,16 +108,21 @@ def _evaluate(args: argparse.Namespace) -> int:
         ties=args.ties,
         relevance_threshold=args.relevance_threshold,
     )
+    if not ev.evaluated:
+        raise RetrievalError(
+            f"{args.qrels}: no judged query has a relevant document (grade >= "
+            f"{args.relevance_threshold}): every metric is undefined"
+        )
     if args.json:
-        per_query: Dict[str, Dict[str, float]] = {}
+        per_query: Dict[str, Dict[str, Optional[float]]] = {}
         if args.per_query:
             for m, values in ev.per_query.items():
                 for q, v in values.items():
-                    per_query.setdefault(q, {})[m] = v
+                    per_query.setdefault(q, {})[m] = _finite(v)
         print(
             json.dumps(
                 {
-                    "aggregate": ev.aggregate,
+                    "aggregate": {m: _finite(v) for m, v in ev.aggregate.items()},
                     "per_query": per_query,
                     "queries": {
                         "evaluated": len(ev.evaluated),
@@ -45,6 +131,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                     },
                 },
                 indent=2,
+                allow_nan=False,  # NaN is not JSON: an undefined value is null
             )
         )
         return 0
@@ -62,20 +149,21 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _finite(value: Any) -> Any:
+    """A JSON-safe number: NaN and infinities become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def _fuse(args: argparse.Namespace) -> int:
     from .measures.fusion import FusionConfig, fuse_runs
     from .suite.judgments import load_trec_run, write_trec_run
 
     if len(args.runs) < 2:
         raise RetrievalError("fuse needs at least two run files")
-    weights = None
-    if args.weights:
-        try:
-            weights = tuple(float(w) for w in args.weights.split(","))
-        except ValueError:
-            raise RetrievalError(
-                f"--weights: {args.weights!r} is not a comma-separated list of numbers"
-            ) from None
+    weights = args.weights
+    if weights is not None:
         if len(weights) != len(args.runs):
             raise RetrievalError(f"--weights: {len(weights)} weight(s) for {len(args.runs)} runs")
     try:
@@ -84,7 +172,8 @@ def _fuse(args: argparse.Namespace) -> int:
                 method="rrf",
                 semantics=args.semantics or "elasticsearch",
                 window=args.window,
-                rank_constant=args.rank_constant or 60,
+                rank_constant=args.rank_constant,  # None: the engines' default (60); 0 is refused
+                weights=weights,  # rrf has none: given ones are refused, not ignored
             )
         elif args.method == "weighted":
             cfg = FusionConfig(
@@ -126,21 +215,13 @@ def _sweep(args: argparse.Namespace) -> int:
     from .tuning.grid import DEFAULT_RANK_CONSTANTS, SweepGrid
     from .tuning.run import fusion_inputs, run_sweep
 
-    def ints(text: Optional[str], what: str) -> Optional[tuple]:
-        if text is None:
-            return None
-        try:
-            return tuple(int(x) for x in text.split(","))
-        except ValueError:
-            raise RetrievalError(f"{what}: {text!r} is not a comma-separated list of integers") from None
-
     cli = {"backend.type": args.backend} if args.backend else None
     suite = load_suite(Path(args.suite), overrides=tuple(Path(o) for o in args.override or ()), cli=cli)
     try:
         grid = SweepGrid(
             weight_step=args.weight_step,
-            rank_constants=ints(args.rank_constants, "--rank-constants") or DEFAULT_RANK_CONSTANTS,
-            windows=ints(args.windows, "--windows"),
+            rank_constants=args.rank_constants or DEFAULT_RANK_CONSTANTS,
+            windows=args.windows,
         )
     except ValueError as exc:
         raise RetrievalError(str(exc)) from None
@@ -191,7 +272,7 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pytest-retrieval", description=__doc__)
+    p = _Parser(prog="pytest-retrieval", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     _add_evaluate(sub)
     _add_fuse(sub)
@@ -226,7 +307,7 @@ def _add_evaluate(sub: Any) -> None:
         help="trec (default for run files, as trec_eval: score desc, docid desc) or "
         "engine (the file's rank order)",
     )
-    e.add_argument("--relevance-threshold", type=int, default=1, help="like trec_eval -l")
+    e.add_argument("--relevance-threshold", type=number(int, ge=1), default=1, help="like trec_eval -l")
     e.set_defaults(func=_evaluate)
 
 
@@ -241,12 +322,16 @@ def _add_fuse(sub: Any) -> None:
         default=None,
         help="whose exact semantics (rrf default: elasticsearch)",
     )
-    f.add_argument("--rank-constant", type=int, default=None, help="rrf only (default 60)")
-    f.add_argument("--window", type=int, default=100)
+    f.add_argument("--rank-constant", type=number(int, ge=1), default=None, help="rrf only (default 60)")
+    f.add_argument("--window", type=number(int, ge=1), default=100)
     f.add_argument("--norm", default=None, help="min_max | l2 (weighted); minmax | l2_norm | none (linear)")
     f.add_argument("--combine", default=None, choices=("arithmetic_mean", "geometric_mean", "harmonic_mean"))
-    f.add_argument("--weights", default=None, help="comma-separated, one per run")
-    f.add_argument("-k", type=int, default=None, help="hits per query in the output (default: window)")
+    f.add_argument(
+        "--weights", type=number_list(float, ge=0), default=None, help="comma-separated, one per run"
+    )
+    f.add_argument(
+        "-k", type=number(int, ge=1), default=None, help="hits per query in the output (default: window)"
+    )
     f.add_argument("--tag", default="fused")
     f.set_defaults(func=_fuse)
 
@@ -265,15 +350,23 @@ def _add_sweep(sub: Any) -> None:
     )
     w.add_argument(
         "--tune-fraction",
-        type=float,
+        type=number(float, gt=0, lt=1),
         default=0.5,
         help="otherwise: share of the suite's judged queries to tune on (default 0.5)",
     )
-    w.add_argument("--seed", type=int, default=0, help="seed of the random split")
+    w.add_argument("--seed", type=number(int), default=0, help="seed of the random split")
     w.add_argument("--objective", default="ndcg@10", help="metric maximised on the tuning split")
-    w.add_argument("--weight-step", type=float, default=0.1, help="weighted grid step (0.1)")
-    w.add_argument("--rank-constants", help="RRF rank constants (default 1,5,10,20,40,60,80,100)")
-    w.add_argument("--windows", help="candidate windows to sweep (default: the retriever's)")
+    w.add_argument(
+        "--weight-step", type=number(float, gt=0, le=1), default=0.1, help="weighted grid step (0.1)"
+    )
+    w.add_argument(
+        "--rank-constants",
+        type=number_list(int, ge=1),
+        help="RRF rank constants (default 1,5,10,20,40,60,80,100)",
+    )
+    w.add_argument(
+        "--windows", type=number_list(int, ge=1), help="candidate windows to sweep (default: the retriever's)"
+    )
     w.add_argument(
         "--backend",
         choices=("embedded", "elasticsearch", "opensearch"),
@@ -286,14 +379,14 @@ def _add_sweep(sub: Any) -> None:
         help="replay a few variants on the OpenSearch server too; exit 1 if any "
         "ranking differs from the offline replay",
     )
-    w.add_argument("--check-variants", type=int, default=7, help="variants checked (default 7)")
-    w.add_argument("--top", type=int, default=10, help="tuning-split variants listed")
+    w.add_argument("--check-variants", type=number(int, ge=1), default=7, help="variants checked (default 7)")
+    w.add_argument("--top", type=number(int, ge=1), default=10, help="tuning-split variants listed")
     w.add_argument("--json", action="store_true", help="print JSON")
     w.set_defaults(func=_sweep)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_join_negative_values(list(sys.argv[1:] if argv is None else argv)))
     try:
         return args.func(args)
     except (RetrievalError, ValueError) as exc:

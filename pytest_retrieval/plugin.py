@@ -60,13 +60,41 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--retrieval-no-latency",
         action="store_true",
         default=False,
-        help="skip the latency pass (latency floors then error, they never pass)",
+        help="skip the latency pass (latency floors are then skipped with that reason)",
     )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "retrieval: a pytest-retrieval gate item")
     config.stash[_STATE] = {}
+    for option, flag in (
+        ("retrieval_report", "--retrieval-report"),
+        ("retrieval_export_unjudged", "--retrieval-export-unjudged"),
+    ):
+        _check_output_path(config.getoption(option, None), flag)
+
+
+def _check_output_path(value: Optional[str], flag: str) -> None:
+    """An output file is checked when pytest starts, not after the run (issue #11)."""
+    if not value:
+        return
+    import os
+
+    path = Path(value)
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise pytest.UsageError(f"{flag} {value}: is a directory, expected a file path")
+    if path.exists() and not path.is_file():
+        raise pytest.UsageError(f"{flag} {value}: not a regular file")
+    import tempfile
+
+    try:  # the same steps the write takes at the end: the folder, then a file in it
+        parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=str(parent))
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise pytest.UsageError(f"{flag} {value}: cannot write there ({exc.strerror or exc})") from None
 
 
 _STATE = pytest.StashKey[Dict[str, "SuiteState"]]()
@@ -143,8 +171,6 @@ def _cli_overrides(config: pytest.Config) -> Dict[str, Any]:
         out["evaluation.profile"] = config.getoption("retrieval_profile")
     if config.getoption("retrieval_backend"):
         out["backend.type"] = config.getoption("retrieval_backend")
-    if config.getoption("retrieval_no_latency"):
-        out["latency.enabled"] = False
     return out
 
 
@@ -155,7 +181,11 @@ def load_suite_for(config: pytest.Config, path: Path) -> SuiteState:
     states = config.stash[_STATE]
     if key not in states:
         overrides = tuple(Path(p) for p in config.getoption("retrieval_override"))
-        states[key] = SuiteState(load_suite(Path(path), overrides=overrides, cli=_cli_overrides(config)))
+        suite = load_suite(Path(path), overrides=overrides, cli=_cli_overrides(config))
+        if config.getoption("retrieval_no_latency"):
+            # not a file override: the file stays valid, its latency items are skipped
+            suite.model.latency.enabled = False
+        states[key] = SuiteState(suite)
     return states[key]
 
 
@@ -237,6 +267,16 @@ class GateItem(_SuiteItem):
     def __init__(self, *, floor: Any, **kw: Any):
         super().__init__(**kw)
         self.floor = floor
+
+    def setup(self) -> None:
+        from .gates import GateKind
+
+        if self.config.getoption("retrieval_no_latency") and self.floor.kind in (
+            GateKind.LATENCY,
+            GateKind.LATENCY_RATIO,
+        ):
+            pytest.skip("--retrieval-no-latency: latency not measured")
+        super().setup()
 
     def runtest(self) -> None:
         from .gates import evaluate
@@ -352,11 +392,30 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if unjudged:
         from .reports.unjudged import write_unjudged
 
-        write_unjudged(Path(unjudged), list(session.config.stash.get(_STATE, {}).values()))
+        _write_or_say(session, "--retrieval-export-unjudged", unjudged, write_unjudged)
     path = session.config.getoption("retrieval_report", None)
     if not path:
         return
     from .reports.json_report import write_json_report
 
-    states = [s for s in session.config.stash.get(_STATE, {}).values()]
-    write_json_report(Path(path), states)
+    _write_or_say(session, "--retrieval-report", path, write_json_report)
+
+
+def _write_or_say(session: pytest.Session, flag: str, path: str, write: Any) -> None:
+    """A report that cannot be written is one line and a non-zero exit, never a traceback
+    that throws the verdict away."""
+    states = list(session.config.stash.get(_STATE, {}).values())
+    try:
+        write(Path(path), states)
+    except (OSError, ValueError, TypeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
+        line = f"ERROR: {flag} {path}: not written: {reason}"
+        if tr is not None:
+            tr.write_line(line, red=True)
+        else:  # pragma: no cover
+            import sys
+
+            print(line, file=sys.stderr)
+        if session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED

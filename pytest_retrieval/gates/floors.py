@@ -4,6 +4,7 @@ suite file's ``floors`` block parsed into them (pure, no I/O). Judging them is :
 from __future__ import annotations
 
 import difflib
+import math
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
@@ -149,8 +150,16 @@ def parse_floors(model: Any, suite: Any, metrics: List[str]) -> List[Floor]:
             raise suite.error(("floors", r_name), f"floor for unknown retriever {r_name!r}{hint}")
         if not per_metric:
             raise suite.error(("floors", r_name), "no metric floors listed")
+        seen: Dict[Tuple[str, Optional[str]], Any] = {}  # (canonical metric, stratum) -> the key that set it
         for m, value in per_metric.items():
-            floors.append(_parse_floor(model, suite, metrics, r_name, m, value))
+            floor = _parse_floor(model, suite, metrics, r_name, m, value)
+            if (floor.metric, floor.stratum) in seen:
+                raise suite.error(
+                    ("floors", r_name, m),
+                    f"{m!r} and {seen[floor.metric, floor.stratum]!r} are the same floor ({floor.metric}): keep one",
+                )
+            seen[floor.metric, floor.stratum] = m
+            floors.append(floor)
     return floors
 
 
@@ -158,8 +167,8 @@ def _parse_floor(model: Any, suite: Any, metrics: List[str], r_name: str, m: Any
     from ..suite.yamlio import locate
 
     key = ("floors", r_name, m)
-    if isinstance(value, bool):
-        raise suite.error(key, f"floor must be a number, got {value!r}")
+    if isinstance(value, bool) or not math.isfinite(value):
+        raise suite.error(key, f"a floor is a finite number, got {value!r}")
     try:
         canon, op, stratum = floor_key(str(m))
     except ValueError as exc:

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..cli import number  # numeric options validated like their YAML twins (issue #11)
 from ..errors import ConfigError, RetrievalError
 
 __all__ = ["register"]
@@ -326,6 +327,7 @@ def _agree(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``judge`` and its five commands to a ``pytest-retrieval`` subparsers object."""
+
     j = subparsers.add_parser(
         "judge",
         help="author judgments: clicks, LLM grading, pooling, import, agreement",
@@ -441,15 +443,19 @@ def _add_llm_parser(sub: Any) -> None:
         "--cache",
         help="JSONL answer cache (default: the user cache dir, pytest-retrieval/judge/llm-cache.jsonl)",
     )
-    l.add_argument("--concurrency", type=int, default=4, help="parallel requests (default 4)")
-    l.add_argument("--rpm", type=_positive, help="requests per minute (token bucket)")
-    l.add_argument("--max-retries", type=int, default=5, help="retries on 429/5xx/timeouts (default 5)")
-    l.add_argument("--backoff", type=float, default=1.0, help="first backoff in seconds (default 1)")
+    l.add_argument("--concurrency", type=number(int, ge=1), default=4, help="parallel requests (default 4)")
+    l.add_argument("--rpm", type=_positive, default=None, help="requests per minute (token bucket)")
+    l.add_argument(
+        "--max-retries", type=number(int, ge=0), default=5, help="retries on 429/5xx/timeouts (default 5)"
+    )
+    l.add_argument(
+        "--backoff", type=number(float, ge=0), default=1.0, help="first backoff in seconds (default 1)"
+    )
     l.add_argument(
         "--max-backoff", type=float, default=60.0, help="cap on a backoff or Retry-After wait (default 60)"
     )
     l.add_argument("--timeout", type=_positive, default=60.0, help="per-request timeout, s")
-    l.add_argument("--max-tokens", type=int, default=16, help="answer token limit (default 16)")
+    l.add_argument("--max-tokens", type=number(int, ge=1), default=16, help="answer token limit (default 16)")
     l.add_argument(
         "--max-doc-chars",
         type=int,
@@ -483,7 +489,7 @@ def _add_pool_parser(sub: Any) -> None:
         required=True,
         help="annotation file to write: .csv, .tsv or .jsonl (repeatable)",
     )
-    p.add_argument("--depth", type=int, default=20, help="top-k per retriever (default 20)")
+    p.add_argument("--depth", type=number(int, ge=1), default=20, help="top-k per retriever (default 20)")
     p.add_argument(
         "--retrievers",
         help="comma-separated retrievers to pool (default: all; suite:name picks from one suite)",

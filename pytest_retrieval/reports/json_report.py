@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, Optional, Sequence, TextIO
+from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
 
 from .. import __version__
 from ..fileio import atomic_write
@@ -23,12 +23,42 @@ def write_json_report(path: Path, states: Sequence[Any]) -> None:
         "plugin_version": __version__,
         "suites": [suite_report(s) for s in states],
     }
+    doc, non_finite = _finite_only(doc)
+    if non_finite:  # NaN is not JSON: such a value is null and named here as an error
+        doc["errors"] = [f"{where}: not a finite number" for where in non_finite]
     text = json.dumps(doc, indent=2, sort_keys=False, allow_nan=False, default=_json_default)
 
     def write(fh: TextIO) -> None:
         fh.write(text + "\n")
 
     atomic_write(path, write, fsync=False)
+
+
+def _finite_only(value: Any, where: str = "") -> Tuple[Any, List[str]]:
+    """``value`` with every NaN / infinity replaced by None, and where each one was."""
+    import math
+
+    found: List[str] = []
+
+    def walk(v: Any, at: str) -> Any:
+        if isinstance(v, dict):
+            return {k: walk(x, f"{at}.{k}" if at else str(k)) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [walk(x, f"{at}[{i}]") for i, x in enumerate(v)]
+        if isinstance(v, float) and not math.isfinite(v):
+            found.append(at)
+            return None
+        try:
+            import numpy as np
+
+            if isinstance(v, np.floating) and not np.isfinite(v):
+                found.append(at)
+                return None
+        except ImportError:  # pragma: no cover
+            pass
+        return v
+
+    return walk(value, where), found
 
 
 def _json_default(o: Any) -> Any:

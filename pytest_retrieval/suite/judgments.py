@@ -95,19 +95,50 @@ def reconcile_ids(
 # ------------------------------------------------------------------ line readers
 
 
+MAX_DATA_BYTES = 8 * 1024**3  # a judgments, corpus, run or tags file
+MAX_LINE_CHARS = 64 * 1024**2  # one line of such a file
+
+
 def _lines(path: Path) -> Iterator[Tuple[int, str]]:
+    """The non-blank lines of a regular UTF-8 text file (a leading BOM stripped), numbered.
+    A device, FIFO or directory, a file over ``MAX_DATA_BYTES`` or a line over
+    ``MAX_LINE_CHARS`` is one ``ConfigError`` naming the file (and line)."""
+    import os
+    import stat
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ConfigError("file not found", file=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ConfigError("is a directory, expected a file", file=str(path))
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError("not a regular file (a device, FIFO or socket), expected a file", file=str(path))
+    if st.st_size > MAX_DATA_BYTES:
+        raise ConfigError(
+            f"file is {st.st_size:,} bytes, over the limit of {MAX_DATA_BYTES:,} bytes", file=str(path)
+        )
+    n = 0
+    try:
+        with open(path, encoding="utf-8-sig", newline=None) as fh:
+            while True:
+                line = fh.readline(MAX_LINE_CHARS + 1)
+                if not line:
+                    break
+                n += 1
+                if len(line) > MAX_LINE_CHARS:
+                    raise ConfigError(
+                        f"line longer than {MAX_LINE_CHARS:,} characters", file=str(path), line=n
+                    )
                 line = line.rstrip("\n").rstrip("\r")
                 if line.strip():
                     yield n, line
-    except FileNotFoundError:
-        raise ConfigError("file not found", file=str(path)) from None
-    except IsADirectoryError:
-        raise ConfigError("is a directory, expected a file", file=str(path)) from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
 
 
 def _jsonl(path: Path) -> Iterator[Tuple[int, dict]]:
@@ -189,10 +220,12 @@ def _no_dup(seen: Mapping[str, object], key: str, path: Path, n: int, what: str)
 def load_qrels(path: Path) -> Qrels:
     """Qrels from TREC (``qid 0 docid grade``), BEIR TSV (with header) or JSONL.
 
-    The format is detected from the extension (``.jsonl``) or the first line: a TSV
-    whose first line is a header such as ``query-id<TAB>corpus-id<TAB>score`` is BEIR;
-    four whitespace-separated columns are TREC; three tab-separated columns without
-    header are read as BEIR rows.
+    A file has one format, detected once: JSONL by its extension; otherwise from the first
+    line, its separator (a tab: tab-separated, else whitespace) and its column count. A
+    header (``query-id<TAB>corpus-id<TAB>score``, extra columns such as ``annotator``
+    allowed) names the columns; without one, four columns are TREC (``qid iter docid grade``)
+    and three are BEIR rows (``qid docid grade``). A row that does not fit the format (another
+    column count) is an error naming its line, never read another way.
     """
     path = Path(path)
     qrels: Qrels = {}
@@ -203,29 +236,25 @@ def load_qrels(path: Path) -> Qrels:
             grade = _grade(_pick(obj, ("grade", "relevance", "score", "rel"), path, n, "grade"), path, n)
             _add_judgment(qrels, qid, did, grade, path, n)
     else:
+        fmt: Optional[_QrelsFormat] = None
         for n, line in _lines(path):
-            if "\t" in line:
-                parts = line.split("\t")
-            else:
-                parts = line.split()
-            if n == 1 and _is_header(parts):
-                continue  # BEIR header: query-id corpus-id score
-            if len(parts) == 4:
-                qid, _iter, did, g = parts
-            elif len(parts) == 3:
-                qid, did, g = parts
-            else:
+            if fmt is None:
+                fmt = _QrelsFormat.detect(line, path, n)
+                if fmt.header:
+                    continue
+            parts = fmt.split(line)
+            if len(parts) != fmt.columns:
                 raise ConfigError(
-                    f"expected 'qid 0 docid grade' (TREC) or 'qid<TAB>docid<TAB>grade' (BEIR), "
-                    f"got {len(parts)} column(s)",
+                    f"{len(parts)} column(s), but this file is {fmt.describe()} "
+                    f"(detected from line {fmt.line})",
                     file=str(path),
                     line=n,
                 )
             _add_judgment(
                 qrels,
-                _id(qid, path, n, "query id"),
-                _id(did, path, n, "document id"),
-                _grade(g, path, n),
+                _id(parts[fmt.qid], path, n, "query id"),
+                _id(parts[fmt.did], path, n, "document id"),
+                _grade(parts[fmt.grade], path, n),
                 path,
                 n,
             )
@@ -234,10 +263,77 @@ def load_qrels(path: Path) -> Qrels:
     return qrels
 
 
+_HEADER_QID = ("query-id", "query_id", "qid", "query", "topic", "queryid")
+_HEADER_DID = ("corpus-id", "corpus_id", "doc-id", "doc_id", "docid", "docno", "document", "doc")
+_HEADER_GRADE = ("score", "relevance", "grade", "rel", "label", "judgment")
+
+
+@dataclass(frozen=True)
+class _QrelsFormat:
+    """One qrels text file's format, detected from its first line."""
+
+    tab: bool  # tab-separated (else any whitespace)
+    columns: int
+    qid: int
+    did: int
+    grade: int
+    header: bool
+    line: int  # where it was detected
+
+    @classmethod
+    def detect(cls, first: str, path: Path, n: int) -> _QrelsFormat:
+        tab = "\t" in first
+        parts = [p.strip() for p in (first.split("\t") if tab else first.split())]
+        names = [p.lower() for p in parts]
+        if _is_header(names):
+
+            def col(options: Tuple[str, ...], what: str) -> int:
+                for i, name in enumerate(names):
+                    if name in options:
+                        return i
+                raise ConfigError(
+                    f"header {first.strip()!r} names no {what} column (one of: {', '.join(options)})",
+                    file=str(path),
+                    line=n,
+                )
+
+            return cls(
+                tab,
+                len(parts),
+                col(_HEADER_QID, "query id"),
+                col(_HEADER_DID, "document id"),
+                col(_HEADER_GRADE, "grade"),
+                True,
+                n,
+            )
+        if len(parts) == 4:
+            return cls(tab, 4, 0, 2, 3, False, n)
+        if len(parts) == 3:
+            return cls(tab, 3, 0, 1, 2, False, n)
+        raise ConfigError(
+            f"expected 'qid 0 docid grade' (TREC) or 'qid<TAB>docid<TAB>grade' (BEIR), "
+            f"got {len(parts)} column(s)",
+            file=str(path),
+            line=n,
+        )
+
+    def split(self, line: str) -> List[str]:
+        return line.split("\t") if self.tab else line.split()
+
+    def describe(self) -> str:
+        sep = "tab-separated" if self.tab else "whitespace-separated"
+        if self.header:
+            return f"{sep} with a {self.columns}-column header"
+        kind = "TREC 'qid iter docid grade'" if self.columns == 4 else "BEIR 'qid docid grade'"
+        return f"{kind} ({sep}, {self.columns} columns)"
+
+
 def _is_header(parts: List[str]) -> bool:
-    return parts[0].strip().lower() in ("query-id", "query_id", "qid", "query", "topic") or parts[
-        -1
-    ].strip().lower() in ("score", "relevance", "grade", "rel", "label")
+    return (
+        parts[0].strip().lower() in _HEADER_QID
+        or parts[-1].strip().lower() in _HEADER_GRADE
+        or any(p.strip().lower() in ("corpus-id", "corpus_id") for p in parts)
+    )
 
 
 def _add_judgment(qrels: Qrels, qid: str, did: str, grade: int, path: Path, n: int) -> None:

@@ -22,7 +22,7 @@ from .schema import (
     SuiteFile,
     WeightedRetrieverConfig,
 )
-from .yamlio import KeyPath, Positions, deep_merge, format_path, load_with_includes, locate
+from .yamlio import KeyPath, Positions, deep_merge, format_path, load_with_includes, locate, shown
 
 # ------------------------------------------------------------------ loaded suite
 
@@ -223,10 +223,17 @@ def _pydantic_error(exc: ValidationError, data: Any, positions: Positions, path:
     elif etype == "union_tag_not_found":
         msg = "missing 'type' (which kind of retriever/embedder is this?)"
     elif etype == "literal_error":
-        msg = f"{err.get('input')!r} is not allowed: {err['msg'].replace('Input should be ', 'expected ')}"
+        msg = (
+            f"{shown(err.get('input'))} is not allowed: {err['msg'].replace('Input should be ', 'expected ')}"
+        )
+    elif key[:1] == ("floors",) or key[:2] == ("regression", "max_drop"):
+        value = err.get("input")
+        msg = f"a gate number is a finite number written as a number, got {shown(value)}" + (
+            " (YAML reads yes/no/on/off/true/false as booleans)" if isinstance(value, bool) else ""
+        )
     else:
         msg = (
-            f"{err['msg']} (got {err.get('input')!r})"
+            f"{err['msg']} (got {shown(err.get('input'))})"
             if "input" in err and not isinstance(err.get("input"), (dict, list))
             else err["msg"]
         )
@@ -373,11 +380,17 @@ def _parse_regression(suite: Suite, metrics: List[str]) -> List[BaselineGate]:
         if r_name not in suite.model.retrievers:
             raise suite.error(("regression", "retrievers", i), f"unknown retriever {r_name!r}")
     out: List[BaselineGate] = []
+    seen: Dict[str, str] = {}
     for m, margin in reg.max_drop.items():
         try:
             canon = str(parse_metric(str(m)))
         except ValueError as exc:
             raise suite.error(("regression", "max_drop", m), str(exc)) from None
+        if canon in seen:
+            raise suite.error(
+                ("regression", "max_drop", m), f"{m!r} and {seen[canon]!r} are the same metric: keep one"
+            )
+        seen[canon] = str(m)
         if canon not in metrics:
             metrics.append(canon)
         out += [BaselineGate(r_name, canon, float(margin)) for r_name in names]

@@ -10,6 +10,8 @@ is in :mod:`.build`, the latency pass in :mod:`.latency`.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -21,6 +23,23 @@ from .judgments import JudgmentSet, Overlap, check_overlap
 from .latency import latency_pass, stage_timer
 from .load import Suite
 from .result import ABLatency, RetrieverResult, SuiteResult
+
+# the engine clients' loggers: their retries and node-pool warnings are noise during a run
+CLIENT_LOGGERS = ("elastic_transport", "elasticsearch", "opensearch", "opensearchpy", "urllib3")
+
+
+@contextlib.contextmanager
+def quiet_client_loggers() -> Any:
+    """Only CRITICAL records of the client libraries' loggers while the block runs."""
+    loggers = [logging.getLogger(name) for name in CLIENT_LOGGERS]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
 
 
 @dataclass
@@ -53,11 +72,17 @@ class SuiteRunner:
         self._backend = backend
 
     def run(self) -> SuiteResult:
-        """The suite's judged (and unanswerable) queries through every retriever, scored."""
+        """The suite's judged (and unanswerable) queries through every retriever, scored.
+        The engine clients' own loggers are quiet meanwhile: a transport fault is reported
+        once, as the backend's ``InfrastructureError`` line, not as their retry chatter."""
+        with quiet_client_loggers():
+            return self._run()
+
+    def _run(self) -> SuiteResult:
         suite = self.suite
         js = load_judgments(suite)
         overlap = check_overlap(js, where=js.sources.get("qrels", str(suite.path)))
-        warnings = _overlap_warnings(overlap)
+        warnings = _overlap_warnings(overlap) + security_warnings(suite)
         qids, unanswerable = self._queries_to_run(js)
         overlap.run = len(qids)
         got = self.retrieve(js, qids, latency=suite.model.latency.enabled)
@@ -256,6 +281,39 @@ class SuiteRunner:
 
         self.progress(f"embedding {len(documents)} documents ({embedder.id})")
         return embed_corpus(embedder, documents)
+
+
+def security_warnings(suite: Suite) -> List[str]:
+    """Said once in the summary, not per request: certificates not checked, and credentials
+    sent in clear text over ``http://`` to a host other than this machine."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    b = suite.model.backend
+    conn = b.connection
+    if b.type == "embedded" or conn is None:
+        return []
+    out: List[str] = []
+    if not conn.verify_certs:
+        out.append("backend.connection.verify_certs is false: the engine's TLS certificate is not checked")
+    has_credentials = bool(conn.password or conn.api_key)
+    for host in conn.hosts:
+        try:
+            parts = urlsplit(host if "://" in host else f"http://{host}")
+            name = parts.hostname or ""
+        except ValueError:
+            continue
+        creds = has_credentials or bool(parts.password)
+        if parts.scheme != "http" or not creds:
+            continue
+        try:
+            loopback = ipaddress.ip_address(name).is_loopback
+        except ValueError:
+            loopback = name in ("localhost",) or name.endswith(".localhost")
+        if not loopback:
+            port = f":{parts.port}" if parts.port else ""
+            out.append(f"credentials are sent in clear text over http:// to {name}{port} (use https://)")
+    return out
 
 
 def _overlap_warnings(overlap: Overlap) -> List[str]:

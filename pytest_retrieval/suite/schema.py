@@ -250,7 +250,7 @@ class RegressionConfig(_Strict):
     baseline: Optional[str] = Field(
         None, description="Baseline JSON (default: <suite file stem>.baseline.json beside it)."
     )
-    max_drop: Dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(
+    max_drop: Dict[str, Annotated[float, Field(ge=0, le=1, strict=True, allow_inf_nan=False)]] = Field(
         description="metric -> the largest mean drop tolerated, e.g. {ndcg@10: 0.01}.", min_length=1
     )
     retrievers: Optional[List[str]] = Field(None, description="Retrievers compared (default: all).")
@@ -267,14 +267,18 @@ class UnanswerableConfig(_Strict):
     """Queries with no relevant document in the corpus, scored by whether the retriever abstains."""
 
     tag: str = Field("unanswerable", description="The query tag marking them.")
-    threshold: Dict[str, float] = Field(
+    threshold: Dict[str, Annotated[float, Field(strict=True, allow_inf_nan=False)]] = Field(
         default_factory=dict,
         description="retriever -> top score below which it abstains "
         "(without one, only zero hits count as abstaining).",
     )
 
 
-FloorValue = Union[float, int]
+# The one number rule for gates (floors, regression max_drop): a finite number written as a
+# number. A boolean (YAML's yes/no/on/off), a string (an interpolated ${VAR} included) or
+# .nan/.inf is a config error, never a floor of 0, 1 or NaN that always passes.
+GateNumber = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+FloorValue = GateNumber
 
 
 class SuiteFile(_Strict):

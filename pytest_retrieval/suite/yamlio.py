@@ -3,6 +3,18 @@
 Used so that every configuration mistake can be reported as one line naming the
 file, the key path and the line. Also does ``${VAR}`` / ``${VAR:-default}``
 interpolation of string values and merging of included / overriding files.
+
+The interpolation rule: an interpolated value is text. ``${VAR}`` is substituted into the
+string the YAML parser read, and the result is never parsed again, whatever characters the
+variable holds (``12:30:45``, ``null``, ``*ref``, ``[a``, digits). A whole-value ``${PORT}``
+is therefore the string ``"9200"``; fields that take a number or a boolean (``port``,
+``evaluation.depth``, ``verify_certs``) accept such a string when it spells one (pydantic's
+lax coercion), secret and text fields keep it as written. Floors and other gate numbers are
+written as numbers, not interpolated. Interpolated values are ``Interpolated`` strings, so
+error messages never echo them (they may be secrets).
+
+Resource limits: a file larger than ``MAX_YAML_BYTES`` is refused, and so is one whose
+aliases would expand to more than ``MAX_YAML_NODES`` nodes (a "billion laughs" file).
 """
 
 from __future__ import annotations
@@ -18,6 +30,31 @@ KeyPath = Tuple[Any, ...]
 Positions = Dict[KeyPath, Tuple[str, int]]  # key path -> (file, 1-based line)
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-(.*?))?\}")
+
+_PLAIN_TAGS = frozenset(
+    "tag:yaml.org,2002:" + t for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")
+)
+MAX_YAML_BYTES = 10 * 1024 * 1024  # a suite file is configuration, not data
+MAX_YAML_NODES = 100_000  # nodes after alias expansion
+
+
+class Interpolated(str):
+    """A string that ``${VAR}`` interpolation produced: text, never parsed again, never echoed
+    in an error message (``variables`` names the variables it came from)."""
+
+    variables: Tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """How an error message may refer to this value without showing it."""
+        names = ", ".join("${" + v + "}" for v in self.variables) or "an environment variable"
+        return f"the value of {names}"
+
+
+def shown(value: Any) -> str:
+    """``repr(value)``, except for interpolated values (possibly secrets), which are named."""
+    if isinstance(value, Interpolated):
+        return value.describe()
+    return repr(value)
 
 
 def format_path(path: KeyPath) -> str:
@@ -49,33 +86,136 @@ def interpolate(value: str, *, file: str, key: KeyPath, line: int) -> str:
     return _ENV.sub(sub, value)
 
 
+def _interpolated(value: str, *, file: str, key: KeyPath, line: int) -> str:
+    """``value`` with its variables substituted, as an ``Interpolated`` string when it had any."""
+    names = tuple(m.group(1) for m in _ENV.finditer(value))
+    if not names:
+        return value
+    out = Interpolated(interpolate(value, file=file, key=key, line=line))
+    out.variables = names
+    return out
+
+
+def read_text_file(path: Path, *, max_bytes: int, what: str = "file") -> str:
+    """A regular UTF-8 text file of at most ``max_bytes``, its BOM stripped. Anything else (a
+    missing file, a directory, a device like /dev/zero, a FIFO, a bigger file, bytes that are
+    not UTF-8) is one ``ConfigError`` naming the file."""
+    import stat
+
+    file = str(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ConfigError(f"{what} not found", file=file) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what}: {exc.strerror or exc}", file=file) from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise ConfigError(f"{kind}: expected a {what}", file=file)
+    if st.st_size > max_bytes:
+        raise ConfigError(f"{what} is {st.st_size:,} bytes, over the limit of {max_bytes:,} bytes", file=file)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what}: {exc.strerror or exc}", file=file) from None
+    if len(raw) > max_bytes:
+        raise ConfigError(f"{what} is over the limit of {max_bytes:,} bytes", file=file)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text (byte {exc.start})", file=file) from None
+
+
+def _count_nodes(node: Any, limit: int) -> int:
+    """Nodes of ``node`` with every alias expanded, counted without expanding them (shared
+    subtrees are counted once per reference); stops past ``limit``."""
+    memo: Dict[int, int] = {}
+
+    def count(n: Any) -> int:
+        got = memo.get(id(n))
+        if got is not None:
+            return got
+        memo[id(n)] = 1  # a recursive alias counts once while being counted
+        total = 1
+        if isinstance(n.value, list):
+            for item in n.value:
+                if isinstance(item, tuple):
+                    total += count(item[0]) + count(item[1])
+                else:
+                    total += count(item)
+                if total > limit:
+                    break
+        memo[id(n)] = total
+        return total
+
+    return count(node)
+
+
 def load_yaml(path: Path) -> Tuple[Any, Positions]:
     """Parse one YAML file into plain data plus a map key-path -> (file, line)."""
     import yaml
 
     file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError("file not found", file=file) from None
-    except UnicodeDecodeError:
-        raise ConfigError("not UTF-8 text", file=file) from None
+    text = read_text_file(Path(path), max_bytes=MAX_YAML_BYTES)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise ConfigError("YAML nested too deeply", file=file) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         raise ConfigError(
             f"invalid YAML: {exc.problem or exc.context}", file=file, line=(mark.line + 1) if mark else None
         ) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"invalid YAML: {exc}", file=file) from None
+    except yaml.YAMLError as exc:  # e.g. a reader error: a NUL byte, a control character
+        first = (str(exc).strip().splitlines() or ["?"])[0]
+        raise ConfigError(f"invalid YAML: {first}", file=file) from None
     positions: Positions = {}
     if node is None:
         return None, positions
+    try:
+        too_many = _count_nodes(node, MAX_YAML_NODES) > MAX_YAML_NODES
+    except RecursionError:
+        raise ConfigError("YAML nested too deeply", file=file) from None
+    if too_many:
+        raise ConfigError(
+            f"YAML aliases expand to more than {MAX_YAML_NODES:,} values (an alias bomb?); "
+            "write the values out or use include:",
+            file=file,
+        )
     constructor = yaml.SafeLoader("")
+
+    active: set = set()  # nodes being built: an alias back into one is a cycle
 
     def build(n: yaml.Node, key: KeyPath) -> Any:
         positions[key] = (file, n.start_mark.line + 1)
+        if n.tag not in _PLAIN_TAGS:
+            raise ConfigError(
+                f"YAML tag {n.tag!r} is not supported (plain values, lists and mappings only)",
+                file=file,
+                key=format_path(key) or None,
+                line=n.start_mark.line + 1,
+            )
+        if isinstance(n, (yaml.MappingNode, yaml.SequenceNode)):
+            if id(n) in active:
+                raise ConfigError(
+                    "a YAML alias refers to a value that contains it (a cycle)",
+                    file=file,
+                    key=format_path(key) or None,
+                    line=n.start_mark.line + 1,
+                )
+            active.add(id(n))
+            try:
+                return build_collection(n, key)
+            finally:
+                active.discard(id(n))
+        value = constructor.construct_object(n, deep=True)
+        if isinstance(value, str):
+            # text in, text out: the result is never parsed as YAML again (see the module doc)
+            value = _interpolated(value, file=file, key=key, line=n.start_mark.line + 1)
+        return value
+
+    def build_collection(n: yaml.Node, key: KeyPath) -> Any:
         if isinstance(n, yaml.MappingNode):
             out: Dict[Any, Any] = {}
             for k_node, v_node in n.value:
@@ -99,18 +239,12 @@ def load_yaml(path: Path) -> Tuple[Any, Positions]:
                     )
                 out[k] = build(v_node, key + (k,))
             return out
-        if isinstance(n, yaml.SequenceNode):
-            return [build(v, key + (i,)) for i, v in enumerate(n.value)]
-        value = constructor.construct_object(n, deep=True)
-        if isinstance(value, str):
-            value = interpolate(value, file=file, key=key, line=n.start_mark.line + 1)
-            if getattr(n, "style", None) is None and value != n.value:
-                # an unquoted ${VAR} that expands to a number/bool keeps YAML's typing
-                value = yaml.safe_load(value) if value.strip() else value
-        return value
+        return [build(v, key + (i,)) for i, v in enumerate(n.value)]
 
     try:
         data = build(node, ())
+    except RecursionError:
+        raise ConfigError("YAML nested too deeply", file=file) from None
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark
         raise ConfigError(

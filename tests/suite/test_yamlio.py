@@ -82,7 +82,7 @@ def test_env_values_and_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         "hosts: ['${RT_HOST}']\n"
         "fallback: ${RT_UNSET:-http://localhost:9200}\n"
         "empty_default: 'x${RT_UNSET:-}y'\n"
-        "depth: ${RT_DEPTH}\n"  # unquoted: keeps YAML's typing
+        "depth: ${RT_DEPTH}\n"  # interpolated values are text: pydantic coerces "50" for ints
         "quoted: '${RT_DEPTH}'\n"  # quoted: stays a string
         "flag: ${RT_UNSET:-true}\n"
         "both: ${RT_HOST}/${RT_UNSET:-idx}\n",
@@ -92,9 +92,9 @@ def test_env_values_and_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         "hosts": ["http://es:9200"],
         "fallback": "http://localhost:9200",
         "empty_default": "xy",
-        "depth": 50,
+        "depth": "50",
         "quoted": "50",
-        "flag": True,
+        "flag": "true",
         "both": "http://es:9200/idx",
     }
 
