@@ -84,6 +84,7 @@ def render_summary(
         f"{n_eval} judged queries, profile {suite.model.evaluation.profile}",
         f"  ids: {result.overlap.describe()}",
     ]
+    lines += ["  " + line for line in result.check_lines()]
     header = ["retriever"] + list(suite.metrics) + ["p50 ms", "p95 ms"]
     rows = []
     for name, r in result.retrievers.items():
@@ -246,6 +247,7 @@ def suite_report(state: Any) -> Dict[str, Any]:
             "judged": len(first.evaluation.evaluated) if first else 0,
             "no_relevant": list(first.evaluation.no_relevant) if first else [],
         },
+        "judgment_checks": result.checks_dict(),
         "retrievers": retrievers,
         "stages": [r.as_dict() for r in stage_rows(result)],
         "gates": [o.as_dict() for o in state.outcomes],

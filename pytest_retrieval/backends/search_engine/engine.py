@@ -32,7 +32,7 @@ import socket
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 from urllib.parse import urlsplit, urlunsplit
 
 from ...errors import ConfigError, InfrastructureError
@@ -580,6 +580,24 @@ class SearchEngineBackend(Backend):
         self._documents = documents
         self._doc_vectors = doc_vectors
         self._build_throwaway()
+
+    def existing_ids(self, doc_ids: Sequence[str], batch: int = 1000) -> Optional[Set[str]]:
+        """Which of ``doc_ids`` the index (or alias) holds: batched read-only ``ids`` queries
+        (an ``ids`` query, unlike ``_mget``, also answers on an alias over several indexes)."""
+        index = self._target()
+        unique = list(dict.fromkeys(doc_ids))
+        found: Set[str] = set()
+        for i in range(0, len(unique), batch):
+            part = unique[i : i + batch]
+            resp = self._request(
+                "POST",
+                f"/{index}/_search",
+                params={"filter_path": "hits.hits._id"},
+                body={"query": {"ids": {"values": part}}, "size": len(part), "_source": False},
+                what="document id check",
+            )
+            found.update(str(h["_id"]) for h in (resp.get("hits") or {}).get("hits", []))
+        return found
 
     def _check_engine(self, engine: str, version: str) -> None:
         """Subclasses refuse the wrong engine (e.g. the Elasticsearch backend on OpenSearch)."""
