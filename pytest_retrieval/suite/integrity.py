@@ -235,3 +235,14 @@ def self_hit_warnings(runs: Mapping[str, Mapping[str, Any]], qids: List[str]) ->
 def _ex(ids: List[str], n: int = 5) -> str:
     shown = ", ".join(repr(q) for q in ids[:n])
     return shown + (f", +{len(ids) - n} more" if len(ids) > n else "")
+
+
+def self_judged_warnings(qrels: Qrels) -> List[str]:
+    """With self-hits excluded, a query that judges its own id relevant can never retrieve it."""
+    own = [q for q, docs in qrels.items() if docs.get(q, 0) > 0]
+    if not own:
+        return []
+    return [
+        f"{len(own)} queries judge their own id relevant ({_ex(own)}), but "
+        f"evaluation.exclude_self_hits removes that hit: they can never find it"
+    ]

@@ -17,7 +17,7 @@ from ..backends.base import Backend
 from ..stats.summary import LatencySummary
 from ..types import Document, DocVectors, Query, Run
 from .build import StagePlan, load_judgments, make_backend, needs_corpus
-from .integrity import MissingDocuments, QuerySetCheck, self_hit_warnings
+from .integrity import MissingDocuments, QuerySetCheck, self_hit_warnings, self_judged_warnings
 from .judgments import JudgmentSet, check_overlap, without_self_hits
 from .latency import latency_pass, stage_timer
 from .load import Suite
@@ -66,7 +66,9 @@ class SuiteRunner:
             js.qrels = missing.drop_from(js.qrels)  # scored (and written out) without them
             missing.dropped = True
         results = {name: self._result(name, js, got, unanswerable) for name in suite.order}
-        if not suite.model.evaluation.exclude_self_hits:
+        if suite.model.evaluation.exclude_self_hits:
+            warnings += self_judged_warnings(js.qrels)
+        else:
             first = results[suite.order[0]].evaluation.evaluated if suite.order else []
             warnings += self_hit_warnings({n: r.run for n, r in results.items()}, first)
         out = SuiteResult(suite, js, overlap, results, got.backend_info, warnings)

@@ -384,6 +384,16 @@ def test_self_hits_excluded_match_an_independent_computation(tmp_path: Path) -> 
     assert plain.retrievers["bm25"].evaluation.aggregate["ndcg@10"] < ev.aggregate["ndcg@10"]
 
 
+def test_a_query_judging_itself_relevant_is_named_when_self_hits_are_excluded(tmp_path: Path) -> None:
+    _self_collection(tmp_path, n_queries=5)
+    first = (tmp_path / "qrels.txt").read_text().split()[0]
+    with open(tmp_path / "qrels.txt", "a") as fh:
+        fh.write(f"{first} 0 {first} 1\n")
+    text = _suite_text("", "  exclude_self_hits: true")
+    result = _run(_suite(tmp_path, text))
+    assert any(f"judge their own id relevant ('{first}')" in w for w in result.warnings)
+
+
 def test_evaluate_ignore_identical_ids(tmp_path: Path, capsys) -> None:
     (tmp_path / "qrels.txt").write_text("a 0 b 1\n")
     (tmp_path / "run.txt").write_text("a Q0 a 1 3.0 t\na Q0 b 2 2.0 t\n")
