@@ -77,14 +77,16 @@ class QuerySetCheck:
             out.append(f"{len(self.empty_text)} judged queries have an empty text: {_ex(self.empty_text, 10)}")
         return out
 
-    def problem(self) -> Optional[str]:
-        """The gap ``judgments.require_all`` refuses (None when there is none)."""
+    def problem(self, *, unjudged_expected: bool = False) -> Optional[str]:
+        """The gap ``judgments.require_all`` refuses (None when there is none).
+        ``unjudged_expected``: queries without judgments are no gap (a BEIR ``queries.jsonl``
+        holds the queries of every split)."""
         parts = []
         if self.judged_without_text:
             parts.append(
                 f"{len(self.judged_without_text)} judged queries without text ({_ex(self.judged_without_text)})"
             )
-        if self.queries_without_judgments:
+        if self.queries_without_judgments and not unjudged_expected:
             parts.append(
                 f"{len(self.queries_without_judgments)} queries without judgments "
                 f"({_ex(self.queries_without_judgments)})"

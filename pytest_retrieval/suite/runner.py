@@ -79,8 +79,9 @@ class SuiteRunner:
     def _check_query_set(self, js: JudgmentSet) -> QuerySetCheck:
         """How queries and qrels line up; with ``judgments.require_all`` any gap is an error."""
         check = QuerySetCheck.of(js)
-        if self.suite.model.judgments.require_all:
-            problem = check.problem()
+        j = self.suite.model.judgments
+        if j.require_all:
+            problem = check.problem(unjudged_expected=bool(j.beir and not j.queries))
             if problem:
                 raise self.suite.error(
                     ("judgments", "require_all"),

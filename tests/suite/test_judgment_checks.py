@@ -482,3 +482,22 @@ def test_plugin_option_writes_run_files(pytester: pytest.Pytester, tmp_path: Pat
 
 
 pytest_plugins = ["pytester"]
+
+
+def test_require_all_on_a_beir_folder_expects_queries_of_other_splits(tmp_path: Path) -> None:
+    _collection(tmp_path, n_queries=4)
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    for f in ("corpus.jsonl", "queries.jsonl"):
+        (beir / f).write_text((tmp_path / f).read_text())
+    with open(beir / "queries.jsonl", "a") as fh:
+        fh.write(json.dumps({"_id": "train-1", "text": "alpha"}) + "\n")
+    rows = [l.split() for l in (tmp_path / "qrels.txt").read_text().splitlines()]
+    (beir / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{g}\n" for q, _, d, g in rows)
+    )
+    text = _suite_text("  require_all: true").replace(
+        "  queries: queries.jsonl\n  qrels: qrels.txt\n  corpus: corpus.jsonl", "  beir: beir"
+    )
+    result = _run(_suite(tmp_path, text))
+    assert result.query_set.queries_without_judgments == ["train-1"]
