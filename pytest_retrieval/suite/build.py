@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List
 
 from ..backends.base import Backend, BM25Spec, KnnSpec, TemplateSpec
-from ..types import Document
 from ..errors import ConfigError
+from ..types import Document
 from .judgments import (
     GradeScale,
     JudgmentSet,

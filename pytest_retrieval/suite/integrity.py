@@ -74,7 +74,9 @@ class QuerySetCheck:
                 f"(e.g. '007' ~ '7'): fix the files so ids are identical strings"
             )
         if self.empty_text:
-            out.append(f"{len(self.empty_text)} judged queries have an empty text: {_ex(self.empty_text, 10)}")
+            out.append(
+                f"{len(self.empty_text)} judged queries have an empty text: {_ex(self.empty_text, 10)}"
+            )
         return out
 
     def problem(self, *, unjudged_expected: bool = False) -> Optional[str]:

@@ -179,8 +179,12 @@ class GradeScale:
             return grade
         mapped = f" (mapped from {raw})" if grade != raw else ""
         if grade < 0 and not self.mapping:
-            example = f"{self.option}=-1:0" if self.option.startswith("--") else f"{self.option}.map: {{-1: 0}}"
-            problem = f"negative relevance grade {grade}: map it onto the scale with {self.option} (e.g. {example})"
+            example = (
+                f"{self.option}=-1:0" if self.option.startswith("--") else f"{self.option}.map: {{-1: 0}}"
+            )
+            problem = (
+                f"negative relevance grade {grade}: map it onto the scale with {self.option} (e.g. {example})"
+            )
         else:
             where = "map" if self.mapping and grade == raw else "range"
             problem = (
@@ -210,9 +214,7 @@ def parse_grade_map(text: str, *, option: str = "--grade-map") -> Dict[int, int]
     return out
 
 
-def scale_qrels(
-    qrels: Qrels, scale: Optional[GradeScale], *, file: str, key: Optional[str] = None
-) -> Qrels:
+def scale_qrels(qrels: Qrels, scale: Optional[GradeScale], *, file: str, key: Optional[str] = None) -> Qrels:
     """``qrels`` with ``scale`` applied (for judgments not read line by line, e.g. inline)."""
     if scale is None:
         return qrels

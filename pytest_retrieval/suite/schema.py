@@ -49,17 +49,17 @@ class InlineDocument(_Strict):
 class GradesConfig(_Strict):
     """The relevance scale of the qrels: allowed range and an optional map applied on load."""
 
-    min: int = Field(0, description="Lowest allowed grade (after the map).")
-    max: int = Field(10, description="Highest allowed grade (after the map).")
+    min: int = Field(default=0, description="Lowest allowed grade (after the map).")
+    max: int = Field(default=10, description="Highest allowed grade (after the map).")
     map: Optional[Dict[int, int]] = Field(
-        None,
+        default=None,
         description="raw grade -> grade, applied to every judgment as it is read, e.g. "
         "{-1: 0} for 'judged, not relevant' or {1: 3, 2: 2, 3: 1} for an inverted scale; "
         "grades not named are kept.",
     )
 
     @model_validator(mode="after")
-    def _ordered(self) -> "GradesConfig":
+    def _ordered(self) -> GradesConfig:
         if self.min > self.max:
             raise ValueError(f"grades: min {self.min} is above max {self.max}")
         return self

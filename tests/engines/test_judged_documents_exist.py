@@ -41,7 +41,9 @@ def existing(engine: str):
         headers={"Content-Type": "application/x-ndjson"},
     )
     urllib.request.urlopen(req, timeout=30).read()
-    http(url, "POST", "/_aliases", {"actions": [{"add": {"index": i, "alias": alias}} for i in (name, other)]})
+    http(
+        url, "POST", "/_aliases", {"actions": [{"add": {"index": i, "alias": alias}} for i in (name, other)]}
+    )
     yield engine, url, name, alias
     for idx in (name, other):
         http(url, "DELETE", f"/{idx}")
@@ -99,7 +101,10 @@ def _run(path: Path):
 
 def test_missing_documents_of_an_existing_index(existing, tmp_path: Path) -> None:
     engine, url, name, _ = existing
-    with pytest.raises(ConfigError, match=r"2 of 4 relevant judgments .* missing from the index .*queries: q3 \(missing-b, missing-c\); q1"):
+    with pytest.raises(
+        ConfigError,
+        match=r"2 of 4 relevant judgments .* missing from the index .*queries: q3 \(missing-b, missing-c\); q1",
+    ):
         _run(_suite(tmp_path, engine, url, name))
     ok = _suite(tmp_path, engine, url, name, "  max_missing_documents: 0.9")
     result = _run(ok)

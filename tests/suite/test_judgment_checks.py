@@ -100,7 +100,10 @@ def _suite_text(extra_judgments: str = "", extra_evaluation: str = "") -> str:
 
 
 def _trec_eval(qrels, run_dict, measures=("ndcg_cut_10", "recip_rank", "recall_20", "map")):
-    ev = pytrec_eval.RelevanceEvaluator(qrels, set(m.split("_")[0] if m.startswith("recall") else m for m in measures) | {"ndcg_cut", "recall"})
+    ev = pytrec_eval.RelevanceEvaluator(
+        qrels,
+        set(m.split("_")[0] if m.startswith("recall") else m for m in measures) | {"ndcg_cut", "recall"},
+    )
     return ev.evaluate(run_dict)
 
 
@@ -424,7 +427,13 @@ def test_run_files_reproduce_the_suite(tmp_path: Path, capsys, ties: str, profil
     )
     result = _run(_suite(tmp_path, text))
     out = write_suite_runs(result, tmp_path / "runs")
-    assert sorted(p.name for p in out.iterdir()) == ["bm25.run", "bm25b.run", "evaluate.sh", "qrels.txt", "rrf.run"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "bm25.run",
+        "bm25b.run",
+        "evaluate.sh",
+        "qrels.txt",
+        "rrf.run",
+    ]
     for name, r in result.retrievers.items():
         args = evaluate_command(result, str(out / "qrels.txt"), str(out / f"{name}.run"))[1:]
         assert cli_main(args + ["--json", "--per-query"]) == 0
@@ -471,14 +480,18 @@ def test_python_api_converts_to_ranx_and_ir_measures(tmp_path: Path) -> None:
 def test_plugin_option_writes_run_files(pytester: pytest.Pytester, tmp_path: Path) -> None:
     _collection(pytester.path)
     (pytester.path / "retrieval_t.yaml").write_text(textwrap.dedent(_suite_text()))
-    res = pytester.runpytest("-p", "no:cacheprovider", "--retrieval-runs", "runs", "--retrieval-report", "r.json")
+    res = pytester.runpytest(
+        "-p", "no:cacheprovider", "--retrieval-runs", "runs", "--retrieval-report", "r.json"
+    )
     res.assert_outcomes(passed=1)
     assert (pytester.path / "runs" / "t" / "bm25.run").is_file()
     report = json.loads((pytester.path / "r.json").read_text())
     checks = report["suites"][0]["judgment_checks"]
     assert checks["query_set"]["judged_with_text"] == 12
     assert checks["missing_documents"]["missing"] == 0
-    res.stdout.fnmatch_lines(["*query set: 12 of 12 judged queries have a text*", "*documents: all * judged documents exist*"])
+    res.stdout.fnmatch_lines(
+        ["*query set: 12 of 12 judged queries have a text*", "*documents: all * judged documents exist*"]
+    )
 
 
 pytest_plugins = ["pytester"]
