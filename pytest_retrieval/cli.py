@@ -90,16 +90,24 @@ def _join_negative_values(argv: List[str]) -> List[str]:
 
 def _evaluate(args: argparse.Namespace) -> int:
     from .measures.metrics import evaluate, parse_metric
-    from .suite.judgments import load_qrels, load_trec_run
+    from .suite.judgments import GradeScale, load_qrels, load_trec_run, parse_grade_map, without_self_hits
 
     metrics = [str(parse_metric(m)) for m in (args.metric or ["ndcg@10", "mrr@10", "recall@100", "map"])]
-    qrels = load_qrels(Path(args.qrels))
+    mapping = parse_grade_map(args.grade_map) if args.grade_map else None
+    # trec_eval takes any grade; a negative one (judged non-relevant in some collections, or
+    # an inverted scale) needs an explicit --grade-map so nobody is scored on it by accident
+    scale = GradeScale(low=0, high=sys.maxsize, mapping=mapping, option="--grade-map")
+    qrels = load_qrels(Path(args.qrels), scale)
     run = load_trec_run(Path(args.run))
     if not set(qrels) & set(run):
         raise RetrievalError(
             f"{args.run} and {args.qrels} share no query id (run: e.g. {next(iter(run))!r}, "
             f"qrels: e.g. {next(iter(qrels))!r}): every metric would be 0"
         )
+    if args.ignore_identical_ids:
+        run, removed = without_self_hits(run)
+        if removed:
+            print(f"# {removed} hits whose doc id equals the query id removed", file=sys.stderr)
     ev = evaluate(
         qrels,
         run,
@@ -308,6 +316,17 @@ def _add_evaluate(sub: Any) -> None:
         "engine (the file's rank order)",
     )
     e.add_argument("--relevance-threshold", type=number(int, ge=1), default=1, help="like trec_eval -l")
+    e.add_argument(
+        "--grade-map",
+        metavar="RAW:GRADE,...",
+        help="map grades as they are read, e.g. -1:0 (judged non-relevant) or 1:3,2:2,3:1 "
+        "(inverted scale); a negative grade without a map is an error",
+    )
+    e.add_argument(
+        "--ignore-identical-ids",
+        action="store_true",
+        help="drop hits whose doc id equals the query id (BEIR's ignore_identical_ids)",
+    )
     e.set_defaults(func=_evaluate)
 
 

@@ -57,6 +57,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "a JSONL annotation queue (see `pytest-retrieval judge import`)",
     )
     g.addoption(
+        "--retrieval-runs",
+        metavar="DIR",
+        default=None,
+        help="write DIR/<suite>/<retriever>.run (TREC runs exactly as scored), qrels.txt and "
+        "evaluate.sh (the `pytest-retrieval evaluate` commands that reproduce the numbers)",
+    )
+    g.addoption(
         "--retrieval-no-latency",
         action="store_true",
         default=False,
@@ -388,6 +395,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 written = update_baseline(state.suite, state.result)
                 if tr is not None:
                     tr.write_line(f"[retrieval] baseline written: {written}")
+    runs_dir = session.config.getoption("retrieval_runs", None)
+    if runs_dir:
+        from .suite.export import write_suite_runs
+
+        for state in session.config.stash.get(_STATE, {}).values():
+            if state.result is not None:
+                write_suite_runs(state.result, Path(runs_dir))
     unjudged = session.config.getoption("retrieval_export_unjudged", None)
     if unjudged:
         from .reports.unjudged import write_unjudged

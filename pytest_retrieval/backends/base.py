@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Set, Tuple
 
 from ..types import Document, DocVectors, Query, Ranking, Run
 
@@ -77,6 +77,11 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def search_one(self, spec: LeafSpec, query: Query, k: int) -> SearchResult:
         """Latency pass: exactly one request for one query, as production would send it."""
+
+    def existing_ids(self, doc_ids: Sequence[str]) -> Optional[Set[str]]:
+        """Which of ``doc_ids`` the prepared index holds (read-only); None when this backend
+        cannot tell (the runner then checks the suite's corpus)."""
+        return None
 
     def describe(self) -> Dict[str, Any]:
         """Engine name/version and index facts, for reports and baseline fingerprints."""

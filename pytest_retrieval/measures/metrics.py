@@ -82,12 +82,30 @@ _ALIASES: Dict[str, str] = {
     "p": "precision",
     "rprec": "r-precision",
     "success": "hit",
+    # ir_measures spellings (matched case-insensitively): nDCG@10, RR@10, R@100, P@10, AP
+    "rr": "mrr",
+    "r": "recall",
+    "ap": "map",
+    # trec_eval measure names without a cutoff
+    "recip_rank": "mrr",
+}
+
+# trec_eval names with the cutoff after an underscore: ndcg_cut_10, P_10, recall_100,
+# map_cut_10, success_10 (trec_eval -m ndcg_cut.10 prints ndcg_cut_10)
+_TREC_CUT_RE = re.compile(r"(ndcg_cut|map_cut|p|recall|success)_([0-9]+)")
+_TREC_CUT: Dict[str, str] = {
+    "ndcg_cut": "ndcg",
+    "map_cut": "map",
+    "p": "precision",
+    "recall": "recall",
+    "success": "hit",
 }
 
 #: The known metrics, as listed in error messages.
 KNOWN_METRICS = (
-    "ndcg[@k], mrr[@k], recall@k, precision@k (p@k), map[@k], "
-    "r-precision (rprec), hit@k (success@k), judged@k"
+    "ndcg[@k], mrr[@k] (rr, recip_rank), recall@k (r@k), precision@k (p@k), map[@k] (ap), "
+    "r-precision (rprec), hit@k (success@k), judged@k; trec_eval names such as "
+    "ndcg_cut_10, P_10, recall_100, map_cut_10"
 )
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")
@@ -141,12 +159,22 @@ def _unknown_message(text: str, name: Optional[str] = None) -> str:
 
 
 def parse_metric(text: Union[str, Metric]) -> Metric:
-    """``"nDCG@10"`` -> ``Metric("ndcg", 10)``. Raises ``ValueError`` (one line)."""
+    """``"nDCG@10"`` -> ``Metric("ndcg", 10)``. Raises ``ValueError`` (one line).
+
+    ir_measures and trec_eval spellings are aliases printed under the canonical name:
+    ``nDCG@10``/``ndcg_cut_10`` -> ``ndcg@10``, ``RR@10`` -> ``mrr@10``, ``recip_rank`` ->
+    ``mrr``, ``R@100``/``recall_100`` -> ``recall@100``, ``P@10``/``P_10`` ->
+    ``precision@10``, ``AP`` -> ``map``, ``map_cut_10`` -> ``map@10``. The nDCG gain is the
+    suite's ``evaluation.profile`` whatever the spelling (ir_measures and trec_eval use
+    ``trec``: gain = grade)."""
     if isinstance(text, Metric):
         return text
     if not isinstance(text, str):
         raise ValueError(f"a metric is a string like 'ndcg@10', got {text!r}")
     spec = text.strip()
+    trec = _TREC_CUT_RE.fullmatch(spec.lower())
+    if trec:
+        return Metric(_TREC_CUT[trec.group(1)], int(trec.group(2)))
     base, at, cutoff = spec.partition("@")
     name = base.strip().lower()
     name = _ALIASES.get(name, name)

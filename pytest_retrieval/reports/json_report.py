@@ -106,6 +106,7 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "backend": result.backend_info,  # never holds credentials (backends describe() only facts)
         "profile": result.suite.model.evaluation.profile,
         "ties": result.suite.model.evaluation.ties,
+        "judgment_checks": result.checks_dict(),
         "overlap": {
             "queries": result.overlap.queries,
             "qrels": result.overlap.qrels,

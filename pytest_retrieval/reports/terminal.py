@@ -39,7 +39,7 @@ def _header(result: Any) -> List[str]:
         f"{suite.name} ({suite.path.name}) on {engine}{version}: "
         f"{n_eval} judged queries, profile {suite.model.evaluation.profile}",
         f"  ids: {result.overlap.describe()}",
-    ]
+    ] + ["  " + line for line in result.check_lines()]
 
 
 def _retriever_table(result: Any) -> List[str]:

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List
 
 from ..backends.base import Backend, BM25Spec, KnnSpec, TemplateSpec
+from ..errors import ConfigError
 from ..types import Document
 from .judgments import (
+    GradeScale,
     JudgmentSet,
     as_id,
     load_beir,
@@ -31,17 +33,19 @@ def load_judgments(suite: Suite) -> JudgmentSet:
     and/or files, then the inline ones; ids of the other files re-keyed onto the queries'."""
     j = suite.model.judgments
     key = ("judgments",)
+    scale = grade_scale(suite)
     if j.beir:
         js = load_beir(
             suite.resolve_path(key + ("beir",), j.beir),
             j.split,
             with_corpus=(needs_corpus(suite) or needs_texts(suite)) and not j.corpus,
+            grades=scale,
         )
     else:
         js = JudgmentSet(queries={}, qrels={})
     readers: Dict[str, Callable[[Path], Any]] = {
         "queries": load_queries,
-        "qrels": load_qrels,
+        "qrels": lambda p: load_qrels(p, scale),
         "corpus": load_corpus,
         "tags": load_tags,
     }
@@ -51,27 +55,49 @@ def load_judgments(suite: Suite) -> JudgmentSet:
             p = suite.resolve_path(key + (role,), value)
             setattr(js, role, read(p))
             js.sources[role] = str(p)
-    _add_inline(suite, js)
+    _add_inline(suite, js, scale)
     qsrc = js.sources.get("queries", "queries")
+    remapped: List[Any] = []
     js.qrels = reconcile_ids(
-        js.queries, js.qrels, reference_name=qsrc, other_name=js.sources.get("qrels", "qrels")
+        js.queries,
+        js.qrels,
+        reference_name=qsrc,
+        other_name=js.sources.get("qrels", "qrels"),
+        remapped_out=remapped,
     )
+    js.normalised["qrels"] = len(remapped)
     if js.tags:
+        remapped = []
         js.tags = reconcile_ids(
-            js.queries, js.tags, reference_name=qsrc, other_name=js.sources.get("tags", "tags")
+            js.queries,
+            js.tags,
+            reference_name=qsrc,
+            other_name=js.sources.get("tags", "tags"),
+            remapped_out=remapped,
         )
+        js.normalised["tags"] = len(remapped)
     return js
 
 
-def _add_inline(suite: Suite, js: JudgmentSet) -> None:
+def grade_scale(suite: Suite) -> GradeScale:
+    """The suite's ``judgments.grades``: range and map applied to every judgment on load."""
+    g = suite.model.judgments.grades
+    return GradeScale(low=g.min, high=g.max, mapping=dict(g.map) if g.map else None)
+
+
+def _add_inline(suite: Suite, js: JudgmentSet, scale: GradeScale) -> None:
     """The suite file's own ``judgments.inline`` queries and ``judgments.documents``."""
     j = suite.model.judgments
     if j.inline:
-        for q in j.inline:
+        for i, q in enumerate(j.inline):
             qid = as_id(q.id)
             js.queries[qid] = q.text
-            if q.relevant:
-                js.qrels.setdefault(qid, {}).update({as_id(d): g for d, g in q.relevant.items()})
+            for d, g in q.relevant.items():
+                try:
+                    grade = scale.apply(g, file=str(suite.path))
+                except ConfigError as exc:
+                    raise suite.error(("judgments", "inline", i, "relevant", d), exc.detail) from None
+                js.qrels.setdefault(qid, {})[as_id(d)] = grade
             if q.tags:
                 js.tags[qid] = tuple(q.tags)
         js.sources.setdefault("queries", f"{suite.path} (inline)")

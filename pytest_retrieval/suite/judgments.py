@@ -32,6 +32,7 @@ class JudgmentSet:
     tags: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     corpus: Optional[List[Document]] = None
     sources: Dict[str, str] = field(default_factory=dict)  # role -> file, for messages
+    normalised: Dict[str, int] = field(default_factory=dict)  # role -> ids matched only loosely
 
 
 # --------------------------------------------------------------------------- ids
@@ -58,9 +59,15 @@ def _canonical(i: str) -> str:
 
 
 def reconcile_ids(
-    reference: Iterable[str], other: Mapping[str, V], *, reference_name: str, other_name: str
+    reference: Iterable[str],
+    other: Mapping[str, V],
+    *,
+    reference_name: str,
+    other_name: str,
+    remapped_out: Optional[List[Tuple[str, str]]] = None,
 ) -> Dict[str, V]:
-    """Re-key ``other`` onto ``reference`` ids; warn for ids that only match loosely."""
+    """Re-key ``other`` onto ``reference`` ids; warn for ids that only match loosely (and
+    append the (id, matched id) pairs to ``remapped_out`` when given)."""
     ref = set(reference)
     missing = [k for k in other if k not in ref]
     if not missing:
@@ -80,6 +87,8 @@ def reconcile_ids(
             remapped.append((k, target))
         else:
             out[k] = v
+    if remapped_out is not None:
+        remapped_out.extend(remapped)
     if remapped:
         examples = ", ".join(f"{a!r}->{b!r}" for a, b in remapped[:3])
         warnings.warn(
@@ -176,6 +185,73 @@ def _grade(value: Any, path: Path, n: int) -> int:
     return int(f)
 
 
+# ------------------------------------------------------------------ grade scale
+
+
+@dataclass(frozen=True)
+class GradeScale:
+    """The grades a judgment set may hold, and how raw grades map onto them.
+
+    ``mapping`` (raw grade -> grade) is applied first, to every judgment as it is read;
+    grades it does not name are kept. The result must lie in ``low..high``. ``option`` is
+    how the user sets the scale (``judgments.grades`` in a suite, ``--grade-map`` on the
+    command line), named in every error."""
+
+    low: int = 0
+    high: int = 10
+    mapping: Optional[Mapping[int, int]] = None
+    option: str = "judgments.grades"
+
+    def apply(self, grade: int, *, file: str, line: Optional[int] = None, key: Optional[str] = None) -> int:
+        raw = grade
+        if self.mapping:
+            grade = self.mapping.get(grade, grade)
+        if self.low <= grade <= self.high:
+            return grade
+        mapped = f" (mapped from {raw})" if grade != raw else ""
+        if grade < 0 and not self.mapping:
+            example = (
+                f"{self.option}=-1:0" if self.option.startswith("--") else f"{self.option}.map: {{-1: 0}}"
+            )
+            problem = (
+                f"negative relevance grade {grade}: map it onto the scale with {self.option} (e.g. {example})"
+            )
+        else:
+            where = "map" if self.mapping and grade == raw else "range"
+            problem = (
+                f"relevance grade {grade}{mapped} outside the allowed range {self.low}..{self.high} "
+                f"({self.option}; add it to the {where}"
+                + (")" if where == "range" else " or widen the range)")
+            )
+        raise ConfigError(problem, file=file, line=line, key=key)
+
+
+def parse_grade_map(text: str, *, option: str = "--grade-map") -> Dict[int, int]:
+    """``"-1:0,1:3,2:2"`` -> ``{-1: 0, 1: 3, 2: 2}`` (one ``ConfigError`` line otherwise)."""
+    out: Dict[int, int] = {}
+    for part in text.split(","):
+        raw, sep, new = part.partition(":")
+        try:
+            if not sep:
+                raise ValueError
+            a, b = int(raw.strip()), int(new.strip())
+        except ValueError:
+            raise ConfigError(
+                f"{option}: {part.strip()!r} is not 'grade:grade' (e.g. {option}=-1:0,1:3,2:2,3:1)"
+            ) from None
+        if a in out and out[a] != b:
+            raise ConfigError(f"{option}: grade {a} is mapped twice")
+        out[a] = b
+    return out
+
+
+def scale_qrels(qrels: Qrels, scale: Optional[GradeScale], *, file: str, key: Optional[str] = None) -> Qrels:
+    """``qrels`` with ``scale`` applied (for judgments not read line by line, e.g. inline)."""
+    if scale is None:
+        return qrels
+    return {q: {d: scale.apply(g, file=file, key=key) for d, g in docs.items()} for q, docs in qrels.items()}
+
+
 # ---------------------------------------------------------------------- queries
 
 _QID_KEYS = ("_id", "id", "qid", "query_id", "query-id")
@@ -217,7 +293,7 @@ def _no_dup(seen: Mapping[str, object], key: str, path: Path, n: int, what: str)
 # ------------------------------------------------------------------------ qrels
 
 
-def load_qrels(path: Path) -> Qrels:
+def load_qrels(path: Path, grades: Optional[GradeScale] = None) -> Qrels:
     """Qrels from TREC (``qid 0 docid grade``), BEIR TSV (with header) or JSONL.
 
     A file has one format, detected once: JSONL by its extension; otherwise from the first
@@ -226,6 +302,9 @@ def load_qrels(path: Path) -> Qrels:
     allowed) names the columns; without one, four columns are TREC (``qid iter docid grade``)
     and three are BEIR rows (``qid docid grade``). A row that does not fit the format (another
     column count) is an error naming its line, never read another way.
+
+    With ``grades``, every grade is mapped and range-checked as it is read (the error names
+    the line).
     """
     path = Path(path)
     qrels: Qrels = {}
@@ -234,7 +313,7 @@ def load_qrels(path: Path) -> Qrels:
             qid = _id(_pick(obj, _QID_KEYS[1:] + ("_id",), path, n, "query id"), path, n, "query id")
             did = _id(_pick(obj, _DOCID_KEYS, path, n, "document id"), path, n, "document id")
             grade = _grade(_pick(obj, ("grade", "relevance", "score", "rel"), path, n, "grade"), path, n)
-            _add_judgment(qrels, qid, did, grade, path, n)
+            _add_judgment(qrels, qid, did, _scaled(grade, grades, path, n), path, n)
     else:
         fmt: Optional[_QrelsFormat] = None
         for n, line in _lines(path):
@@ -254,7 +333,7 @@ def load_qrels(path: Path) -> Qrels:
                 qrels,
                 _id(parts[fmt.qid], path, n, "query id"),
                 _id(parts[fmt.did], path, n, "document id"),
-                _grade(parts[fmt.grade], path, n),
+                _scaled(_grade(parts[fmt.grade], path, n), grades, path, n),
                 path,
                 n,
             )
@@ -326,6 +405,10 @@ class _QrelsFormat:
             return f"{sep} with a {self.columns}-column header"
         kind = "TREC 'qid iter docid grade'" if self.columns == 4 else "BEIR 'qid docid grade'"
         return f"{kind} ({sep}, {self.columns} columns)"
+
+
+def _scaled(grade: int, grades: Optional[GradeScale], path: Path, n: int) -> int:
+    return grade if grades is None else grades.apply(grade, file=str(path), line=n)
 
 
 def _is_header(parts: List[str]) -> bool:
@@ -405,7 +488,9 @@ def load_tags(path: Path) -> Dict[str, Tuple[str, ...]]:
 # ------------------------------------------------------------------------- BEIR
 
 
-def load_beir(folder: Path, split: str = "test", *, with_corpus: bool = True) -> JudgmentSet:
+def load_beir(
+    folder: Path, split: str = "test", *, with_corpus: bool = True, grades: Optional[GradeScale] = None
+) -> JudgmentSet:
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError("BEIR folder not found", file=str(folder))
@@ -415,7 +500,7 @@ def load_beir(folder: Path, split: str = "test", *, with_corpus: bool = True) ->
         raise ConfigError(
             f"no qrels for split {split!r} (have: {', '.join(have) or 'none'})", file=str(qrels_path)
         )
-    js = JudgmentSet(queries=load_queries(folder / "queries.jsonl"), qrels=load_qrels(qrels_path))
+    js = JudgmentSet(queries=load_queries(folder / "queries.jsonl"), qrels=load_qrels(qrels_path, grades))
     js.sources.update(queries=str(folder / "queries.jsonl"), qrels=str(qrels_path))
     if with_corpus:
         js.corpus = load_corpus(folder / "corpus.jsonl")
@@ -511,3 +596,28 @@ def check_overlap(js: JudgmentSet, *, where: str) -> Overlap:
             file=where,
         )
     return ov
+
+
+# -------------------------------------------------------------------- self hits
+
+
+def without_self_hits(run: Mapping[str, Ranking], k: Optional[int] = None) -> Tuple[Run, int]:
+    """``run`` without any hit whose doc id equals its query id (BEIR's
+    ``ignore_identical_ids``), each ranking cut at ``k`` after the removal; and how many
+    hits were removed."""
+    out: Run = {}
+    removed = 0
+    for qid, ranking in run.items():
+        if qid in ranking.doc_ids:
+            keep = [(d, s) for d, s in zip(ranking.doc_ids, ranking.scores) if d != qid]
+            removed += len(ranking.doc_ids) - len(keep)
+            ranking = Ranking([d for d, _ in keep], [s for _, s in keep])
+        out[qid] = ranking if k is None or len(ranking) <= k else ranking.top(k)
+    return out, removed
+
+
+def self_hit_share(run: Mapping[str, Ranking], qids: Iterable[str]) -> Tuple[int, int]:
+    """(how many of ``qids`` have their own id as the rank-1 hit, how many ``qids``)."""
+    qids = list(qids)
+    top1 = sum(1 for q in qids if (r := run.get(q)) is not None and r.doc_ids and r.doc_ids[0] == q)
+    return top1, len(qids)

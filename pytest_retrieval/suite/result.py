@@ -24,6 +24,7 @@ class RetrieverResult:
     window: Optional[int] = None  # candidates taken from each input (fusion / rerank stages)
     ab: Optional[ABLatency] = None  # interleaved timing against latency.baseline
     candidate_recall: Dict[str, float] = field(default_factory=dict)  # input -> recall@window
+    depth: Optional[int] = None  # the rankings were scored cut at this depth
 
     @property
     def metrics(self) -> Dict[str, float]:
@@ -71,6 +72,36 @@ class SuiteResult:
     retrievers: Dict[str, RetrieverResult]
     backend_info: Dict[str, Any]
     warnings: List[str] = field(default_factory=list)
+    query_set: Any = None  # integrity.QuerySetCheck
+    missing_documents: Any = None  # integrity.MissingDocuments, when the judged docs were checked
+
+    def check_lines(self) -> List[str]:
+        """The judgment checks for the summary: query set, then missing documents."""
+        out = []
+        if self.query_set is not None:
+            out.append(self.query_set.line())
+        if self.missing_documents is not None:
+            line = self.missing_documents.line()
+            if line:
+                out.append(f"missing documents: {line}")
+            elif self.missing_documents.judgments:
+                out.append(
+                    f"documents: all {self.missing_documents.judgments} judged documents exist in the "
+                    f"{self.missing_documents.checked_against}"
+                )
+        if self.suite.model.evaluation.exclude_self_hits:
+            out.append("self-hits excluded (evaluation.exclude_self_hits)")
+        return out
+
+    def checks_dict(self) -> Dict[str, Any]:
+        """The judgment checks for the JSON report."""
+        return {
+            "query_set": self.query_set.as_dict() if self.query_set is not None else None,
+            "missing_documents": (
+                self.missing_documents.as_dict() if self.missing_documents is not None else None
+            ),
+            "exclude_self_hits": self.suite.model.evaluation.exclude_self_hits,
+        }
 
     def inputs(self, retriever: str) -> List[str]:
         """The retrievers a stage builds on (empty for a leaf)."""

@@ -19,7 +19,8 @@ from ..backends.base import Backend
 from ..stats.latency import LatencySummary
 from ..types import Document, DocVectors, Query, Run
 from .build import StagePlan, load_judgments, make_backend, needs_corpus
-from .judgments import JudgmentSet, Overlap, check_overlap
+from .integrity import MissingDocuments, QuerySetCheck, self_hit_warnings, self_judged_warnings
+from .judgments import JudgmentSet, check_overlap, without_self_hits
 from .latency import latency_pass, stage_timer
 from .load import Suite
 from .result import ABLatency, RetrieverResult, SuiteResult
@@ -54,6 +55,7 @@ class Retrieval:
     ab: Dict[str, ABLatency] = field(default_factory=dict)
     queries: List[Query] = field(default_factory=list)  # as sent, with vectors when embedded
     backend_info: Dict[str, Any] = field(default_factory=dict)
+    missing_documents: Optional[MissingDocuments] = None  # when asked to check the judged docs
 
 
 class SuiteRunner:
@@ -81,13 +83,39 @@ class SuiteRunner:
     def _run(self) -> SuiteResult:
         suite = self.suite
         js = load_judgments(suite)
+        query_set = self._check_query_set(js)
         overlap = check_overlap(js, where=js.sources.get("qrels", str(suite.path)))
-        warnings = _overlap_warnings(overlap) + security_warnings(suite)
+        warnings = query_set.warnings() + security_warnings(suite)
         qids, unanswerable = self._queries_to_run(js)
         overlap.run = len(qids)
-        got = self.retrieve(js, qids, latency=suite.model.latency.enabled)
+        got = self.retrieve(js, qids, latency=suite.model.latency.enabled, check_documents=True)
+        missing = got.missing_documents
+        if missing is not None and missing.missing and suite.model.judgments.missing_documents == "drop":
+            js.qrels = missing.drop_from(js.qrels)  # scored (and written out) without them
+            missing.dropped = True
         results = {name: self._result(name, js, got, unanswerable) for name in suite.order}
-        return SuiteResult(suite, js, overlap, results, got.backend_info, warnings)
+        if suite.model.evaluation.exclude_self_hits:
+            warnings += self_judged_warnings(js.qrels)
+        else:
+            first = results[suite.order[0]].evaluation.evaluated if suite.order else []
+            warnings += self_hit_warnings({n: r.run for n, r in results.items()}, first)
+        out = SuiteResult(suite, js, overlap, results, got.backend_info, warnings)
+        out.query_set = query_set
+        out.missing_documents = missing
+        return out
+
+    def _check_query_set(self, js: JudgmentSet) -> QuerySetCheck:
+        """How queries and qrels line up; with ``judgments.require_all`` any gap is an error."""
+        check = QuerySetCheck.of(js)
+        j = self.suite.model.judgments
+        if j.require_all:
+            problem = check.problem(unjudged_expected=bool(j.beir and not j.queries))
+            if problem:
+                raise self.suite.error(
+                    ("judgments", "require_all"),
+                    f"{problem} ({js.sources.get('queries', 'queries')} vs {js.sources.get('qrels', 'qrels')})",
+                )
+        return check
 
     def _queries_to_run(self, js: JudgmentSet) -> Tuple[List[str], List[str]]:
         """(the queries sent: the judged ones, then the unanswerable ones without judgments;
@@ -127,6 +155,7 @@ class SuiteRunner:
         rr = RetrieverResult(
             name, model.retrievers[name].type, run, ev, latency=got.latency.get(name), ab=got.ab.get(name)
         )
+        rr.depth = got.depth
         if model.unanswerable is not None:
             from ..stats.abstention import abstention
 
@@ -160,11 +189,14 @@ class SuiteRunner:
         min_depth: int = 0,
         latency: bool = False,
         only: Optional[Sequence[str]] = None,
+        check_documents: bool = False,
     ) -> Retrieval:
         """Every retriever of the suite (or those in ``only`` and what they build on) over
         ``qids``: the quality pass (and, if asked, the latency pass). Shared by the gate run,
         pooling for annotation and fusion sweeps. A backend passed to the runner stays open
-        (its owner closes it); one the runner made is closed here."""
+        (its owner closes it); one the runner made is closed here. ``check_documents``: check
+        the judged documents exist (``Retrieval.missing_documents``) and refuse the suite when
+        more than ``judgments.max_missing_documents`` of the relevant ones are missing."""
         suite = self.suite
         order = suite.order if only is None else suite.with_inputs(only)
         depth = max([suite.model.evaluation.depth, min_depth] + [_metric_k(m) for m in suite.metrics])
@@ -177,6 +209,8 @@ class SuiteRunner:
         doc_texts = self._doc_texts(js, plan)
         try:
             self._prepare(backend, js, embedder, plan, out)
+            if check_documents:
+                out.missing_documents = self._check_documents(backend, js)
             self._quality_pass(backend, plan, queries, doc_texts, out)
             if latency:
                 single = stage_timer(suite, backend, plan, doc_texts)
@@ -222,6 +256,27 @@ class SuiteRunner:
         if plan.rerankers:
             out.backend_info["rerankers"] = {n: rk.id for n, rk in plan.rerankers.items()}
 
+    def _check_documents(self, backend: Backend, js: JudgmentSet) -> MissingDocuments:
+        """The judged documents absent from the corpus (embedded, throwaway index) or from the
+        existing index (batched read-only id lookups); an error above the allowed share."""
+        suite = self.suite
+        judged = [d for docs in js.qrels.values() for d in docs]
+        if needs_corpus(suite):
+            existing = {d.doc_id for d in js.corpus or []}
+            where = f"corpus ({js.sources.get('corpus', 'judgments.documents')})"
+        else:
+            self.progress(f"checking {len(set(judged))} judged document ids against the index")
+            found = backend.existing_ids(judged)
+            if found is None:  # a backend that cannot tell: nothing to report
+                return MissingDocuments("index", 0, 0)
+            existing = found
+            where = f"index {suite.model.backend.index.name!r}"
+        missing = MissingDocuments.of(js.qrels, existing, where)
+        problem = missing.too_many(suite.model.judgments.max_missing_documents)
+        if problem:
+            raise suite.error(("judgments", "max_missing_documents"), problem)
+        return missing
+
     def _quality_pass(
         self,
         backend: Backend,
@@ -236,7 +291,12 @@ class SuiteRunner:
         for name in plan.order:
             self.progress(f"retrieving {name}")
             if name in plan.leaves:
-                out.runs[name] = backend.search_batch(plan.leaves[name], queries, plan.leaf_depth)
+                if suite.model.evaluation.exclude_self_hits:
+                    # one hit more: a query's own document is at most one hit of its ranking
+                    run = backend.search_batch(plan.leaves[name], queries, plan.leaf_depth + 1)
+                    out.runs[name], _ = without_self_hits(run, plan.leaf_depth)
+                else:
+                    out.runs[name] = backend.search_batch(plan.leaves[name], queries, plan.leaf_depth)
             elif name in plan.rerankers:
                 from ..models.rerankers import rerank_run
 
@@ -314,15 +374,6 @@ def security_warnings(suite: Suite) -> List[str]:
             port = f":{parts.port}" if parts.port else ""
             out.append(f"credentials are sent in clear text over http:// to {name}{port} (use https://)")
     return out
-
-
-def _overlap_warnings(overlap: Overlap) -> List[str]:
-    if not overlap.qrels_without_query:
-        return []
-    ex = ", ".join(repr(q) for q in overlap.qrels_without_query[:5])
-    return [
-        f"{len(overlap.qrels_without_query)} judged query id(s) have no query text and score 0 (e.g. {ex})"
-    ]
 
 
 def _metric_k(metric: str) -> int:

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_serializer, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 from typing_extensions import Annotated
 
 # the kinds' config models live beside their implementations (re-exported for load.py)
@@ -53,6 +61,25 @@ class InlineDocument(_Strict):
     text: str
 
 
+class GradesConfig(_Strict):
+    """The relevance scale of the qrels: allowed range and an optional map applied on load."""
+
+    min: int = Field(default=0, description="Lowest allowed grade (after the map).")
+    max: int = Field(default=10, description="Highest allowed grade (after the map).")
+    map: Optional[Dict[int, int]] = Field(
+        default=None,
+        description="raw grade -> grade, applied to every judgment as it is read, e.g. "
+        "{-1: 0} for 'judged, not relevant' or {1: 3, 2: 2, 3: 1} for an inverted scale; "
+        "grades not named are kept.",
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> GradesConfig:
+        if self.min > self.max:
+            raise ValueError(f"grades: min {self.min} is above max {self.max}")
+        return self
+
+
 class JudgmentsConfig(_Strict):
     beir: Optional[str] = Field(None, description="BEIR folder (corpus.jsonl, queries.jsonl, qrels/).")
     split: str = Field("test", description="BEIR qrels split.")
@@ -64,6 +91,23 @@ class JudgmentsConfig(_Strict):
     documents: Optional[List[InlineDocument]] = None
     relevance_threshold: Annotated[int, Field(ge=1)] = Field(
         1, description="Binary metrics (MRR, recall, MAP, ...) count grade >= this as relevant."
+    )
+    grades: GradesConfig = Field(default_factory=GradesConfig)
+    missing_documents: Literal["count", "drop"] = Field(
+        "count",
+        description="Judgments naming documents absent from the corpus/index: count (they "
+        "score 0, as trec_eval counts them) or drop (left out; a query left without a "
+        "relevant document leaves the averages, listed).",
+    )
+    max_missing_documents: Annotated[float, Field(ge=0, le=1)] = Field(
+        0.01,
+        description="Above this share of relevant judgments naming missing documents the "
+        "suite is an error (wrong corpus, index or id scheme).",
+    )
+    require_all: bool = Field(
+        False,
+        description="Every judged query must have a text and every query a judgment "
+        "(otherwise a gap is only reported).",
     )
 
 
@@ -216,6 +260,11 @@ class EvaluationConfig(_Strict):
         default="engine", description="engine = keep the engine's order; trec = score desc, docid desc."
     )
     depth: Annotated[int, Field(ge=1)] = Field(default=100, description="Hits fetched per query.")
+    exclude_self_hits: bool = Field(
+        default=False,
+        description="Drop any hit whose doc id equals the query id before scoring (BEIR's "
+        "ignore_identical_ids), fetching one hit more so the cut-offs still hold k hits.",
+    )
     metrics: List[str] = Field(
         default_factory=lambda: ["ndcg@10", "mrr@10", "recall@100"],
         description="Metrics shown in the summary and report.",

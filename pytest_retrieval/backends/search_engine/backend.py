@@ -16,7 +16,7 @@ reaped at ``prepare`` (indices without the plugin's stamp are never touched).
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ...errors import ConfigError, InfrastructureError
 from ...types import Document, DocVectors, Query, Run
@@ -226,6 +226,24 @@ class SearchEngineBackend(Backend):
         if params:  # _msearch takes no search pipeline: one _search per query, concurrently
             return self._searcher.each(index, bodies, params, k)
         return self._searcher.msearch(index, bodies, k)
+
+    def existing_ids(self, doc_ids: Sequence[str], batch: int = 1000) -> Optional[Set[str]]:
+        """Which of ``doc_ids`` the index (or alias) holds: batched read-only ``ids`` queries
+        (an ``ids`` query, unlike ``_mget``, also answers on an alias over several indexes)."""
+        index = self._target()
+        unique = list(dict.fromkeys(doc_ids))
+        found: Set[str] = set()
+        for i in range(0, len(unique), batch):
+            part = unique[i : i + batch]
+            resp = self._http.request(
+                "POST",
+                f"/{index}/_search",
+                params={"filter_path": "hits.hits._id"},
+                body={"query": {"ids": {"values": part}}, "size": len(part), "_source": False},
+                what="document id check",
+            )
+            found.update(str(h["_id"]) for h in (resp.get("hits") or {}).get("hits", []))
+        return found
 
     def search_one(self, spec: Any, query: Query, k: int) -> SearchResult:
         index = self._ready(k, spec)
