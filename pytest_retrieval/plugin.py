@@ -62,6 +62,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="skip the latency pass (latency floors then error, they never pass)",
     )
+    from .reports.outputs import add_report_options
+
+    add_report_options(g)  # --retrieval-markdown/-html/-openmetrics/-no-step-summary
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -94,6 +97,7 @@ class SuiteState:
         self.error: Optional[BaseException] = None
         self.outcomes: List[Any] = []
         self.regressions: List[Any] = []
+        self.items: List[Dict[str, Any]] = []  # every gate item's outcome and message, for reports
         self.warned: set = set()
         self._baseline: Any = None
 
@@ -323,6 +327,15 @@ class RegressionItem(_SuiteItem):
         return self.path, None, f"{self.parent.name}::{self.name}"
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    if isinstance(item, _SuiteItem):
+        from .reports.details import record_item
+
+        record_item(item, call, outcome.get_result())
+
+
 # ------------------------------------------------------------------ fixtures
 
 
@@ -391,10 +404,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         from .reports.terminal import write_unjudged
 
         write_unjudged(Path(unjudged), list(session.config.stash.get(_STATE, {}).values()))
-    path = session.config.getoption("retrieval_report", None)
-    if not path:
-        return
-    from .reports.terminal import write_json_report
+    from .reports.outputs import write_outputs
 
-    states = [s for s in session.config.stash.get(_STATE, {}).values()]
-    write_json_report(Path(path), states)
+    write_outputs(session, list(session.config.stash.get(_STATE, {}).values()))  # JSON, Markdown, HTML, ...
