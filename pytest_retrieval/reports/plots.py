@@ -312,6 +312,8 @@ PLOTS: List[Tuple[str, Callable[[SuiteView], Optional[str]], str, str]] = [
 
 
 def suite_plots(v: SuiteView) -> List[Tuple[str, Optional[str], str]]:
+    """Raises ImportError without matplotlib (the caller says how to get the plots)."""
+    _plt()
     out = []
     for title, fn, caption, missing in PLOTS:
         try:
