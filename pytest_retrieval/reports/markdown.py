@@ -303,7 +303,10 @@ def render_markdown(
                 continue
             blocks.append(_heading(sv))
             if sv.error is not None:
-                blocks.append(f"⚠️ **the suite could not run**: {esc(clip(redact(str(sv.error)), 500))}")
+                why = str(sv.error)
+                if why == "not run":
+                    why = "not run (the session stopped before it, e.g. on a collection error)"
+                blocks.append(f"⚠️ **the suite did not run**: {esc(clip(redact(why), 500))}")
             blocks.append(_baseline_line(sv))
             probs = _problems(sv, 2500 if level == 0 else 400)
             if probs:

@@ -111,9 +111,9 @@ class Verdict:
         if self.skipped:
             parts.append(f"{self.skipped} skipped")
         if self.collection_errors:
-            parts.append(f"{len(self.collection_errors)} collection errors")
+            parts.append(_plural(len(self.collection_errors), "collection error"))
         if self.suite_errors:
-            parts.append(f"{len(self.suite_errors)} suites could not run")
+            parts.append(_plural(len(self.suite_errors), "suite") + " did not run")
         if self.regressions:
             worst = sorted(self.regressions, key=lambda r: r[3])[:3]
             named = ", ".join(f"{s}: {r} {m} {delta(d)}" for s, r, m, d in worst)
@@ -161,6 +161,10 @@ def verdict(doc: Mapping[str, Any]) -> Verdict:
     for e in (doc.get("session") or {}).get("collection_errors", []):
         v.collection_errors.append((e.get("nodeid", "?"), e.get("message", "")))
     return v
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 _COUNT = {"passed": "passed", "failed": "failed", "error": "errored", "skipped": "skipped"}
