@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional
 
 #: Latency samples kept per retriever (more are reduced to this many quantiles).
 MAX_SAMPLES = 1000
-TITLE_CHARS = 160
+TITLE_CHARS = 120
 MESSAGE_CHARS = 6000
 
 
@@ -147,7 +147,7 @@ def _result_extras(state: Any) -> Dict[str, Any]:
     base_shown = set()
     for entry in (baseline_doc or {}).get("retrievers", {}).values():
         for docs in entry["top"].values():
-            base_shown.update(docs)
+            base_shown.update(docs[:SHOWN])
     queries: Dict[str, Dict[str, Any]] = {}
     relevant = set()
     for q in qids:

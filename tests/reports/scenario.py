@@ -45,7 +45,9 @@ class Run:
     files: Dict[str, Path]
 
 
-def run_pytest(workdir: Path, prefix: str, extra: List[str] = (), env: Optional[Dict[str, str]] = None) -> Run:
+def run_pytest(
+    workdir: Path, prefix: str, extra: List[str] = (), env: Optional[Dict[str, str]] = None
+) -> Run:
     files = {
         "json": workdir / f"{prefix}.json",
         "md": workdir / f"{prefix}.md",

@@ -66,7 +66,12 @@ def test_the_gate_command_of_the_recipes_works_as_written(tmp_path) -> None:
     env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
     args = [str(ROOT / a) if a == "example_suite" else a for a in gl_cmd]
     p = subprocess.run(
-        [sys.executable, "-m", *args, "-p", "no:cacheprovider"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", *args, "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert p.returncode == 0, p.stdout[-3000:]
     out = tmp_path / "retrieval"
@@ -128,12 +133,17 @@ def test_gitlab_note_script_posts_then_updates_one_note(tmp_path) -> None:
         }
         for text in ("## ❌ first push\n", "## ✅ second push\n"):
             (tmp_path / "retrieval" / "summary.md").write_text(text)
-            p = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+            p = subprocess.run(
+                ["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+            )
             assert p.returncode == 0, p.stderr
     finally:
         server.shutdown()
     methods = [c[0] for c in _FakeGitLab.calls]
     assert methods == ["GET", "POST", "GET", "PUT"]
-    assert all(c[1].startswith("/api/v4/projects/42/merge_requests/5/notes") and c[2] == "token-abc" for c in _FakeGitLab.calls)
+    assert all(
+        c[1].startswith("/api/v4/projects/42/merge_requests/5/notes") and c[2] == "token-abc"
+        for c in _FakeGitLab.calls
+    )
     (note,) = _FakeGitLab.notes
     assert note["body"].startswith("<!-- pytest-retrieval summary -->\n## ✅ second push")

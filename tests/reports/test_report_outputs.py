@@ -97,7 +97,9 @@ def test_step_summary_is_appended(scenario) -> None:
 
 def test_markdown_of_the_unchanged_run_passes(scenario) -> None:
     md = scenario["good"].files["md"].read_text()
-    assert md.startswith("## ✅ Retrieval gates passed: 0 failed, 0 errored, 12 passed; no regression against the baseline")
+    assert md.startswith(
+        "## ✅ Retrieval gates passed: 0 failed, 0 errored, 12 passed; no regression against the baseline"
+    )
     assert "Worst-moved" not in md and "Failed and errored" not in md
 
 
@@ -130,15 +132,21 @@ def test_markdown_escapes_what_would_break_it(bad_doc) -> None:
 def test_openmetrics_parses_with_prometheus_client(scenario) -> None:
     text = scenario["bad"].files["om"].read_text()
     families = {f.name: f for f in text_string_to_metric_families(text)}
-    assert {"retrieval_quality", "retrieval_latency_ms", "retrieval_baseline_diff", "retrieval_gate_passed"} <= set(
-        families
-    )
+    assert {
+        "retrieval_quality",
+        "retrieval_latency_ms",
+        "retrieval_baseline_diff",
+        "retrieval_gate_passed",
+    } <= set(families)
     samples = {
         (s.name, tuple(sorted(s.labels.items()))): s.value for f in families.values() for s in f.samples
     }
     key = ("retrieval_baseline_diff", (("metric", "ndcg@10"), ("retriever", "bm25"), ("suite", "demo")))
     assert samples[key] == pytest.approx(-0.1971, abs=1e-4)
-    gate = ("retrieval_gate_passed", (("gate", "baseline:ndcg@10"), ("metric", "ndcg@10"), ("retriever", "bm25"), ("suite", "demo")))
+    gate = (
+        "retrieval_gate_passed",
+        (("gate", "baseline:ndcg@10"), ("metric", "ndcg@10"), ("retriever", "bm25"), ("suite", "demo")),
+    )
     assert samples[gate] == 0
     assert samples[("retrieval_gates", (("outcome", "failed"),))] == 6
     # the same text from the command, after the fact
@@ -147,7 +155,16 @@ def test_openmetrics_parses_with_prometheus_client(scenario) -> None:
 
 def test_report_command_renders_the_same_outputs(scenario, tmp_path, capsys) -> None:
     bad = scenario["bad"].files
-    rc = main(["report", str(bad["json"]), "--markdown", str(tmp_path / "o.md"), "--openmetrics", str(tmp_path / "o.txt")])
+    rc = main(
+        [
+            "report",
+            str(bad["json"]),
+            "--markdown",
+            str(tmp_path / "o.md"),
+            "--openmetrics",
+            str(tmp_path / "o.txt"),
+        ]
+    )
     assert rc == 0
     strip = lambda t: t.replace("bad.html", "X").replace("bad.json", "X")  # noqa: E731 - the hint names its source
     assert strip((tmp_path / "o.md").read_text()) == strip(bad["md"].read_text())

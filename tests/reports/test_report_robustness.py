@@ -24,13 +24,19 @@ def test_an_unwritable_report_is_said_and_does_not_change_the_verdict(pytester) 
     pytester.makefile(".yaml", retrieval_tiny=SUITE)
     (pytester.path / "taken.html").mkdir()  # a directory where the HTML file should go
     result = pytester.runpytest_subprocess(
-        "-q", f"--retrieval-html={pytester.path / 'taken.html'}", f"--retrieval-markdown={pytester.path / 'r.md'}"
+        "-q",
+        f"--retrieval-html={pytester.path / 'taken.html'}",
+        f"--retrieval-markdown={pytester.path / 'r.md'}",
     )
     result.assert_outcomes(passed=3)
     assert result.ret == 0
     out = result.stdout.str()
     assert "[retrieval] could not write the HTML report" in out and "Traceback" not in out
-    assert (pytester.path / "r.md").read_text().startswith("## ✅ Retrieval gates passed: 0 failed, 0 errored, 3 passed")
+    assert (
+        (pytester.path / "r.md")
+        .read_text()
+        .startswith("## ✅ Retrieval gates passed: 0 failed, 0 errored, 3 passed")
+    )
 
 
 def test_an_errored_suite_is_the_verdict_and_credentials_stay_out(pytester) -> None:
