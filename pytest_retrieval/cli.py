@@ -1,5 +1,5 @@
 """``pytest-retrieval`` command: trec_eval-like evaluation, run fusion, fusion sweeps, the JSON
-Schema, and judgment authoring (``judge``)."""
+Schema, judgment authoring (``judge``), and reports (``report``, ``compare``)."""
 
 from __future__ import annotations
 
@@ -291,6 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .judge.cli import register as register_judge
 
     register_judge(sub)  # pytest-retrieval judge clicks|llm|pool|import|agree
+    from .reports.outputs import register as register_reports
+
+    register_reports(sub)  # pytest-retrieval report | compare
     return p
 
 

@@ -69,6 +69,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="skip the latency pass (latency floors are then skipped with that reason)",
     )
+    from .reports.outputs import add_report_options
+
+    add_report_options(g)  # --retrieval-markdown/-html/-openmetrics/-no-step-summary
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -130,6 +133,7 @@ class SuiteState:
         self.outcomes: List[Any] = []
         self.regressions: List[Any] = []
         self._warned: set = set()
+        self.items: List[Dict[str, Any]] = []  # every gate item's outcome and message, for reports
         self._baseline: Any = None
 
     def baseline(self) -> Tuple[Any, str]:
@@ -138,6 +142,11 @@ class SuiteState:
             from .gates.baseline import load_comparable_baseline
 
             self._baseline = load_comparable_baseline(self.suite, self.result)
+        return self._baseline
+
+    @property
+    def loaded_baseline(self) -> Optional[Tuple[Any, str]]:
+        """(Baseline, note) once something asked for the baseline, else None."""
         return self._baseline
 
     @property
@@ -334,6 +343,15 @@ class RegressionItem(_SuiteItem):
         return self.path, None, f"{self.parent.name}::{self.name}"
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    if isinstance(item, _SuiteItem):
+        from .reports.details import record_item
+
+        record_item(item, call, outcome.get_result())
+
+
 # ------------------------------------------------------------------ fixtures
 
 
@@ -407,12 +425,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         from .reports.unjudged import write_unjudged
 
         _write_or_say(session, "--retrieval-export-unjudged", unjudged, write_unjudged)
-    path = session.config.getoption("retrieval_report", None)
-    if not path:
-        return
-    from .reports.json_report import write_json_report
+    from .reports.outputs import write_outputs
 
-    _write_or_say(session, "--retrieval-report", path, write_json_report)
+    write_outputs(session, list(session.config.stash.get(_STATE, {}).values()))  # JSON, Markdown, HTML, ...
 
 
 def _write_or_say(session: pytest.Session, flag: str, path: str, write: Any) -> None:

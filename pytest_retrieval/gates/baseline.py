@@ -39,6 +39,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -97,6 +98,10 @@ class Baseline:
             return None
         return r.get("per_query", {}).get(metric)
 
+    def top(self, retriever: str) -> Dict[str, List[str]]:
+        """Each query's top-k doc ids of a retriever ({} when the baseline predates them)."""
+        return dict((self.retrievers.get(retriever) or {}).get("top") or {})
+
     def as_json(self) -> Dict[str, Any]:
         return {
             "format": FORMAT,
@@ -141,6 +146,9 @@ def baseline_from_result(
         }
         if rr.latency is not None:
             entry["latency_ms"] = rr.latency.as_dict()
+        from ..reports.rankings import ranking_depth, top_ids
+
+        entry["top"] = top_ids(rr.run, ev.evaluated, ranking_depth(result.suite))  # for ranking diffs
         out[name] = entry
     return Baseline(
         suite=result.suite.name,
@@ -175,7 +183,15 @@ def write_baseline(path: PathLike, baseline: Baseline) -> Path:
     fsync, ``os.replace``). Diff-friendly: ``indent=1``, sorted keys, ``repr`` floats."""
     path = Path(path)
     data = _jsonable(baseline.as_json(), "baseline")
+    rankings: List[str] = []  # each query's top k on one line: "qid": ["d1", "d2", ...]
+    for entry in data.get("retrievers", {}).values():
+        if isinstance(entry, dict) and isinstance(entry.get("top"), dict):
+            for q, docs in entry["top"].items():
+                rankings.append(json.dumps([str(d) for d in docs], ensure_ascii=False))
+                entry["top"][q] = f"\x00{len(rankings) - 1}\x00"
     text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    if rankings:
+        text = re.sub(r'"\\u0000(\d+)\\u0000"', lambda m: rankings[int(m.group(1))], text)
 
     def write(fh: TextIO) -> None:
         fh.write(text)
@@ -322,6 +338,11 @@ def _check_retriever(name: str, entry: Any, err: _Errors) -> Dict[str, Any]:
     clean["aggregate"] = agg
     if "latency_ms" in clean and not isinstance(clean["latency_ms"], dict):
         raise err("expected an object", key=f"{base}.latency_ms")
+    top = clean.get("top", {})  # optional (older baselines): {qid: [doc ids]}
+    if not isinstance(top, dict) or not all(
+        isinstance(v, list) and all(isinstance(d, str) for d in v) for v in top.values()
+    ):
+        raise err("expected an object {query id: [doc ids]}", key=f"{base}.top")
     return clean
 
 

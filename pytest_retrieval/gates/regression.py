@@ -96,5 +96,15 @@ def judge_against_baseline(
                 )
     out.passed = not failed
     head = overall.describe(label, query_text=texts, passed=not overall.regressed, improved=overall.improved)
+    if failed:  # what moved in the rankings of the largest drops
+        from ..reports.rankings import message_lines
+
+        lines += message_lines(
+            baseline.top(retriever),
+            result.retrievers[retriever].run,
+            result.judgments.qrels,
+            overall.worst(3),
+            metric,
+        )
     out.message = "\n".join([head] + lines)
     return out

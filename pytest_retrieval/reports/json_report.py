@@ -73,11 +73,14 @@ def _json_default(o: Any) -> Any:
 
 
 def suite_report(state: Any) -> Dict[str, Any]:
+    from .details import report_extras
+
     if state.result is None:
         return {
             "suite": state.suite.name,
             "file": str(state.suite.path),
             "error": str(state.error) if state.error else "not run",
+            **report_extras(state),
         }
     result = state.result
     retrievers = []
@@ -122,6 +125,7 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "gates": [o.as_dict() for o in state.outcomes],
         "regressions": [r.as_dict() for r in getattr(state, "regressions", [])],
         "warnings": list(result.warnings),
+        **report_extras(state),
     }
 
 

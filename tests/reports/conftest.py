@@ -3,14 +3,19 @@ report writers (which only format what ``gates`` decided)."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from pytest_retrieval.gates import evaluate
 from pytest_retrieval.gates.baseline import baseline_from_result
+from tests.ci import unavailable
 
 from ..tiny import RICH_SUITE, run_tiny
+from .scenario import build
 
 
 @pytest.fixture(scope="package")
@@ -27,3 +32,29 @@ def state(tmp_path_factory):
         regressions=[evaluate(result, g, baseline=baseline) for g in result.suite.regression],
         baseline_note="compared with retrieval_tiny.baseline.json",
     )
+
+
+@pytest.fixture(scope="session")
+def scenario(tmp_path_factory):
+    """The example suite: baseline written, an unchanged run (good) and a regressed run (bad)."""
+    return build(tmp_path_factory.mktemp("reports") / "demo")
+
+
+@pytest.fixture(scope="session")
+def good_doc(scenario):
+    return json.loads(scenario["good"].files["json"].read_text())
+
+
+@pytest.fixture(scope="session")
+def bad_doc(scenario):
+    return json.loads(scenario["bad"].files["json"].read_text())
+
+
+def need_tool(name: str, hint: str) -> str:
+    """A tool the tests need: missing under CI=true is a failure, never a skip."""
+    path = shutil.which(name) or next(
+        (str(p) for p in (Path.home() / "go" / "bin" / name,) if p.exists()), None
+    )
+    if path is None:
+        unavailable(f"{name} not found ({hint})")
+    return path

@@ -1,0 +1,226 @@
+"""``pytest-retrieval compare A.json B.json``: two JSON reports side by side, like
+``pytest-benchmark compare``. Per suite, retriever and metric: both values, the difference,
+the paired test over the queries both share (the regression gate's own statistics), and
+won/lost/tied. A row regresses when non-inferiority within its margin is not shown (B's
+``regression.max_drop`` for that metric, else ``--max-drop``, else 0.01)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from .view import SuiteView, delta, num, pval
+
+DEFAULT_MAX_DROP = 0.01
+
+
+@dataclass
+class Row:
+    suite: str
+    retriever: str
+    metric: str
+    a: Optional[float]
+    b: Optional[float]
+    gated: bool
+    max_drop: float
+    comparison: Optional[Dict[str, Any]] = None  # significance.PairedResult.as_dict()
+    note: str = ""
+
+    @property
+    def regressed(self) -> bool:
+        return self.gated and self.comparison is not None and bool(self.comparison["regressed"])
+
+    def verdict(self) -> str:
+        c = self.comparison
+        if c is None:
+            return self.note or "not compared"
+        if c["regressed"]:
+            word = f"REGRESSED (margin {self.max_drop:g})"
+            return word if self.gated else word.lower() + ", not gated"
+        if c["improved"]:
+            return "improved"
+        return "ok" if c["significant_drop"] is False else "dropped within the margin"
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {
+            "suite": self.suite,
+            "retriever": self.retriever,
+            "metric": self.metric,
+            "a": self.a,
+            "b": self.b,
+            "diff": None if self.a is None or self.b is None else self.b - self.a,
+            "gated": self.gated,
+            "max_drop": self.max_drop,
+            "regressed": self.regressed,
+            "verdict": self.verdict(),
+            "comparison": self.comparison,
+        }
+
+
+@dataclass
+class Comparison:
+    names: Tuple[str, str]
+    rows: List[Row] = field(default_factory=list)
+    latency: List[Tuple[str, str, Optional[float], Optional[float]]] = field(default_factory=list)  # p95
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def regressions(self) -> List[Row]:
+        return [r for r in self.rows if r.regressed]
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {
+            "a": self.names[0],
+            "b": self.names[1],
+            "rows": [r.as_dict() for r in self.rows],
+            "latency_p95_ms": [{"suite": s, "retriever": r, "a": a, "b": b} for s, r, a, b in self.latency],
+            "regressions": len(self.regressions),
+            "notes": self.notes,
+        }
+
+
+def _gated(v: SuiteView) -> Dict[Tuple[str, str], Optional[float]]:
+    """(retriever, metric) gated in a report -> its regression margin (None for a floor)."""
+    out: Dict[Tuple[str, str], Optional[float]] = {}
+    for g in v.s.get("gated", []):
+        m = g["metric"]
+        if "[" in m or m.endswith(("_ms", "_ratio")) or m.startswith("lift@") or m == "abstention":
+            continue
+        key = (g["retriever"], m)
+        if g.get("kind") == "regression":
+            out[key] = g.get("max_drop")
+        else:
+            out.setdefault(key, None)
+    for r in v.s.get("regressions", []):
+        out[(r["retriever"], r["metric"])] = r.get("max_drop")
+    return out
+
+
+def compare_reports(
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+    *,
+    metrics: Optional[Sequence[str]] = None,
+    max_drop: Optional[float] = None,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    names: Tuple[str, str] = ("A", "B"),
+) -> Comparison:
+    from ..stats.significance import paired_comparison
+
+    out = Comparison(names=names)
+    suites_a = {s.get("suite"): SuiteView(s) for s in a.get("suites", [])}
+    for sb in b.get("suites", []):
+        vb = SuiteView(sb)
+        va = suites_a.get(vb.name)
+        if va is None:
+            out.notes.append(f"suite {vb.name}: only in {names[1]}")
+            continue
+        if va.error or vb.error:
+            out.notes.append(f"suite {vb.name}: did not run in {names[0] if va.error else names[1]}")
+            continue
+        gated = _gated(vb)
+        if metrics:
+            wanted = list(metrics)
+        else:
+            wanted = []
+            for _, m in gated:
+                if m not in wanted:
+                    wanted.append(m)
+            wanted = wanted or [m for m in vb.metrics if not m.startswith("judged@")]
+        for name in vb.names:
+            if name not in va.by_name:
+                out.notes.append(f"{vb.name}: retriever {name} only in {names[1]}")
+                continue
+            for m in wanted:
+                xa, xb = va.value(name, m), vb.value(name, m)
+                is_gated = bool(metrics) or (name, m) in gated
+                margin = max_drop if max_drop is not None else (gated.get((name, m)) or DEFAULT_MAX_DROP)
+                row = Row(vb.name, name, m, xa, xb, is_gated, float(margin))
+                pa, pb = va.per_query(name, m), vb.per_query(name, m)
+                if not pa or not pb:
+                    row.note = "no per-query values"
+                elif not set(pa) & set(pb):
+                    row.note = "no query in common"
+                else:
+                    row.comparison = paired_comparison(
+                        pa, pb, max_drop=float(margin), confidence=confidence, n_resamples=resamples, seed=0
+                    ).as_dict(worst=5)
+                out.rows.append(row)
+            la = (va.by_name[name].get("latency_ms") or {}).get("p95")
+            lb = (vb.by_name[name].get("latency_ms") or {}).get("p95")
+            if la is not None or lb is not None:
+                out.latency.append((vb.name, name, la, lb))
+        for name in va.names:
+            if name not in vb.by_name:
+                out.notes.append(f"{vb.name}: retriever {name} only in {names[0]}")
+    for s in suites_a:
+        if s not in {x.get("suite") for x in b.get("suites", [])}:
+            out.notes.append(f"suite {s}: only in {names[0]}")
+    return out
+
+
+def _cells(r: Row) -> List[str]:
+    c = r.comparison or {}
+    return [
+        r.retriever,
+        r.metric,
+        num(r.a),
+        num(r.b),
+        delta(None if r.a is None or r.b is None else r.b - r.a),
+        f"[{delta(c.get('ci_low'))}, {delta(c.get('ci_high'))}]" if c else "–",
+        f"{c['won']}/{c['lost']}/{c['tied']}" if c else "–",
+        pval(c.get("p_randomization")) if c else "–",
+        r.verdict(),
+    ]
+
+
+HEAD = ["retriever", "metric", "A", "B", "B − A", "95% bounds", "won/lost/tied", "p", "verdict"]
+
+
+def render_compare_text(cmp: Comparison) -> str:
+    lines = [f"A = {cmp.names[0]} (reference), B = {cmp.names[1]}"]
+    for suite in dict.fromkeys(r.suite for r in cmp.rows):
+        rows = [_cells(r) for r in cmp.rows if r.suite == suite]
+        rows = [[c.replace("−", "-") for c in row] for row in rows]
+        widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(HEAD)]
+
+        def fmt(cells: List[str], widths: List[int] = widths) -> str:
+            return "  ".join(
+                c.ljust(w) if i in (0, 1, 8) else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+            )
+
+        lines += ["", f"suite {suite}", "  " + fmt(HEAD), "  " + fmt(["-" * w for w in widths])]
+        lines += ["  " + fmt(row) for row in rows]
+        lat = [(r, x, y) for s, r, x, y in cmp.latency if s == suite]
+        if lat:
+            lines.append(
+                "  p95 latency (informational, measured on two machines or moments): "
+                + ", ".join(
+                    f"{r} {'-' if x is None else f'{x:.1f}'} -> {'-' if y is None else f'{y:.1f}'} ms"
+                    for r, x, y in lat
+                )
+            )
+    for n in cmp.notes:
+        lines.append(f"note: {n}")
+    count = len(cmp.regressions)
+    lines.append("")
+    lines.append(f"{count} gated regression{'s' if count != 1 else ''}" if count else "no gated regression")
+    return "\n".join(lines)
+
+
+def render_compare_markdown(cmp: Comparison) -> str:
+    from .markdown import esc, table
+
+    n = len(cmp.regressions)
+    out = [
+        f"## {'❌' if n else '✅'} {esc(cmp.names[1])} against {esc(cmp.names[0])}: "
+        + (f"{n} gated regression{'s' if n != 1 else ''}" if n else "no gated regression")
+    ]
+    for suite in dict.fromkeys(r.suite for r in cmp.rows):
+        rows = [[esc(c) for c in _cells(r)] for r in cmp.rows if r.suite == suite]
+        out.append(f"### {esc(suite)}")
+        out.append(table([esc(h) for h in HEAD], rows, ["l", "l"] + ["r"] * 6 + ["l"]))
+    if cmp.notes:
+        out.append("\n".join(f"- {esc(x)}" for x in cmp.notes))
+    return "\n\n".join(out) + "\n"

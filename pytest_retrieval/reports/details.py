@@ -1,0 +1,188 @@
+"""What the JSON report holds beyond the numbers, so every renderer (Markdown, HTML,
+OpenMetrics, ``compare``) reads the JSON report alone: each query's text, tags and relevant
+judgments, the top-k doc ids per retriever (and the baseline's), document titles, latency
+samples, the unjudged share, the gated metrics and every item's outcome and message.
+
+``report_extras(state)`` is merged into each suite's entry of the JSON report;
+``record_item`` is called by the plugin for every gate item's report.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+#: Latency samples kept per retriever (more are reduced to this many quantiles).
+MAX_SAMPLES = 1000
+TITLE_CHARS = 120
+MESSAGE_CHARS = 6000
+
+
+def record_item(item: Any, call: Any, report: Any) -> None:
+    """Keep a gate item's outcome and message on its suite state (``state.items``): passed,
+    failed (a gate not met), error (the run or the gate could not be judged) or skipped."""
+    if call.when == "teardown" or (call.when == "setup" and report.passed):
+        return
+    if report.skipped:
+        outcome = "skipped"
+        longrepr = report.longrepr
+        message = str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else ""
+        message = message[len("Skipped: ") :] if message.startswith("Skipped: ") else message
+    elif report.passed:
+        outcome, message = "passed", ""
+    else:
+        is_gate = (
+            call.when == "call" and call.excinfo is not None and call.excinfo.errisinstance(AssertionError)
+        )
+        outcome = "failed" if is_gate else "error"
+        message = report.longreprtext or ""
+    if len(message) > MESSAGE_CHARS:
+        message = message[:MESSAGE_CHARS] + f"\n... ({len(message) - MESSAGE_CHARS} more characters)"
+    items = getattr(item.state, "items", None)
+    if items is None:
+        items = item.state.items = []
+    items.append(
+        {
+            "retriever": item.parent.name,
+            "gate": item.name,
+            "outcome": outcome,
+            "message": message,
+        }
+    )
+
+
+def _title(doc: Any) -> Optional[str]:
+    fields = getattr(doc, "fields", None) or {}
+    text = fields.get("title") or next((v for v in fields.values() if isinstance(v, str) and v), None)
+    if not text:
+        return None
+    text = " ".join(str(text).split())
+    return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
+
+
+def _samples(samples: List[float]) -> List[float]:
+    xs = sorted(float(x) for x in samples if x is not None and math.isfinite(x))
+    if len(xs) > MAX_SAMPLES:  # evenly spaced order statistics: the same CDF, smaller
+        xs = [xs[round(i * (len(xs) - 1) / (MAX_SAMPLES - 1))] for i in range(MAX_SAMPLES)]
+    return [float(f"{x:.4g}") for x in xs]
+
+
+def _gated(suite: Any) -> List[Dict[str, Any]]:
+    out = []
+    for f in suite.floors:
+        out.append(
+            {
+                "retriever": f.retriever,
+                "metric": f.name,
+                "kind": f.kind.value if hasattr(f.kind, "value") else str(f.kind),
+                "op": f.op,
+                "threshold": f.threshold,
+            }
+        )
+    for retriever, metric, max_drop in suite.regression:
+        out.append({"retriever": retriever, "metric": metric, "kind": "regression", "max_drop": max_drop})
+    return out
+
+
+def report_extras(state: Any) -> Dict[str, Any]:
+    """The suite's additions to the JSON report (see the module doc). Never raises: a
+    problem is reported under ``details_error`` (reports must not crash the run)."""
+    extras: Dict[str, Any] = {"items": list(getattr(state, "items", None) or [])}
+    try:
+        extras["gated"] = _gated(state.suite)
+        if state.result is not None:
+            extras.update(_result_extras(state))
+    except Exception as exc:  # pragma: no cover - defensive: reports never crash the run
+        extras["details_error"] = f"{type(exc).__name__}: {exc}"
+    return extras
+
+
+def _result_extras(state: Any) -> Dict[str, Any]:
+    from .rankings import SHOWN, ranking_depth, top_ids
+    from .terminal import _power_line
+
+    result = state.result
+    suite = result.suite
+    js = result.judgments
+    k = ranking_depth(suite)
+    first = next(iter(result.retrievers.values()), None)
+    qids = list(first.evaluation.evaluated) if first else []
+    rankings = {name: top_ids(r.run, qids, k) for name, r in result.retrievers.items()}
+
+    baseline_doc: Optional[Dict[str, Any]] = None
+    cached = _baseline_of(state)
+    if cached is not None:
+        baseline, note = cached
+        baseline_doc = {"note": note}
+        if baseline is not None:
+            from ..gates.baseline import baseline_path
+
+            baseline_doc.update(
+                file=str(baseline_path(suite)),
+                created=baseline.created,
+                plugin_version=baseline.plugin_version,
+                retrievers={
+                    name: {
+                        "aggregate": {
+                            m: v for m, v in entry.get("aggregate", {}).items() if m in suite.metrics
+                        },
+                        "per_query": {
+                            m: v for m, v in entry.get("per_query", {}).items() if m in suite.metrics
+                        },
+                        "top": {
+                            q: list(entry.get("top", {}).get(q, []))
+                            for q in qids
+                            if q in entry.get("top", {})
+                        },
+                    }
+                    for name, entry in baseline.retrievers.items()
+                    if name in result.retrievers
+                },
+            )
+
+    shown = set()
+    for tops in rankings.values():
+        for docs in tops.values():
+            shown.update(docs[:SHOWN])
+    base_shown = set()
+    for entry in (baseline_doc or {}).get("retrievers", {}).values():
+        for docs in entry["top"].values():
+            base_shown.update(docs[:SHOWN])
+    queries: Dict[str, Dict[str, Any]] = {}
+    relevant: Set[str] = set()
+    for q in qids:
+        judged = js.qrels.get(q, {})
+        in_rankings = {d for tops in rankings.values() for d in tops.get(q, ())}
+        for entry in (baseline_doc or {}).get("retrievers", {}).values():
+            in_rankings.update(entry["top"].get(q, ()))
+        keep = {d: int(g) for d, g in judged.items() if g > 0 or d in in_rankings}
+        relevant.update(d for d, g in keep.items() if g > 0)
+        queries[q] = {"text": js.queries.get(q, ""), "tags": list(js.tags.get(q, ())), "judged": keep}
+
+    titles: Dict[str, str] = {}
+    if js.corpus:
+        wanted = shown | base_shown | relevant
+        for doc in js.corpus:
+            if doc.doc_id in wanted:
+                t = _title(doc)
+                if t:
+                    titles[doc.doc_id] = t
+
+    return {
+        "metrics": list(suite.metrics),
+        "k": k,
+        "query_details": queries,
+        "titles": titles,
+        "rankings": rankings,
+        "latency_samples_ms": {
+            name: _samples(r.latency.samples_ms) for name, r in result.retrievers.items() if r.latency
+        },
+        "unjudged_share": {name: result.unjudged_share(name) for name in result.retrievers},
+        "power": _power_line(result).strip(),
+        "baseline": baseline_doc,
+    }
+
+
+def _baseline_of(state: Any) -> Optional[Tuple[Any, str]]:
+    """(Baseline, note) if the run already read its baseline, else None (never read here)."""
+    return getattr(state, "loaded_baseline", None)

@@ -1,0 +1,340 @@
+"""The HTML report of a JSON report: one self-contained file (inline CSS, inline SVG plots,
+a few lines of plain JavaScript; no network, no CDN, no external fonts) that opens from a CI
+artefact or on an air-gapped machine.
+
+Per suite: the verdict, failed and errored gates with their messages, the gated metrics
+against the baseline, the plots (:mod:`plots`, matplotlib as an optional extra), the stage
+and strata tables, and a sortable, filterable per-query table; choosing a query shows its top
+10 now and in the baseline side by side, with grades and document titles.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from html import escape
+from importlib import resources
+from typing import Any, Dict, List, Mapping
+
+from .rankings import SHOWN
+from .view import SuiteView, delta, mark, metric_value, num, pval, redact, verdict
+
+
+def _static(name: str) -> str:
+    return (
+        resources.files("pytest_retrieval.reports")
+        .joinpath("static")
+        .joinpath(name)
+        .read_text(encoding="utf-8")
+    )
+
+
+def e(x: Any) -> str:
+    return escape(str(x), quote=True)
+
+
+def _json_script(data: Any) -> str:
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def _table(head: List[str], rows: List[List[str]], cls: str = "", numeric_from: int = 1) -> str:
+    h = "".join(f"<th>{c}</th>" for c in head)
+    body = []
+    for r in rows:
+        cells = "".join(
+            f'<td class="n">{c}</td>' if i >= numeric_from else f"<td>{c}</td>" for i, c in enumerate(r)
+        )
+        body.append(f"<tr>{cells}</tr>")
+    return f'<table class="{cls}"><thead><tr>{h}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+# ------------------------------------------------------------------ sections
+
+
+def _problems(v: SuiteView) -> str:
+    items = v.problems()
+    if not items:
+        return ""
+    out = ["<h3>Failed and errored gates</h3>"]
+    for it in items:
+        err = it["outcome"] == "error"
+        msg = redact(it.get("message") or "").strip()
+        first = msg.splitlines()[0] if msg else ""
+        label = f'<span class="{"err" if err else "fail"}">{"ERROR" if err else "FAIL"}</span> <code>{e(it["retriever"])}::{e(it["gate"])}</code> {e(first)}'
+        if msg:
+            out.append(f'<details class="problem"><summary>{label}</summary><pre>{e(msg)}</pre></details>')
+        else:
+            out.append(f"<p>{label}</p>")
+    return "\n".join(out)
+
+
+def _cell(v: SuiteView, retriever: str, col: str) -> str:
+    parts = []
+    g = v.gate(retriever, col)
+    value = v.value(retriever, col)
+    it = v.item(retriever, col)
+    if it is not None and it["outcome"] == "error":
+        parts.append('<span class="err">error</span>')
+    elif g is not None:
+        cls = "pass" if g.get("passed") else "fail"
+        parts.append(
+            f'<span class="{cls}">{e(metric_value(col, value))}</span> '
+            f'<span class="sub">{e(g["op"])} {e(metric_value(col, g["threshold"]))}</span>'
+        )
+    elif value is not None:
+        parts.append(e(metric_value(col, value)))
+    reg = v.regression(retriever, col)
+    if reg is not None:
+        c = reg["comparison"]
+        m = mark(c)
+        cls = "down" if m == "▼" else "up" if m == "▲" else ""
+        verdict_ = "" if reg.get("passed") else ' <span class="fail">regressed</span>'
+        parts.append(
+            f'<span class="{cls}">Δ {e(delta(c.get("mean_diff")))} {m}</span> '
+            f'<span class="sub">[{e(delta(c.get("ci_low")))}, {e(delta(c.get("ci_high")))}] '
+            f"{c.get('won')}/{c.get('lost')}/{c.get('tied')} p={e(pval(c.get('p_randomization')))}</span>{verdict_}"
+        )
+    return "<br>".join(parts) or "–"
+
+
+def _metrics(v: SuiteView) -> str:
+    cols = v.columns()
+    rows = [[f"<code>{e(n)}</code>"] + [_cell(v, n, c) for c in cols] for n in v.names]
+    return (
+        "<h3>Gated metrics</h3>"
+        + _table(["retriever"] + [e(c) for c in cols], rows)
+        + '<p class="note">Value with its floor or ceiling; Δ: this run − baseline with its one-sided '
+        "95% bounds, won/lost/tied queries and the randomization p; ▼/▲ a significant drop/gain.</p>"
+    )
+
+
+def _stages(v: SuiteView) -> str:
+    st = v.s.get("stages", [])
+    if not any(r.get("builds_on") for r in st):
+        return ""
+    rows = []
+    for r in st:
+        recall = " ".join(
+            f"{k}@{r.get('window')}={x:.3f}" for k, x in (r.get("candidate_recall") or {}).items()
+        )
+        rows.append(
+            [
+                f"<code>{e(r['name'])}</code>",
+                e("+".join(r.get("builds_on") or []) or "–"),
+                num(r.get("value")),
+                delta(r.get("delta_vs_bm25")),
+                delta(r.get("delta_vs_input")),
+                e(recall or "–"),
+                "–" if r.get("p95_ms") is None else f"{r['p95_ms']:.1f}",
+                delta(r.get("delta_p95_ms"), 1),
+            ]
+        )
+    head = [
+        "stage",
+        "builds on",
+        e(st[0].get("metric", "")),
+        "vs bm25",
+        "vs input",
+        "recall of inputs",
+        "p95 ms",
+        "p95 vs input",
+    ]
+    verdicts = "".join(
+        f"<li><code>{e(r['name'])}</code>: {e(r['verdict'])}</li>" for r in st if r.get("verdict")
+    )
+    return (
+        "<h3>Stages</h3>" + _table(head, rows, numeric_from=2) + (f"<ul>{verdicts}</ul>" if verdicts else "")
+    )
+
+
+def _strata(v: SuiteView) -> str:
+    tags = v.tags()
+    if not tags:
+        return ""
+    m = v.headline
+    rows = []
+    for tag, qids in tags.items():
+        row = [e(tag), str(len(qids))]
+        for n in v.names:
+            now, _ = v.stratum_mean(v.per_query(n, m), qids)
+            base, _ = v.stratum_mean(v.base_per_query(n, m), qids)
+            cell = num(now)
+            if now is not None and base is not None:
+                cell += f' <span class="sub">Δ {delta(now - base)}</span>'
+            st = ((v.regression(n, m) or {}).get("strata") or {}).get(tag)
+            if st is not None:
+                cell += (
+                    ' <span class="pass">ok</span>'
+                    if st.get("passed")
+                    else ' <span class="fail">regressed</span>'
+                ) + (f' <span class="sub">Holm p {pval(st.get("p_drop_holm"))}</span>')
+            row.append(cell)
+        rows.append(row)
+    return f"<h3>Strata ({e(m)})</h3>" + _table(
+        ["stratum", "queries"] + [f"<code>{e(n)}</code>" for n in v.names], rows
+    )
+
+
+def _notes(v: SuiteView) -> str:
+    lines = []
+    share = v.s.get("unjudged_share") or {}
+    if share:
+        lines.append(
+            "Unjudged in the top 10: "
+            + ", ".join(f"{e(n)} {x:.0%}" for n, x in share.items())
+            + " (count as non-relevant)."
+        )
+    if v.s.get("power"):
+        lines.append(e(v.s["power"]))
+    for w in v.s.get("warnings") or []:
+        lines.append("Warning: " + e(redact(w)))
+    return "".join(f'<p class="note">{l}</p>' for l in lines)
+
+
+def _plots(v: SuiteView) -> str:
+    try:
+        from .plots import suite_plots
+
+        plots = suite_plots(v)
+    except ImportError:
+        return (
+            '<h3>Plots</h3><p class="note">Plots need matplotlib: '
+            "<code>pip install 'pytest-retrieval[html]'</code>, then re-render with "
+            "<code>pytest-retrieval report REPORT.json --html OUT.html</code>.</p>"
+        )
+    figs = []
+    for title, svg, caption in plots:
+        if svg:
+            figs.append(
+                f'<figure class="plot"><figcaption><strong>{e(title)}</strong>. {e(caption)}</figcaption>{svg}</figure>'
+            )
+        else:
+            figs.append(
+                f'<figure class="plot missing"><figcaption><strong>{e(title)}</strong>. {e(caption)}</figcaption></figure>'
+            )
+    return '<h3>Plots</h3><div class="plots">' + "".join(figs) + "</div>"
+
+
+def _queries(v: SuiteView, idx: int) -> str:
+    m = v.headline
+    names = v.names
+    now_vals = {n: v.per_query(n, m) for n in names}
+    base_vals = {n: v.base_per_query(n, m) for n in names}
+    qids = list(v.queries) or sorted({q for vals in now_vals.values() for q in vals})
+    head = ["query", "text", "tags"]
+    for n in names:
+        head.append(f"{e(n)} {e(m)}")
+        if base_vals[n]:
+            head.append(f"{e(n)} Δ")
+    rows = []
+    diffs: Dict[str, Dict[str, List[str]]] = {}
+    for q in qids:
+        info = v.queries.get(q) or {}
+        attrs = [f'data-qid="{e(q)}"']
+        cells = [
+            f"<td>{e(q)}</td>",
+            f"<td>{e(info.get('text', ''))}</td>",
+            f"<td>{e(', '.join(info.get('tags') or []))}</td>",
+        ]
+        for i, n in enumerate(names):
+            x = now_vals[n].get(q)
+            cells.append(f'<td class="n" data-v="{"" if x is None else x}">{num(x)}</td>')
+            if base_vals[n]:
+                b = base_vals[n].get(q)
+                d = None if (x is None or b is None) else x - b
+                cls = "down" if d is not None and d < 0 else "up" if d is not None and d > 0 else ""
+                cells.append(
+                    f'<td class="n {cls}" data-v="{"" if d is None else d}">{delta(d) if d else ("0" if d == 0 else "–")}</td>'
+                )
+                if d is not None:
+                    attrs.append(f'data-d-{i}="{d}"')
+            rd = v.diff(n, q)
+            if rd is not None and not rd.same:
+                diffs.setdefault(n, {})[q] = rd.lines(titles=None, limit=10)
+        rows.append(f"<tr {' '.join(attrs)}>{''.join(cells)}</tr>")
+    data = {
+        "retrievers": names,
+        "k": SHOWN,
+        "metric": m,
+        "queries": v.queries,
+        "titles": v.titles,
+        "now": {n: {q: docs[:SHOWN] for q, docs in (v.rankings.get(n) or {}).items()} for n in names},
+        "base": {
+            n: {q: docs[:SHOWN] for q, docs in ((v.base.get(n) or {}).get("top") or {}).items()}
+            for n in names
+            if (v.base.get(n) or {}).get("top")
+        },
+        "diff": diffs,
+    }
+    default = next((i for i, n in enumerate(names) if any(p[0] == n for p in v.moved_pairs()[:1])), 0)
+    options = "".join(
+        f'<option value="{i}"{" selected" if i == default else ""}>{e(n)}</option>'
+        for i, n in enumerate(names)
+    )
+    has_base = any(base_vals.values())
+    return f"""<h3>Queries</h3>
+<div class="qbox" id="queries-{idx}">
+<script type="application/json" class="qdata">{_json_script(data)}</script>
+<div class="toolbar">
+<input type="search" placeholder="filter: id, text or tag" aria-label="filter queries">
+<label><input type="checkbox" class="dropped"{"" if has_base else " disabled"}> only queries that dropped</label>
+<label>retriever <select class="retriever">{options}</select></label>
+<span class="count note"></span>
+<span class="note">Click a column to sort, a query to see its top {SHOWN} now and in the baseline.</span>
+</div>
+<div class="qwrap">
+<div class="qtable-box"><table class="queries"><thead><tr>{"".join(f"<th>{h}</th>" for h in head)}</tr></thead>
+<tbody>{"".join(rows)}</tbody></table></div>
+<div class="panel"><p class="note">Choose a query.</p></div>
+</div>
+</div>"""
+
+
+def _suite(v: SuiteView, idx: int) -> str:
+    be = v.s.get("backend") or {}
+    engine = " ".join(str(be[k]) for k in ("backend", "engine", "version") if be.get(k))
+    n = (v.s.get("queries") or {}).get("judged")
+    parts = [f'<section class="suite" id="suite-{idx}"><h2>{e(v.name)}</h2>']
+    if v.error is not None:
+        parts.append(f'<p class="err">The suite could not run: {e(redact(str(v.error)))}</p>')
+        parts.append(_problems(v))
+        return "\n".join(parts) + "</section>"
+    note = v.baseline.get("note") or "no baseline comparison for this suite"
+    parts.append(
+        f'<p class="note">{e(engine)} · {n} judged queries · profile {e(v.s.get("profile", ""))} · baseline: {e(note)}</p>'
+    )
+    parts += [_problems(v), _metrics(v), _plots(v), _stages(v), _strata(v), _notes(v), _queries(v, idx)]
+    return "\n".join(p for p in parts if p) + "</section>"
+
+
+def render_html(doc: Mapping[str, Any]) -> str:
+    vd = verdict(doc)
+    views = [SuiteView(s) for s in doc.get("suites", [])]
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    coll = "".join(
+        f'<p class="err">Collection error {e(n)}: {e(redact(msg))}</p>' for n, msg in vd.collection_errors
+    )
+    body = "\n".join(_suite(v, i) for i, v in enumerate(views))
+    page = f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{e(vd.headline(icon=False))}</title>
+<style>{_static("report.css")}</style>
+</head>
+<body>
+<header>
+<h1 class="verdict {vd.status}"><span class="badge {vd.status}">{vd.status.upper()}</span> {e(vd.headline(icon=False))}</h1>
+<div class="meta">pytest-retrieval {e(doc.get("plugin_version", "?"))} · rendered {when} · {len(views)} suite(s)</div>
+</header>
+<main>
+{coll}
+{body}
+</main>
+<script>{_static("report.js")}</script>
+</body>
+</html>
+"""
+    return page  # messages, notes and warnings are redacted where they are written

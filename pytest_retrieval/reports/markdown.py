@@ -1,0 +1,362 @@
+"""The Markdown summary of a JSON report: what a reviewer reads on the pull request page
+(GitHub step summary, a PR/MR comment).
+
+First line: the verdict. Then per suite: failed and errored gates with their messages; the
+retrievers x gated metrics table (value, difference against the baseline with its bounds, a
+marker for a significant change); the stage table; strata; the unjudged share; and, folded in
+``<details>``, the worst-moved queries with their ranking diffs. It stays under ``limit``
+characters (a GitHub comment holds 65,536) and says what it left out, and where to find it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from .view import SuiteView, clip, delta, mark, metric_value, num, pval, redact, verdict
+
+LIMIT = 60_000
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def esc(text: Any) -> str:
+    """Inline text safe in GitHub Markdown and in a table cell: HTML-escaped, Markdown
+    punctuation backslash-escaped, on one line."""
+    s = " ".join(str(text).split())
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", s)
+
+
+def code(text: Any) -> str:
+    s = str(text)
+    if re.fullmatch(r"[\w.:/@=-]+", s):
+        return f"`{s}`"
+    return esc(s)
+
+
+def fence(text: str, info: str = "text") -> str:
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    f = "`" * max(3, longest + 1)
+    return f"{f}{info}\n{text.rstrip()}\n{f}"
+
+
+def table(header: List[str], rows: List[List[str]], align: Optional[List[str]] = None) -> str:
+    align = align or ["l"] + ["r"] * (len(header) - 1)
+    sep = ["---:" if a == "r" else "---" for a in align]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ pieces of a suite
+
+
+def _heading(v: SuiteView) -> str:
+    s = v.s
+    be = s.get("backend") or {}
+    engine = be.get("backend", "?")
+    detail = " ".join(str(be[k]) for k in ("engine", "version") if be.get(k))
+    n = (s.get("queries") or {}).get("judged")
+    parts = [f"### {esc(v.name)}"]
+    if v.error is None:
+        parts.append(f" · {esc(engine)}{f' ({esc(detail)})' if detail else ''} · {n} judged queries")
+    return "".join(parts)
+
+
+def _baseline_line(v: SuiteView) -> str:
+    note = v.baseline.get("note")
+    if note:
+        return f"<sub>Baseline: {esc(note)}</sub>"
+    return "<sub>No baseline comparison for this suite.</sub>"
+
+
+def _problems(v: SuiteView, message_chars: int) -> str:
+    items = v.problems()
+    if not items:
+        return ""
+    heads, bodies = [], []
+    for it in items:
+        word = "errored" if it["outcome"] == "error" else "failed"
+        icon = "⚠️" if it["outcome"] == "error" else "❌"
+        msg = redact(it.get("message") or "").strip()
+        first = msg.splitlines()[0] if msg else ""
+        gate = code(it["retriever"] + "::" + it["gate"])
+        heads.append(f"- {icon} **{word}** {gate}: {esc(clip(first, 200))}")
+        if msg and message_chars > 0:
+            if len(msg) > message_chars:
+                msg = (
+                    msg[:message_chars]
+                    + f"\n… ({len(msg) - message_chars} more characters in the JSON report)"
+                )
+            bodies.append(fence(msg))
+    out = "**Failed and errored gates**\n\n" + "\n".join(heads)
+    if bodies:
+        out += (
+            f"\n\n<details><summary>Their messages ({len(bodies)})</summary>\n\n"
+            + "\n\n".join(bodies)
+            + "\n\n</details>"
+        )
+    return out
+
+
+def _cell(v: SuiteView, retriever: str, col: str) -> str:
+    parts = []
+    g = v.gate(retriever, col)
+    value = v.value(retriever, col)
+    it = v.item(retriever, col)
+    if it is not None and it["outcome"] == "error":
+        parts.append("⚠️ error")
+    elif g is not None:
+        icon = "✅" if g.get("passed") else "❌"
+        parts.append(
+            f"{icon} {metric_value(col, value)} <sub>{esc(g['op'])} {metric_value(col, g['threshold'])}</sub>"
+        )
+    elif value is not None:
+        parts.append(metric_value(col, value))
+    reg = v.regression(retriever, col)
+    if reg is not None:
+        c = reg["comparison"]
+        icon = "" if reg.get("passed") else "❌ "
+        parts.append(
+            f"{icon}Δ {delta(c.get('mean_diff'))} [{delta(c.get('ci_low'))}, {delta(c.get('ci_high'))}] {mark(c)}".rstrip()
+        )
+    elif not col.endswith(("_ms", "_ratio")) and "[" not in col and not col.startswith("lift@"):
+        base = v.base_aggregate(retriever, col)
+        if base is not None and value is not None:
+            parts.append(f"Δ {delta(value - base)}")
+    return "<br>".join(parts) or "–"
+
+
+def _metrics_table(v: SuiteView) -> str:
+    cols = v.columns()
+    rows = [[code(n)] + [_cell(v, n, c) for c in cols] for n in v.names]
+    legend = (
+        "<sub>✅/❌ gate passed/failed (with its floor or ceiling). Δ: this run − baseline, "
+        "with its one-sided 95% lower and upper bounds; ▼ significant drop, ▲ significant gain "
+        "(a bound beyond 0).</sub>"
+    )
+    return table(["retriever"] + [esc(c) for c in cols], rows) + "\n\n" + legend
+
+
+def _stages(v: SuiteView) -> str:
+    st = [r for r in v.s.get("stages", []) if r.get("builds_on")]
+    if not st:
+        return ""
+    all_st = v.s.get("stages", [])
+    metric = all_st[0].get("metric", v.headline)
+    rows = []
+    for r in all_st:
+        recall = " ".join(
+            f"{esc(k)}@{r.get('window')}={x:.3f}" for k, x in (r.get("candidate_recall") or {}).items()
+        )
+        rows.append(
+            [
+                code(r["name"]),
+                esc("+".join(r.get("builds_on") or []) or "–"),
+                num(r.get("value")),
+                delta(r.get("delta_vs_bm25")),
+                delta(r.get("delta_vs_input")),
+                recall or "–",
+                "–" if r.get("p95_ms") is None else f"{r['p95_ms']:.1f}",
+                delta(r.get("delta_p95_ms"), 1),
+            ]
+        )
+    verdicts = [f"- {code(r['name'])}: {esc(r['verdict'])}" for r in all_st if r.get("verdict")]
+    head = [
+        "stage",
+        "builds on",
+        esc(metric),
+        "vs bm25",
+        "vs input",
+        "recall of inputs",
+        "p95 ms",
+        "p95 vs input",
+    ]
+    return (
+        "**Stages**\n\n"
+        + table(head, rows, ["l", "l"] + ["r"] * 6)
+        + ("\n\n" + "\n".join(verdicts) if verdicts else "")
+    )
+
+
+def _strata(v: SuiteView) -> str:
+    tags = v.tags()
+    if not tags:
+        return ""
+    metric = v.headline
+    head = ["stratum", "queries"] + [code(n) for n in v.names]
+    rows = []
+    for tag, qids in tags.items():
+        row = [esc(tag), str(len(qids))]
+        for n in v.names:
+            now, k = v.stratum_mean(v.per_query(n, metric), qids)
+            cell = num(now)
+            base, _ = v.stratum_mean(v.base_per_query(n, metric), qids)
+            if now is not None and base is not None:
+                cell += f" (Δ {delta(now - base)})"
+            reg = v.regression(n, metric)
+            st = ((reg or {}).get("strata") or {}).get(tag)
+            if st is not None:
+                cell += (
+                    " ✅" if st.get("passed") else " ❌"
+                ) + f" <sub>Holm p {pval(st.get('p_drop_holm'))}</sub>"
+            row.append(cell)
+        rows.append(row)
+    return f"**Strata** ({esc(metric)} per query tag)\n\n" + table(head, rows)
+
+
+def _unjudged(v: SuiteView) -> str:
+    share = v.s.get("unjudged_share") or {}
+    lines = []
+    if share:
+        lines.append(
+            "Unjudged in the top 10: "
+            + ", ".join(f"{code(n)} {x:.0%}" for n, x in share.items())
+            + " (unjudged documents count as non-relevant; `--retrieval-export-unjudged` writes them out for annotation)."
+        )
+    if v.s.get("power"):
+        lines.append(esc(v.s["power"].removeprefix("power: ").strip()).capitalize() + ".")
+    no_rel = (v.s.get("queries") or {}).get("no_relevant") or []
+    if no_rel:
+        lines.append(f"{len(no_rel)} queries without a relevant judgment are left out of the averages.")
+    for w in v.s.get("warnings") or []:
+        lines.append(f"Warning: {esc(clip(redact(w), 300))}")
+    return "\n\n".join(lines)
+
+
+def _diff_lines(v: SuiteView, q: Dict[str, Any], metric: str) -> str:
+    head = (
+        f"**{code(q['qid'])}** {esc(clip(q['text'], 120))} — {esc(metric)} "
+        f"{num(q['before'])} → {num(q['now'])} ({delta(q['diff'])})"
+    )
+    d = q.get("ranking")
+    if d is None:
+        return head + "\n- no baseline ranking for this query (the baseline predates ranking diffs)"
+    if d.same:
+        return head + f"\n- top {d.k} unchanged (the change is below rank {d.k})"
+
+    def doc(doc_id: str) -> str:
+        t = v.titles.get(doc_id)
+        return code(doc_id) + (f" *{esc(clip(t, 70))}*" if t else "")
+
+    def grade(g: Optional[int]) -> str:
+        return "unjudged" if g is None else f"grade {g}"
+
+    def more(items: List[Any], n: int = 5) -> List[str]:
+        return [f"{len(items) - n} more"] if len(items) > n else []
+
+    lines = [head]
+    if d.left or d.left_other:
+        parts = [f"{doc(x)} ({grade(g)}, was #{r})" for x, g, r in d.left[:5]] + more(d.left)
+        if not parts:
+            parts = ["no relevant document"]
+        if d.left_other:
+            parts.append(f"{d.left_other} non-relevant or unjudged")
+        lines.append(f"- left the top {d.k}: " + "; ".join(parts))
+    if d.entered:
+        parts = [f"{doc(x)} ({grade(g)}, now #{r})" for x, g, r in d.entered[:5]] + more(d.entered)
+        lines.append("- entered: " + "; ".join(parts))
+    if d.moved or d.moved_other:
+        parts = [f"{doc(x)} ({grade(g)}) #{a} → #{b}" for x, g, a, b in d.moved[:5]] + more(d.moved)
+        if d.moved_other:
+            parts.append(f"{d.moved_other} unjudged moved")
+        lines.append("- moved: " + "; ".join(parts))
+    return "\n".join(lines)
+
+
+def _details(v: SuiteView, retriever: str, metric: str, queries: List[Dict[str, Any]], dropped: int) -> str:
+    summary = (
+        f"Worst-moved queries: {esc(retriever)} {esc(metric)} "
+        f"({len(queries)} of {dropped} that dropped against the baseline)"
+    )
+    body = "\n\n".join(_diff_lines(v, q, metric) for q in queries)
+    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+
+
+# ------------------------------------------------------------------ assembly
+
+
+def render_markdown(
+    doc: Mapping[str, Any], *, limit: int = LIMIT, worst: int = 5, full_report: Optional[str] = None
+) -> str:
+    """The summary as GitHub-flavoured Markdown, at most ``limit`` characters.
+
+    ``full_report``: where the rest is (e.g. ``"the HTML report (report.html, a CI artefact)"``),
+    named in the note that says what was left out."""
+    views = [SuiteView(s) for s in doc.get("suites", [])]
+    v = verdict(doc)
+    where = full_report or "the JSON report (`--retrieval-report`) and the HTML report (`--retrieval-html`)"
+
+    def essentials(level: int) -> Tuple[List[str], List[str]]:
+        """level 0: everything; 1: shorter messages; 2: no stage/strata tables; 3: only the
+        failed suites' problems and tables; 4: the verdict and one line per suite."""
+        blocks = [f"## {esc(v.headline())}"]
+        left: List[str] = []
+        for name, msg in v.collection_errors:
+            blocks.append(f"⚠️ **collection error** {code(name)}: {esc(clip(redact(msg), 300))}")
+        for sv in views:
+            failing = bool(sv.problems()) or sv.error is not None
+            if level >= 4 or (level >= 3 and not failing):
+                label = "❌" if failing else "✅"
+                blocks.append(f"{label} **{esc(sv.name)}**: details left out")
+                left.append(f"the tables of suite {sv.name}")
+                continue
+            blocks.append(_heading(sv))
+            if sv.error is not None:
+                why = str(sv.error)
+                if why == "not run":
+                    why = "not run (the session stopped before it, e.g. on a collection error)"
+                blocks.append(f"⚠️ **the suite did not run**: {esc(clip(redact(why), 500))}")
+            blocks.append(_baseline_line(sv))
+            probs = _problems(sv, 2500 if level == 0 else 400)
+            if probs:
+                blocks.append(probs)
+            if level >= 1 and any(len(it.get("message") or "") > 400 for it in sv.problems()):
+                left.append(f"the full failure messages of {sv.name}")
+            if sv.error is None:
+                blocks.append(_metrics_table(sv))
+                if level < 2:
+                    for extra in (_stages(sv), _strata(sv)):
+                        if extra:
+                            blocks.append(extra)
+                elif _stages(sv) or _strata(sv):
+                    left.append(f"the stage and strata tables of {sv.name}")
+                u = _unjudged(sv)
+                if u:
+                    blocks.append(u)
+        return blocks, left
+
+    reserve = 1500  # the note on what was left out
+    for level in range(5):
+        blocks, left = essentials(level)
+        text = "\n\n".join(blocks)
+        if len(text) + reserve <= limit:
+            break
+    # worst-moved queries, folded, while they fit
+    details: List[Tuple[str, str]] = []
+    for sv in views:
+        if sv.error is not None:
+            continue
+        for retriever, metric in sv.moved_pairs():
+            qs = sv.moved(retriever, metric, worst)
+            if qs:
+                details.append(
+                    (
+                        f"{sv.name}: {retriever} {metric}",
+                        _details(sv, retriever, metric, qs, sv.n_dropped(retriever, metric)),
+                    )
+                )
+    for label, block in details:
+        if len(text) + len(block) + 2 + reserve <= limit:
+            text += "\n\n" + block
+        else:
+            left.append(f"the worst-moved queries of {label}")
+    if left:
+        shown = left[:8] + ([f"{len(left) - 8} more"] if len(left) > 8 else [])
+        note = f"\n\n> **Left out to stay under {limit:,} characters:** {esc('; '.join(shown))}. Find them in {where}."
+        text += note[: reserve - 10]
+    text = redact(text)
+    if len(text) > limit:  # cannot happen short of a pathological report; never exceed the limit
+        cut = f"\n\n> **Truncated to {limit:,} characters.** The full summary is in {where}."
+        text = text[: limit - len(cut)] + cut
+    return text + "\n"

@@ -1,0 +1,98 @@
+"""OpenMetrics text of a JSON report, for GitLab's ``metrics`` report (the merge request widget
+shows each metric and its change against the target branch).
+
+Families (all gauges; labels ``suite``, ``retriever`` and ``metric``/``percentile``/``gate``)::
+
+    retrieval_quality            aggregate metric value (ndcg@10, recall@100, ...)
+    retrieval_latency_ms         latency percentile (p50, p95, p99)
+    retrieval_baseline_diff      mean difference against the baseline (gated metrics)
+    retrieval_baseline_diff_lower / _upper   its one-sided confidence bounds
+    retrieval_gate_passed        1 passed, 0 failed (floors and baseline gates)
+    retrieval_unjudged_share     share of the top 10 without a judgment
+    retrieval_gates              count of gate items by outcome
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Mapping, Tuple
+
+from .view import SuiteView, redact, verdict
+
+_HELP = {
+    "retrieval_quality": "Aggregate retrieval metric of a retriever on a suite.",
+    "retrieval_latency_ms": "Latency percentile of a retriever, milliseconds.",
+    "retrieval_baseline_diff": "Mean per-query difference against the committed baseline.",
+    "retrieval_baseline_diff_lower": "One-sided lower confidence bound of the difference.",
+    "retrieval_baseline_diff_upper": "One-sided upper confidence bound of the difference.",
+    "retrieval_gate_passed": "1 when the gate passed, 0 when it failed.",
+    "retrieval_unjudged_share": "Share of the top 10 documents without a relevance judgment.",
+    "retrieval_gates": "Gate items by outcome.",
+}
+
+
+def _label(value: Any) -> str:
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _number(x: Any) -> str:
+    if x is None:
+        return "NaN"
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "+Inf" if x > 0 else "-Inf"
+    return repr(x)
+
+
+def render_openmetrics(doc: Mapping[str, Any]) -> str:
+    fams: Dict[str, List[Tuple[Dict[str, Any], Any]]] = {k: [] for k in _HELP}
+    for s in doc.get("suites", []):
+        v = SuiteView(s)
+        for r in v.retrievers:
+            base = {"suite": v.name, "retriever": r["name"]}
+            for m, x in (r.get("metrics") or {}).items():
+                fams["retrieval_quality"].append(({**base, "metric": m}, x))
+            for p in ("p50", "p95", "p99"):
+                if (r.get("latency_ms") or {}).get(p) is not None:
+                    fams["retrieval_latency_ms"].append(({**base, "percentile": p}, r["latency_ms"][p]))
+            if r["name"] in (s.get("unjudged_share") or {}):
+                fams["retrieval_unjudged_share"].append((base, s["unjudged_share"][r["name"]]))
+        for reg in s.get("regressions", []):
+            c = reg["comparison"]
+            labels = {"suite": v.name, "retriever": reg["retriever"], "metric": reg["metric"]}
+            fams["retrieval_baseline_diff"].append((labels, c.get("mean_diff")))
+            fams["retrieval_baseline_diff_lower"].append((labels, c.get("ci_low")))
+            fams["retrieval_baseline_diff_upper"].append((labels, c.get("ci_high")))
+            fams["retrieval_gate_passed"].append(
+                ({**labels, "gate": f"baseline:{reg['metric']}"}, 1 if reg.get("passed") else 0)
+            )
+        for g in s.get("gates", []):
+            name = f"{g['metric']}[{g['stratum']}]" if g.get("stratum") else g["metric"]
+            labels = {"suite": v.name, "retriever": g["retriever"], "metric": g["metric"], "gate": name}
+            fams["retrieval_gate_passed"].append((labels, 1 if g.get("passed") else 0))
+    vd = verdict(doc)
+    for outcome, n in (
+        ("passed", vd.passed),
+        ("failed", vd.failed),
+        ("error", vd.errored),
+        ("skipped", vd.skipped),
+    ):
+        fams["retrieval_gates"].append(({"outcome": outcome}, n))
+    lines: List[str] = []
+    for name, samples in fams.items():
+        if not samples:
+            continue
+        lines.append(f"# TYPE {name} gauge")
+        lines.append(f"# HELP {name} {_HELP[name]}")
+        seen = set()
+        for labels, x in samples:
+            key = tuple(sorted(labels.items()))
+            if key in seen:  # a family may not repeat a label set
+                continue
+            seen.add(key)
+            body = ",".join(f'{k}="{_label(v)}"' for k, v in labels.items())
+            lines.append(f"{name}{{{body}}} {_number(x)}")
+    lines.append("# EOF")
+    return redact("\n".join(lines)) + "\n"

@@ -1,0 +1,394 @@
+"""One reading of a JSON report (the dict ``--retrieval-report`` writes) shared by the Markdown,
+HTML and OpenMetrics renderers: the verdict, the gated cells, the worst-moved queries with
+their ranking diffs, the strata. Pure: no I/O, no plotting, no pytest."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from .rankings import SHOWN, RankDiff, ranking_diff
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@'\"]+:[^/\s@'\"]+@")
+_SECRET_KV = re.compile(
+    r"(?i)\b(password|passwd|api[_-]?key|token|secret|authorization)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;]+)"
+)
+
+
+def redact(text: str) -> str:
+    """A last line of defence on every rendered output: URL credentials and ``password=...``
+    style pairs are masked (the plugin never puts credentials in a report to begin with)."""
+    text = _USERINFO.sub(r"\1***@", text)
+    return _SECRET_KV.sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
+
+
+# ------------------------------------------------------------------ formatting
+
+
+def num(x: Any, digits: int = 4) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    return f"{x:.{digits}f}"
+
+
+def delta(x: Any, digits: int = 4) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    s = f"{x:+.{digits}f}"
+    return s.replace("-", "−")
+
+
+def ms(x: Any) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{x:.1f} ms" if x >= 1 else f"{x:.2f} ms"
+
+
+def pval(p: Any) -> str:
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "n/a"
+    return f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
+
+
+def is_latency(metric: str) -> bool:
+    return metric.endswith("_ms")
+
+
+def metric_value(metric: str, x: Any) -> str:
+    if metric.endswith("_ms"):
+        return ms(x)
+    if metric.endswith("_ratio"):
+        return "–" if x is None else f"{x:.3f}×"
+    return num(x)
+
+
+def clip(text: Any, n: int) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+# ------------------------------------------------------------------ verdict
+
+
+@dataclass
+class Verdict:
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0
+    skipped: int = 0
+    regressions: List[Tuple[str, str, str, float]] = field(
+        default_factory=list
+    )  # suite, retriever, metric, diff
+    suite_errors: List[Tuple[str, str]] = field(default_factory=list)  # suite, message
+    collection_errors: List[Tuple[str, str]] = field(default_factory=list)  # node id, message
+    baselines: int = 0  # suites compared with a baseline
+
+    @property
+    def status(self) -> str:
+        if self.failed or self.regressions:
+            return "failed"
+        if self.errored or self.suite_errors or self.collection_errors:
+            return "error"
+        return "passed"
+
+    @property
+    def icon(self) -> str:
+        return {"failed": "❌", "error": "⚠️", "passed": "✅"}[self.status]
+
+    def headline(self, icon: bool = True) -> str:
+        """The verdict as one line of plain text (no markup), led by an emoji unless ``icon``
+        is false."""
+        word = {
+            "failed": "Retrieval gates failed",
+            "error": "Retrieval gates errored",
+            "passed": "Retrieval gates passed",
+        }[self.status]
+        parts = [f"{self.failed} failed", f"{self.errored} errored", f"{self.passed} passed"]
+        if self.skipped:
+            parts.append(f"{self.skipped} skipped")
+        if self.collection_errors:
+            parts.append(_plural(len(self.collection_errors), "collection error"))
+        if self.suite_errors:
+            parts.append(_plural(len(self.suite_errors), "suite") + " did not run")
+        if self.regressions:
+            worst = sorted(self.regressions, key=lambda r: r[3])[:3]
+            named = ", ".join(f"{s}: {r} {m} {delta(d)}" for s, r, m, d in worst)
+            more = f" and {len(self.regressions) - 3} more" if len(self.regressions) > 3 else ""
+            reg = f"{len(self.regressions)} regression{'s' if len(self.regressions) != 1 else ''} against the baseline ({named}{more})"
+        elif self.baselines:
+            reg = "no regression against the baseline"
+        else:
+            reg = "no baseline to compare with"
+        return f"{self.icon + ' ' if icon else ''}{word}: {', '.join(parts)}; {reg}"
+
+
+def verdict(doc: Mapping[str, Any]) -> Verdict:
+    v = Verdict()
+    for s in doc.get("suites", []):
+        items = s.get("items") or []
+        if items:
+            for it in items:
+                setattr(v, _COUNT[it["outcome"]], getattr(v, _COUNT[it["outcome"]]) + 1)
+        else:
+            for g in s.get("gates", []):
+                if g.get("passed"):
+                    v.passed += 1
+                else:
+                    v.failed += 1
+            for r in s.get("regressions", []):
+                if r.get("passed"):
+                    v.passed += 1
+                else:
+                    v.failed += 1
+        if "error" in s:
+            v.suite_errors.append((s.get("suite", "?"), str(s["error"])))
+        for r in s.get("regressions", []):
+            if not r.get("passed"):
+                v.regressions.append(
+                    (
+                        s.get("suite", "?"),
+                        r["retriever"],
+                        r["metric"],
+                        r["comparison"].get("mean_diff") or 0.0,
+                    )
+                )
+        if (s.get("baseline") or {}).get("retrievers") is not None:
+            v.baselines += 1
+    for e in (doc.get("session") or {}).get("collection_errors", []):
+        v.collection_errors.append((e.get("nodeid", "?"), e.get("message", "")))
+    return v
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+_COUNT = {"passed": "passed", "failed": "failed", "error": "errored", "skipped": "skipped"}
+
+
+# ------------------------------------------------------------------ one suite
+
+
+class SuiteView:
+    """Accessors over one suite entry of the JSON report."""
+
+    def __init__(self, s: Mapping[str, Any]):
+        self.s = s
+        self.name = s.get("suite", "?")
+        self.error = s.get("error")
+        self.retrievers: List[Dict[str, Any]] = list(s.get("retrievers", []))
+        self.by_name = {r["name"]: r for r in self.retrievers}
+        self.names = [r["name"] for r in self.retrievers]
+        self.baseline = s.get("baseline") or {}
+        self.base = self.baseline.get("retrievers") or {}
+        self.queries: Dict[str, Dict[str, Any]] = s.get("query_details") or {}
+        self.titles: Dict[str, str] = s.get("titles") or {}
+        self.rankings: Dict[str, Dict[str, List[str]]] = s.get("rankings") or {}
+        self.items: List[Dict[str, Any]] = list(s.get("items") or [])
+
+    # ---- metrics
+    @property
+    def metrics(self) -> List[str]:
+        if self.s.get("metrics"):
+            return list(self.s["metrics"])
+        return list(self.retrievers[0]["metrics"]) if self.retrievers else []
+
+    @property
+    def headline(self) -> str:
+        ms_ = self.metrics
+        regs = [r["metric"] for r in self.s.get("regressions", [])]
+        if "ndcg@10" in ms_:
+            return "ndcg@10"
+        return regs[0] if regs else (ms_[0] if ms_ else "ndcg@10")
+
+    def columns(self) -> List[str]:
+        """The gated metrics (floors and baseline comparisons), in the order the suite
+        names them; every metric of the suite when nothing is gated."""
+        cols: List[str] = []
+        for g in self.s.get("gated", []):
+            if g["metric"] not in cols:
+                cols.append(g["metric"])
+        for g in self.s.get("gates", []):
+            name = _gate_name(g)
+            if name not in cols:
+                cols.append(name)
+        for r in self.s.get("regressions", []):
+            if r["metric"] not in cols:
+                cols.append(r["metric"])
+        return cols or self.metrics
+
+    def gate(self, retriever: str, name: str) -> Optional[Dict[str, Any]]:
+        for g in self.s.get("gates", []):
+            if g["retriever"] == retriever and _gate_name(g) == name:
+                return g
+        return None
+
+    def item(self, retriever: str, gate: str) -> Optional[Dict[str, Any]]:
+        for it in self.items:
+            if it["retriever"] == retriever and it["gate"] == gate:
+                return it
+        return None
+
+    def regression(self, retriever: str, metric: str) -> Optional[Dict[str, Any]]:
+        for r in self.s.get("regressions", []):
+            if r["retriever"] == retriever and r["metric"] == metric:
+                return r
+        return None
+
+    def is_gated(self, retriever: str, name: str) -> bool:
+        return any(
+            g["retriever"] == retriever and g["metric"] == name for g in self.s.get("gated", [])
+        ) or bool(self.gate(retriever, name) or self.regression(retriever, name))
+
+    def value(self, retriever: str, name: str) -> Any:
+        g = self.gate(retriever, name)
+        if g is not None:
+            return g.get("value")
+        r = self.by_name.get(retriever) or {}
+        if name in r.get("metrics", {}):
+            return r["metrics"][name]
+        lat = r.get("latency_ms") or {}
+        if name.endswith("_ms") and name[:-3] in lat:
+            return lat[name[:-3]]
+        return None
+
+    def per_query(self, retriever: str, metric: str) -> Dict[str, float]:
+        pq = (self.by_name.get(retriever) or {}).get("per_query") or {}
+        return {q: v[metric] for q, v in pq.items() if metric in v}
+
+    def base_per_query(self, retriever: str, metric: str) -> Dict[str, float]:
+        return dict(((self.base.get(retriever) or {}).get("per_query") or {}).get(metric) or {})
+
+    def base_aggregate(self, retriever: str, metric: str) -> Any:
+        return ((self.base.get(retriever) or {}).get("aggregate") or {}).get(metric)
+
+    # ---- problems
+    def problems(self) -> List[Dict[str, Any]]:
+        """Failed and errored items (errors first), with their messages."""
+        bad = [it for it in self.items if it["outcome"] in ("error", "failed")]
+        if not self.items:  # an older report without items: the failed gates and regressions
+            bad = [
+                {"retriever": g["retriever"], "gate": _gate_name(g), "outcome": "failed", "message": ""}
+                for g in self.s.get("gates", [])
+                if not g.get("passed")
+            ] + [
+                {
+                    "retriever": r["retriever"],
+                    "gate": f"baseline:{r['metric']}",
+                    "outcome": "failed",
+                    "message": "",
+                }
+                for r in self.s.get("regressions", [])
+                if not r.get("passed")
+            ]
+        return sorted(bad, key=lambda it: 0 if it["outcome"] == "error" else 1)
+
+    # ---- ranking diffs
+    def diff(self, retriever: str, qid: str) -> Optional[RankDiff]:
+        before = ((self.base.get(retriever) or {}).get("top") or {}).get(qid)
+        now = (self.rankings.get(retriever) or {}).get(qid)
+        if before is None or now is None:
+            return None
+        grades = (self.queries.get(qid) or {}).get("judged") or {}
+        return ranking_diff(before, now, grades, k=SHOWN)
+
+    def moved(self, retriever: str, metric: str, n: int) -> List[Dict[str, Any]]:
+        """The ``n`` queries whose ``metric`` dropped most against the baseline (largest
+        drop first), each with its ranking diff; [] without a baseline."""
+        before = self.base_per_query(retriever, metric)
+        now = self.per_query(retriever, metric)
+        drops = sorted(
+            ((now[q] - before[q], q) for q in now if q in before and now[q] - before[q] < 0),
+            key=lambda t: (t[0], t[1]),
+        )
+        out = []
+        for d, q in drops[:n]:
+            out.append(
+                {
+                    "qid": q,
+                    "text": (self.queries.get(q) or {}).get("text", ""),
+                    "before": before[q],
+                    "now": now[q],
+                    "diff": d,
+                    "ranking": self.diff(retriever, q),
+                }
+            )
+        return out
+
+    def n_dropped(self, retriever: str, metric: str) -> int:
+        before = self.base_per_query(retriever, metric)
+        now = self.per_query(retriever, metric)
+        return sum(1 for q in now if q in before and now[q] < before[q])
+
+    def moved_pairs(self) -> List[Tuple[str, str]]:
+        """(retriever, metric) whose worst-moved queries a report shows: the regression
+        comparisons (failed first, then by drop), else the headline metric of every
+        retriever in the baseline."""
+        regs = sorted(
+            self.s.get("regressions", []),
+            key=lambda r: (bool(r.get("passed")), r["comparison"].get("mean_diff") or 0.0),
+        )
+        pairs = [(r["retriever"], r["metric"]) for r in regs]
+        if not pairs:
+            pairs = [(n, self.headline) for n in self.names if n in self.base]
+        return [p for p in pairs if self.base_per_query(*p)]
+
+    # ---- strata
+    def tags(self) -> Dict[str, List[str]]:
+        out: Dict[str, List[str]] = {}
+        for q, info in self.queries.items():
+            for t in info.get("tags") or ():
+                out.setdefault(str(t), []).append(q)
+        return dict(sorted(out.items()))
+
+    def stratum_mean(self, values: Mapping[str, float], qids: Sequence[str]) -> Tuple[Optional[float], int]:
+        xs = [values[q] for q in qids if q in values]
+        return (math.fsum(xs) / len(xs), len(xs)) if xs else (None, 0)
+
+    # ---- latency
+    def gated_percentiles(self, retriever: str) -> List[int]:
+        out = set()
+        for g in self.s.get("gated", []):
+            m = g["metric"]
+            if g["retriever"] == retriever and re.fullmatch(r"p\d\d_ms", m):
+                out.add(int(m[1:3]))
+        return sorted(out)
+
+    def ceiling(self, retriever: str, percentile: int) -> Optional[float]:
+        for g in self.s.get("gated", []):
+            if g["retriever"] == retriever and g["metric"] == f"p{percentile}_ms":
+                return g.get("threshold")
+        return None
+
+    def judged_at(self, retriever: str, upto: int = SHOWN) -> List[float]:
+        """Mean share of judged documents in the top k, for k = 1..upto."""
+        tops = self.rankings.get(retriever) or {}
+        out = []
+        for k in range(1, upto + 1):
+            shares = []
+            for q, docs in tops.items():
+                judged = (self.queries.get(q) or {}).get("judged") or {}
+                head = docs[:k]
+                if head:
+                    shares.append(sum(1 for d in head if d in judged) / len(head))
+            out.append(math.fsum(shares) / len(shares) if shares else math.nan)
+        return out
+
+
+def _gate_name(g: Mapping[str, Any]) -> str:
+    return f"{g['metric']}[{g['stratum']}]" if g.get("stratum") else g["metric"]
+
+
+def mark(comparison: Mapping[str, Any]) -> str:
+    """▼ a significant drop (the upper bound of the difference is below 0), ▲ a significant
+    gain (the lower bound above 0), nothing otherwise."""
+    lo, hi = comparison.get("ci_low"), comparison.get("ci_high")
+    if hi is not None and hi < 0:
+        return "▼"
+    if lo is not None and lo > 0:
+        return "▲"
+    return ""

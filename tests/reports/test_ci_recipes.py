@@ -1,0 +1,149 @@
+"""The CI recipes: valid against the GitHub Actions and GitLab CI schemas (and actionlint), the
+pre-commit manifest valid, the gate command they run works as written, and the GitLab job's
+MR-note script posts once, then updates its note (against a local fake of the GitLab API)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import yaml
+
+from .conftest import need_tool
+
+ROOT = Path(__file__).resolve().parents[2]
+GITHUB = ROOT / "examples" / "ci" / "github-actions.yml"
+GITLAB = ROOT / "examples" / "ci" / "gitlab-ci.yml"
+HOOKS = ROOT / ".pre-commit-hooks.yaml"
+
+
+def _run(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=300, **kw)
+
+
+def test_workflows_validate_against_their_schemas() -> None:
+    exe = Path(sys.executable).with_name("check-jsonschema")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "check_jsonschema"]
+    for schema, path in (("vendor.github-workflows", GITHUB), ("vendor.gitlab-ci", GITLAB)):
+        p = _run(*cmd, "--builtin-schema", schema, str(path))
+        assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_github_workflow_passes_actionlint() -> None:
+    actionlint = need_tool("actionlint", "go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12")
+    p = _run(actionlint, "-no-color", str(GITHUB))
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_pre_commit_manifest_is_valid() -> None:
+    p = _run(sys.executable, "-m", "pre_commit", "validate-manifest", str(HOOKS))
+    assert p.returncode == 0, p.stdout + p.stderr
+    hooks = yaml.safe_load(HOOKS.read_text())
+    assert {h["id"] for h in hooks} == {"pytest-retrieval", "pytest-retrieval-changed"}
+    assert all(h["entry"].startswith("pytest ") and "-m retrieval" in h["entry"] for h in hooks)
+
+
+def _gate_command(workflow: dict) -> list:
+    steps = workflow["jobs"]["gates"]["steps"]
+    (run,) = [s["run"] for s in steps if s.get("name") == "Retrieval gates"]
+    return shlex.split(run)
+
+
+def test_the_gate_command_of_the_recipes_works_as_written(tmp_path) -> None:
+    gh = yaml.safe_load(GITHUB.read_text())
+    gl = yaml.safe_load(GITLAB.read_text())
+    cmd = _gate_command(gh)
+    gl_cmd = shlex.split(gl["retrieval-gates"]["script"][1])
+    assert gl_cmd == cmd + ["--retrieval-openmetrics=retrieval/metrics.txt"] or set(gl_cmd) >= set(cmd)
+    assert gl["retrieval-gates"]["artifacts"]["reports"]["metrics"] == "retrieval/metrics.txt"
+    summary = tmp_path / "step_summary.md"
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
+    args = [str(ROOT / a) if a == "example_suite" else a for a in gl_cmd]
+    p = subprocess.run(
+        [sys.executable, "-m", *args, "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stdout[-3000:]
+    out = tmp_path / "retrieval"
+    for name in ("report.json", "summary.md", "report.html", "metrics.txt", "junit.xml"):
+        assert (out / name).stat().st_size > 0, name
+    assert summary.read_text().startswith("## ✅ Retrieval gates passed: 0 failed, 0 errored, 8 passed")
+
+
+class _FakeGitLab(BaseHTTPRequestHandler):
+    notes: list = []
+    calls: list = []
+
+    def _reply(self, code: int, body) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        return json.loads(self.rfile.read(n)) if n else None
+
+    def do_GET(self):  # noqa: N802
+        self.calls.append(("GET", self.path, self.headers.get("PRIVATE-TOKEN")))
+        self._reply(200, self.notes)
+
+    def do_POST(self):  # noqa: N802
+        body = self._body()
+        self.calls.append(("POST", self.path, self.headers.get("PRIVATE-TOKEN")))
+        self.notes.append({"id": 7, "body": body["body"]})
+        self._reply(201, self.notes[-1])
+
+    def do_PUT(self):  # noqa: N802
+        body = self._body()
+        self.calls.append(("PUT", self.path, self.headers.get("PRIVATE-TOKEN")))
+        self.notes[0]["body"] = body["body"]
+        self._reply(200, self.notes[0])
+
+    def log_message(self, *a):
+        pass
+
+
+def test_gitlab_note_script_posts_then_updates_one_note(tmp_path) -> None:
+    script = yaml.safe_load(GITLAB.read_text())["retrieval-gates"]["after_script"][0]
+    (tmp_path / "retrieval").mkdir()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeGitLab)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        env = {
+            **os.environ,
+            "CI_API_V4_URL": f"http://127.0.0.1:{server.server_port}/api/v4",
+            "CI_PROJECT_ID": "42",
+            "CI_MERGE_REQUEST_IID": "5",
+            "CI_JOB_ID": "99",
+            "CI_JOB_URL": "http://gitlab.invalid/job/99",
+            "RETRIEVAL_BOT_TOKEN": "token-abc",
+        }
+        for text in ("## ❌ first push\n", "## ✅ second push\n"):
+            (tmp_path / "retrieval" / "summary.md").write_text(text)
+            p = subprocess.run(
+                ["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+            )
+            assert p.returncode == 0, p.stderr
+    finally:
+        server.shutdown()
+    methods = [c[0] for c in _FakeGitLab.calls]
+    assert methods == ["GET", "POST", "GET", "PUT"]
+    assert all(
+        c[1].startswith("/api/v4/projects/42/merge_requests/5/notes") and c[2] == "token-abc"
+        for c in _FakeGitLab.calls
+    )
+    (note,) = _FakeGitLab.notes
+    assert note["body"].startswith("<!-- pytest-retrieval summary -->\n## ✅ second push")
