@@ -71,10 +71,8 @@ def _problems(v: SuiteView) -> str:
 
 def _cell(v: SuiteView, retriever: str, col: str) -> str:
     parts = []
-    g = v.gate(retriever, col)
-    value = v.value(retriever, col)
-    it = v.item(retriever, col)
-    if it is not None and it["outcome"] == "error":
+    kind, value, g = v.cell(retriever, col)
+    if kind == "error":
         parts.append('<span class="err">error</span>')
     elif g is not None:
         cls = "pass" if g.get("passed") else "fail"
@@ -82,7 +80,7 @@ def _cell(v: SuiteView, retriever: str, col: str) -> str:
             f'<span class="{cls}">{e(metric_value(col, value))}</span> '
             f'<span class="sub">{e(g["op"])} {e(metric_value(col, g["threshold"]))}</span>'
         )
-    elif value is not None:
+    elif kind == "value":
         parts.append(e(metric_value(col, value)))
     reg = v.regression(retriever, col)
     if reg is not None:

@@ -101,17 +101,15 @@ def _problems(v: SuiteView, message_chars: int) -> str:
 
 def _cell(v: SuiteView, retriever: str, col: str) -> str:
     parts = []
-    g = v.gate(retriever, col)
-    value = v.value(retriever, col)
-    it = v.item(retriever, col)
-    if it is not None and it["outcome"] == "error":
+    kind, value, g = v.cell(retriever, col)
+    if kind == "error":
         parts.append("⚠️ error")
     elif g is not None:
         icon = "✅" if g.get("passed") else "❌"
         parts.append(
             f"{icon} {metric_value(col, value)} <sub>{esc(g['op'])} {metric_value(col, g['threshold'])}</sub>"
         )
-    elif value is not None:
+    elif kind == "value":
         parts.append(metric_value(col, value))
     reg = v.regression(retriever, col)
     if reg is not None:

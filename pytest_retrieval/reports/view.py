@@ -233,6 +233,17 @@ class SuiteView:
                 return it
         return None
 
+    def cell(self, retriever: str, col: str) -> Tuple[str, Any, Optional[Dict[str, Any]]]:
+        """What a (retriever, metric) cell shows, for every renderer: ("error", None, None) when
+        its gate item errored, ("gate", value, gate), ("value", value, None) or ("empty", ...)."""
+        it = self.item(retriever, col)
+        if it is not None and it["outcome"] == "error":
+            return "error", None, None
+        g, value = self.gate(retriever, col), self.value(retriever, col)
+        if g is not None:
+            return "gate", value, g
+        return ("value" if value is not None else "empty"), value, None
+
     def regression(self, retriever: str, metric: str) -> Optional[Dict[str, Any]]:
         for r in self.s.get("regressions", []):
             if r["retriever"] == retriever and r["metric"] == metric:

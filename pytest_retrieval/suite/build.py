@@ -57,25 +57,23 @@ def load_judgments(suite: Suite) -> JudgmentSet:
             js.sources[role] = str(p)
     _add_inline(suite, js, scale)
     qsrc = js.sources.get("queries", "queries")
-    remapped: List[Any] = []
-    js.qrels = reconcile_ids(
-        js.queries,
-        js.qrels,
-        reference_name=qsrc,
-        other_name=js.sources.get("qrels", "qrels"),
-        remapped_out=remapped,
-    )
-    js.normalised["qrels"] = len(remapped)
-    if js.tags:
-        remapped = []
-        js.tags = reconcile_ids(
-            js.queries,
-            js.tags,
-            reference_name=qsrc,
-            other_name=js.sources.get("tags", "tags"),
-            remapped_out=remapped,
+    for what in ("qrels", "tags"):  # ids of both must match the queries' ids (counted when normalised)
+        mapping = getattr(js, what)
+        if what == "tags" and not mapping:
+            continue
+        remapped: List[Any] = []
+        setattr(
+            js,
+            what,
+            reconcile_ids(
+                js.queries,
+                mapping,
+                reference_name=qsrc,
+                other_name=js.sources.get(what, what),
+                remapped_out=remapped,
+            ),
         )
-        js.normalised["tags"] = len(remapped)
+        js.normalised[what] = len(remapped)
     return js
 
 
