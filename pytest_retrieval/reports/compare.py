@@ -106,7 +106,7 @@ def compare_reports(
     resamples: int = 10_000,
     names: Tuple[str, str] = ("A", "B"),
 ) -> Comparison:
-    from ..stats.significance import paired_comparison
+    from ..stats.paired import paired_comparison
 
     out = Comparison(names=names)
     suites_a = {s.get("suite"): SuiteView(s) for s in a.get("suites", [])}
