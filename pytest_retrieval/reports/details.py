@@ -98,81 +98,23 @@ def report_extras(state: Any) -> Dict[str, Any]:
 
 
 def _result_extras(state: Any) -> Dict[str, Any]:
-    from .rankings import SHOWN, ranking_depth, top_ids
+    from .rankings import ranking_depth, top_ids
     from .terminal import _power_line
 
     result = state.result
     suite = result.suite
-    js = result.judgments
     k = ranking_depth(suite)
     first = next(iter(result.retrievers.values()), None)
     qids = list(first.evaluation.evaluated) if first else []
     rankings = {name: top_ids(r.run, qids, k) for name, r in result.retrievers.items()}
-
-    baseline_doc: Optional[Dict[str, Any]] = None
-    cached = _baseline_of(state)
-    if cached is not None:
-        baseline, note = cached
-        baseline_doc = {"note": note}
-        if baseline is not None:
-            from ..gates.baseline import baseline_path
-
-            baseline_doc.update(
-                file=str(baseline_path(suite)),
-                created=baseline.created,
-                plugin_version=baseline.plugin_version,
-                retrievers={
-                    name: {
-                        "aggregate": {
-                            m: v for m, v in entry.get("aggregate", {}).items() if m in suite.metrics
-                        },
-                        "per_query": {
-                            m: v for m, v in entry.get("per_query", {}).items() if m in suite.metrics
-                        },
-                        "top": {
-                            q: list(entry.get("top", {}).get(q, []))
-                            for q in qids
-                            if q in entry.get("top", {})
-                        },
-                    }
-                    for name, entry in baseline.retrievers.items()
-                    if name in result.retrievers
-                },
-            )
-
-    shown = set()
-    for tops in rankings.values():
-        for docs in tops.values():
-            shown.update(docs[:SHOWN])
-    base_shown = set()
-    for entry in (baseline_doc or {}).get("retrievers", {}).values():
-        for docs in entry["top"].values():
-            base_shown.update(docs[:SHOWN])
-    queries: Dict[str, Dict[str, Any]] = {}
-    relevant: Set[str] = set()
-    for q in qids:
-        judged = js.qrels.get(q, {})
-        in_rankings = {d for tops in rankings.values() for d in tops.get(q, ())}
-        for entry in (baseline_doc or {}).get("retrievers", {}).values():
-            in_rankings.update(entry["top"].get(q, ()))
-        keep = {d: int(g) for d, g in judged.items() if g > 0 or d in in_rankings}
-        relevant.update(d for d, g in keep.items() if g > 0)
-        queries[q] = {"text": js.queries.get(q, ""), "tags": list(js.tags.get(q, ())), "judged": keep}
-
-    titles: Dict[str, str] = {}
-    if js.corpus:
-        wanted = shown | base_shown | relevant
-        for doc in js.corpus:
-            if doc.doc_id in wanted:
-                t = _title(doc)
-                if t:
-                    titles[doc.doc_id] = t
-
+    baseline_doc = _baseline_doc(state, qids)
+    base_tops = [entry["top"] for entry in (baseline_doc or {}).get("retrievers", {}).values()]
+    queries, relevant = _query_details(result.judgments, qids, list(rankings.values()) + base_tops)
     return {
         "metrics": list(suite.metrics),
         "k": k,
         "query_details": queries,
-        "titles": titles,
+        "titles": _titles(result.judgments, list(rankings.values()) + base_tops, relevant),
         "rankings": rankings,
         "latency_samples_ms": {
             name: _samples(r.latency.samples_ms) for name, r in result.retrievers.items() if r.latency
@@ -181,6 +123,72 @@ def _result_extras(state: Any) -> Dict[str, Any]:
         "power": _power_line(result).strip(),
         "baseline": baseline_doc,
     }
+
+
+def _baseline_doc(state: Any, qids: List[str]) -> Optional[Dict[str, Any]]:
+    """The baseline's note and, when there is one, its values and top lists for these queries."""
+    cached = _baseline_of(state)
+    if cached is None:
+        return None
+    baseline, note = cached
+    doc: Dict[str, Any] = {"note": note}
+    if baseline is None:
+        return doc
+    from ..gates.baseline import baseline_path
+
+    suite, result = state.result.suite, state.result
+
+    def entry_doc(entry: Dict[str, Any]) -> Dict[str, Any]:
+        top = entry.get("top", {})
+        return {
+            "aggregate": {m: v for m, v in entry.get("aggregate", {}).items() if m in suite.metrics},
+            "per_query": {m: v for m, v in entry.get("per_query", {}).items() if m in suite.metrics},
+            "top": {q: list(top.get(q, [])) for q in qids if q in top},
+        }
+
+    doc.update(
+        file=str(baseline_path(suite)),
+        created=baseline.created,
+        plugin_version=baseline.plugin_version,
+        retrievers={
+            name: entry_doc(entry) for name, entry in baseline.retrievers.items() if name in result.retrievers
+        },
+    )
+    return doc
+
+
+def _query_details(
+    js: Any, qids: List[str], tops: List[Dict[str, List[str]]]
+) -> Tuple[Dict[str, Any], Set[str]]:
+    """Per query: its text, tags and the judgments worth showing (relevant, or in a ranking)."""
+    queries: Dict[str, Dict[str, Any]] = {}
+    relevant: Set[str] = set()
+    for q in qids:
+        judged = js.qrels.get(q, {})
+        in_rankings = {d for top in tops for d in top.get(q, ())}
+        keep = {d: int(g) for d, g in judged.items() if g > 0 or d in in_rankings}
+        relevant.update(d for d, g in keep.items() if g > 0)
+        queries[q] = {"text": js.queries.get(q, ""), "tags": list(js.tags.get(q, ())), "judged": keep}
+    return queries, relevant
+
+
+def _titles(js: Any, tops: List[Dict[str, List[str]]], relevant: Set[str]) -> Dict[str, str]:
+    """Titles of the documents shown (the top ``SHOWN`` now and in the baseline) and the relevant ones."""
+    from .rankings import SHOWN
+
+    if not js.corpus:
+        return {}
+    wanted = set(relevant)
+    for top in tops:
+        for docs in top.values():
+            wanted.update(docs[:SHOWN])
+    titles: Dict[str, str] = {}
+    for doc in js.corpus:
+        if doc.doc_id in wanted:
+            t = _title(doc)
+            if t:
+                titles[doc.doc_id] = t
+    return titles
 
 
 def _baseline_of(state: Any) -> Optional[Tuple[Any, str]]:

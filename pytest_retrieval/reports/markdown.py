@@ -284,67 +284,13 @@ def render_markdown(
     views = [SuiteView(s) for s in doc.get("suites", [])]
     v = verdict(doc)
     where = full_report or "the JSON report (`--retrieval-report`) and the HTML report (`--retrieval-html`)"
-
-    def essentials(level: int) -> Tuple[List[str], List[str]]:
-        """level 0: everything; 1: shorter messages; 2: no stage/strata tables; 3: only the
-        failed suites' problems and tables; 4: the verdict and one line per suite."""
-        blocks = [f"## {esc(v.headline())}"]
-        left: List[str] = []
-        for name, msg in v.collection_errors:
-            blocks.append(f"⚠️ **collection error** {code(name)}: {esc(clip(redact(msg), 300))}")
-        for sv in views:
-            failing = bool(sv.problems()) or sv.error is not None
-            if level >= 4 or (level >= 3 and not failing):
-                label = "❌" if failing else "✅"
-                blocks.append(f"{label} **{esc(sv.name)}**: details left out")
-                left.append(f"the tables of suite {sv.name}")
-                continue
-            blocks.append(_heading(sv))
-            if sv.error is not None:
-                why = str(sv.error)
-                if why == "not run":
-                    why = "not run (the session stopped before it, e.g. on a collection error)"
-                blocks.append(f"⚠️ **the suite did not run**: {esc(clip(redact(why), 500))}")
-            blocks.append(_baseline_line(sv))
-            probs = _problems(sv, 2500 if level == 0 else 400)
-            if probs:
-                blocks.append(probs)
-            if level >= 1 and any(len(it.get("message") or "") > 400 for it in sv.problems()):
-                left.append(f"the full failure messages of {sv.name}")
-            if sv.error is None:
-                blocks.append(_metrics_table(sv))
-                if level < 2:
-                    for extra in (_stages(sv), _strata(sv)):
-                        if extra:
-                            blocks.append(extra)
-                elif _stages(sv) or _strata(sv):
-                    left.append(f"the stage and strata tables of {sv.name}")
-                u = _unjudged(sv)
-                if u:
-                    blocks.append(u)
-        return blocks, left
-
     reserve = 1500  # the note on what was left out
-    for level in range(5):
-        blocks, left = essentials(level)
+    for level in range(5):  # less and less detail until it fits
+        blocks, left = _essentials(v, views, level)
         text = "\n\n".join(blocks)
         if len(text) + reserve <= limit:
             break
-    # worst-moved queries, folded, while they fit
-    details: List[Tuple[str, str]] = []
-    for sv in views:
-        if sv.error is not None:
-            continue
-        for retriever, metric in sv.moved_pairs():
-            qs = sv.moved(retriever, metric, worst)
-            if qs:
-                details.append(
-                    (
-                        f"{sv.name}: {retriever} {metric}",
-                        _details(sv, retriever, metric, qs, sv.n_dropped(retriever, metric)),
-                    )
-                )
-    for label, block in details:
+    for label, block in _moved_details(views, worst):  # worst-moved queries, folded, while they fit
         if len(text) + len(block) + 2 + reserve <= limit:
             text += "\n\n" + block
         else:
@@ -358,3 +304,58 @@ def render_markdown(
         cut = f"\n\n> **Truncated to {limit:,} characters.** The full summary is in {where}."
         text = text[: limit - len(cut)] + cut
     return text + "\n"
+
+
+def _essentials(v: Any, views: List[SuiteView], level: int) -> Tuple[List[str], List[str]]:
+    """(blocks, what was left out). level 0: everything; 1: shorter messages; 2: no stage/strata
+    tables; 3: only the failed suites' problems and tables; 4: the verdict and one line per suite."""
+    blocks = [f"## {esc(v.headline())}"]
+    left: List[str] = []
+    for name, msg in v.collection_errors:
+        blocks.append(f"⚠️ **collection error** {code(name)}: {esc(clip(redact(msg), 300))}")
+    for sv in views:
+        failing = bool(sv.problems()) or sv.error is not None
+        if level >= 4 or (level >= 3 and not failing):
+            blocks.append(f"{'❌' if failing else '✅'} **{esc(sv.name)}**: details left out")
+            left.append(f"the tables of suite {sv.name}")
+            continue
+        blocks += _suite_blocks(sv, level, left)
+    return blocks, left
+
+
+def _suite_blocks(sv: SuiteView, level: int, left: List[str]) -> List[str]:
+    blocks = [_heading(sv)]
+    if sv.error is not None:
+        why = str(sv.error)
+        if why == "not run":
+            why = "not run (the session stopped before it, e.g. on a collection error)"
+        blocks.append(f"⚠️ **the suite did not run**: {esc(clip(redact(why), 500))}")
+    blocks.append(_baseline_line(sv))
+    probs = _problems(sv, 2500 if level == 0 else 400)
+    if probs:
+        blocks.append(probs)
+    if level >= 1 and any(len(it.get("message") or "") > 400 for it in sv.problems()):
+        left.append(f"the full failure messages of {sv.name}")
+    if sv.error is None:
+        blocks.append(_metrics_table(sv))
+        if level < 2:
+            blocks += [extra for extra in (_stages(sv), _strata(sv)) if extra]
+        elif _stages(sv) or _strata(sv):
+            left.append(f"the stage and strata tables of {sv.name}")
+        u = _unjudged(sv)
+        if u:
+            blocks.append(u)
+    return blocks
+
+
+def _moved_details(views: List[SuiteView], worst: int) -> List[Tuple[str, str]]:
+    details: List[Tuple[str, str]] = []
+    for sv in views:
+        if sv.error is not None:
+            continue
+        for retriever, metric in sv.moved_pairs():
+            qs = sv.moved(retriever, metric, worst)
+            if qs:
+                block = _details(sv, retriever, metric, qs, sv.n_dropped(retriever, metric))
+                details.append((f"{sv.name}: {retriever} {metric}", block))
+    return details

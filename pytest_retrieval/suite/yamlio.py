@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import ConfigError
 
@@ -157,7 +157,26 @@ def load_yaml(path: Path) -> Tuple[Any, Positions]:
     import yaml
 
     file = str(path)
-    text = read_text_file(Path(path), max_bytes=MAX_YAML_BYTES)
+    node = _compose(read_text_file(Path(path), max_bytes=MAX_YAML_BYTES), file)
+    if node is None:
+        return None, {}
+    builder = _Builder(file)
+    try:
+        data = builder.build(node, ())
+    except RecursionError:
+        raise ConfigError("YAML nested too deeply", file=file) from None
+    except yaml.constructor.ConstructorError as exc:
+        mark = exc.problem_mark
+        raise ConfigError(
+            f"invalid YAML: {exc.problem}", file=file, line=(mark.line + 1) if mark else None
+        ) from None
+    return data, builder.positions
+
+
+def _compose(text: str, file: str) -> Any:
+    """The YAML node tree of ``text``; syntax errors, deep nesting and alias bombs refused."""
+    import yaml
+
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except RecursionError:
@@ -170,9 +189,8 @@ def load_yaml(path: Path) -> Tuple[Any, Positions]:
     except yaml.YAMLError as exc:  # e.g. a reader error: a NUL byte, a control character
         first = (str(exc).strip().splitlines() or ["?"])[0]
         raise ConfigError(f"invalid YAML: {first}", file=file) from None
-    positions: Positions = {}
     if node is None:
-        return None, positions
+        return None
     try:
         too_many = _count_nodes(node, MAX_YAML_NODES) > MAX_YAML_NODES
     except RecursionError:
@@ -183,74 +201,64 @@ def load_yaml(path: Path) -> Tuple[Any, Positions]:
             "write the values out or use include:",
             file=file,
         )
-    constructor = yaml.SafeLoader("")
+    return node
 
-    active: set = set()  # nodes being built: an alias back into one is a cycle
 
-    def build(n: yaml.Node, key: KeyPath) -> Any:
-        positions[key] = (file, n.start_mark.line + 1)
+class _Builder:
+    """Node tree -> plain data, recording each key path's line; only plain tags, no merge
+    keys, no alias cycles, no duplicate keys; strings interpolated once, never re-parsed."""
+
+    def __init__(self, file: str):
+        import yaml
+
+        self.file = file
+        self.positions: Positions = {}
+        self.constructor = yaml.SafeLoader("")
+        self.active: set = set()  # nodes being built: an alias back into one is a cycle
+
+    def error(self, message: str, key: Optional[KeyPath], line: int) -> ConfigError:
+        return ConfigError(
+            message, file=self.file, key=(format_path(key) or None) if key else None, line=line
+        )
+
+    def build(self, n: Any, key: KeyPath) -> Any:
+        import yaml
+
+        line = n.start_mark.line + 1
+        self.positions[key] = (self.file, line)
         if n.tag not in _PLAIN_TAGS:
-            raise ConfigError(
-                f"YAML tag {n.tag!r} is not supported (plain values, lists and mappings only)",
-                file=file,
-                key=format_path(key) or None,
-                line=n.start_mark.line + 1,
+            raise self.error(
+                f"YAML tag {n.tag!r} is not supported (plain values, lists and mappings only)", key, line
             )
         if isinstance(n, (yaml.MappingNode, yaml.SequenceNode)):
-            if id(n) in active:
-                raise ConfigError(
-                    "a YAML alias refers to a value that contains it (a cycle)",
-                    file=file,
-                    key=format_path(key) or None,
-                    line=n.start_mark.line + 1,
-                )
-            active.add(id(n))
+            if id(n) in self.active:
+                raise self.error("a YAML alias refers to a value that contains it (a cycle)", key, line)
+            self.active.add(id(n))
             try:
-                return build_collection(n, key)
+                if isinstance(n, yaml.MappingNode):
+                    return self.mapping(n, key)
+                return [self.build(v, key + (i,)) for i, v in enumerate(n.value)]
             finally:
-                active.discard(id(n))
-        value = constructor.construct_object(n, deep=True)
+                self.active.discard(id(n))
+        value = self.constructor.construct_object(n, deep=True)
         if isinstance(value, str):
             # text in, text out: the result is never parsed as YAML again (see the module doc)
-            value = _interpolated(value, file=file, key=key, line=n.start_mark.line + 1)
+            value = _interpolated(value, file=self.file, key=key, line=line)
         return value
 
-    def build_collection(n: yaml.Node, key: KeyPath) -> Any:
-        if isinstance(n, yaml.MappingNode):
-            out: Dict[Any, Any] = {}
-            for k_node, v_node in n.value:
-                if k_node.tag == "tag:yaml.org,2002:merge":
-                    raise ConfigError(
-                        "YAML merge keys (<<) are not supported; use include:",
-                        file=file,
-                        line=k_node.start_mark.line + 1,
-                    )
-                k = constructor.construct_object(k_node, deep=True)
-                if isinstance(k, (list, dict)):
-                    raise ConfigError(
-                        "a mapping key must be a scalar", file=file, line=k_node.start_mark.line + 1
-                    )
-                if k in out:
-                    raise ConfigError(
-                        f"duplicate key {k!r}",
-                        file=file,
-                        key=format_path(key + (k,)),
-                        line=k_node.start_mark.line + 1,
-                    )
-                out[k] = build(v_node, key + (k,))
-            return out
-        return [build(v, key + (i,)) for i, v in enumerate(n.value)]
-
-    try:
-        data = build(node, ())
-    except RecursionError:
-        raise ConfigError("YAML nested too deeply", file=file) from None
-    except yaml.constructor.ConstructorError as exc:
-        mark = exc.problem_mark
-        raise ConfigError(
-            f"invalid YAML: {exc.problem}", file=file, line=(mark.line + 1) if mark else None
-        ) from None
-    return data, positions
+    def mapping(self, n: Any, key: KeyPath) -> Dict[Any, Any]:
+        out: Dict[Any, Any] = {}
+        for k_node, v_node in n.value:
+            line = k_node.start_mark.line + 1
+            if k_node.tag == "tag:yaml.org,2002:merge":
+                raise self.error("YAML merge keys (<<) are not supported; use include:", None, line)
+            k = self.constructor.construct_object(k_node, deep=True)
+            if isinstance(k, (list, dict)):
+                raise self.error("a mapping key must be a scalar", None, line)
+            if k in out:
+                raise self.error(f"duplicate key {k!r}", key + (k,), line)
+            out[k] = self.build(v_node, key + (k,))
+        return out
 
 
 def deep_merge(
