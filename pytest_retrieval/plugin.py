@@ -135,6 +135,16 @@ class SuiteState:
         self._warned: set = set()
         self.items: List[Dict[str, Any]] = []  # every gate item's outcome and message, for reports
         self._baseline: Any = None
+        self._shared: Any = None  # suite.shared.SharedBackend: one index for items and fixtures
+
+    @property
+    def shared(self) -> Any:
+        """The suite's backend for this session, shared by its items and fixtures."""
+        if self._shared is None:
+            from .suite.shared import SharedBackend
+
+            self._shared = SharedBackend(self.suite)
+        return self._shared
 
     def baseline(self) -> Tuple[Any, str]:
         """(Baseline, note) or (None, why the comparison falls back to floors only)."""
@@ -173,7 +183,7 @@ class SuiteState:
                     tr.write_line(f"[retrieval] {self.suite.name}: {msg}")
 
             try:
-                self.result = SuiteRunner(self.suite, progress=progress).run()
+                self.result = SuiteRunner(self.suite, progress=progress, shared=self.shared).run()
             except Exception as exc:  # cached so every item of the suite reports it
                 self.error = exc
         if self.error is not None:
@@ -346,6 +356,13 @@ class RegressionItem(_SuiteItem):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
+    if call.when == "call" and call.excinfo is not None and _uses_retrieval_fixture(item):
+        from .errors import InfrastructureError
+
+        if call.excinfo.errisinstance(InfrastructureError):
+            # an engine fault inside a test that searches a suite: an ERROR, never a failed
+            # (or passed) test; pytest counts failed reports outside the call phase as errors
+            outcome.get_result().when = "setup"
     if isinstance(item, _SuiteItem):
         from .reports.details import record_item
 
@@ -353,6 +370,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 
 # ------------------------------------------------------------------ fixtures
+
+_RETRIEVAL_FIXTURES = ("retrieval_retriever", "retrieval_suite", "retrieval_queries")
+
+
+def _uses_retrieval_fixture(item: pytest.Item) -> bool:
+    return any(f in _RETRIEVAL_FIXTURES for f in getattr(item, "fixturenames", ()))
 
 
 @pytest.fixture(scope="session")
@@ -370,6 +393,34 @@ def retrieval_suite(pytestconfig: pytest.Config):
         return load_suite_for(pytestconfig, p).ensure_run(pytestconfig)
 
     return load
+
+
+def _suite_state(config: pytest.Config, path: Any) -> SuiteState:
+    p = Path(path)
+    if not p.is_absolute():
+        p = Path(config.rootpath) / p if not p.exists() else p
+    return load_suite_for(config, p)
+
+
+@pytest.fixture(scope="session")
+def retrieval_retriever(pytestconfig: pytest.Config):
+    """A suite's retriever, to ask it questions: ``r = retrieval_retriever("retrieval_x.yaml", "rrf")``
+    then ``hits = r.search("iphone 15 case", k=10)`` or ``r.search_many(texts, k)``.
+
+    Bound to the suite's own backend: the same index as the suite's YAML items (a throwaway
+    index is built once per session), the same embedder, fusion and rerank stages."""
+    from .suite.retriever import Retriever
+
+    made: Dict[Tuple[str, str], Any] = {}
+
+    def get(path: Any, name: str) -> Any:
+        state = _suite_state(pytestconfig, path)
+        key = (str(state.suite.path), name)
+        if key not in made:
+            made[key] = Retriever(state.shared, name)
+        return made[key]
+
+    return get
 
 
 @pytest.fixture
@@ -428,6 +479,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from .reports.outputs import write_outputs
 
     write_outputs(session, list(session.config.stash.get(_STATE, {}).values()))  # JSON, Markdown, HTML, ...
+    _close_shared_backends(session.config)
+
+
+def _close_shared_backends(config: pytest.Config) -> None:
+    """Every suite's shared backend is closed (its throwaway index deleted) once the session ends."""
+    for state in config.stash.get(_STATE, {}).values():
+        if state._shared is not None:
+            state._shared.close()
 
 
 def _write_or_say(session: pytest.Session, flag: str, path: str, write: Any) -> None:

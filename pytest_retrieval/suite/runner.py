@@ -24,6 +24,7 @@ from .judgments import JudgmentSet, check_overlap, without_self_hits
 from .latency import latency_pass, stage_timer
 from .load import Suite
 from .result import ABLatency, RetrieverResult, SuiteResult
+from .shared import SharedBackend
 
 # the engine clients' loggers: their retries and node-pool warnings are noise during a run
 CLIENT_LOGGERS = ("elastic_transport", "elasticsearch", "opensearch", "opensearchpy", "urllib3")
@@ -68,10 +69,12 @@ class SuiteRunner:
         *,
         progress: Optional[Callable[[str], None]] = None,
         backend: Optional[Backend] = None,
+        shared: Optional[SharedBackend] = None,
     ):
         self.suite = suite
         self.progress = progress or (lambda msg: None)
         self._backend = backend
+        self._shared = shared  # the session's backend of this suite (built once, kept open)
 
     def run(self) -> SuiteResult:
         """The suite's judged (and unanswerable) queries through every retriever, scored.
@@ -82,7 +85,7 @@ class SuiteRunner:
 
     def _run(self) -> SuiteResult:
         suite = self.suite
-        js = load_judgments(suite)
+        js = self._shared.judgments() if self._shared is not None else load_judgments(suite)
         query_set = self._check_query_set(js)
         overlap = check_overlap(js, where=js.sources.get("qrels", str(suite.path)))
         warnings = query_set.warnings() + security_warnings(suite)
@@ -201,14 +204,22 @@ class SuiteRunner:
         order = suite.order if only is None else suite.with_inputs(only)
         depth = max([suite.model.evaluation.depth, min_depth] + [_metric_k(m) for m in suite.metrics])
         plan = StagePlan.of(suite, order, depth)
-        embedder = self.embedder() if plan.needs_vectors else None
+        embedder = self._embedder() if plan.needs_vectors else None
         queries = self.queries(js, qids, embedder)
 
-        backend = self._backend or make_backend(suite)
         out = Retrieval(depth=depth, fusions=plan.fusions, rerankers=plan.rerankers, queries=queries)
         doc_texts = self._doc_texts(js, plan)
+        owned = self._backend is None and self._shared is None
+        if self._shared is not None:  # built once per session, whichever user comes first
+            backend, info = self._shared.backend(lambda b: self._prepare(b, js, self._index_embedder()))
+        else:
+            backend = self._backend or make_backend(suite)
         try:
-            self._prepare(backend, js, embedder, plan, out)
+            if self._shared is None:
+                info = self._prepare(backend, js, embedder)
+            out.backend_info = dict(info)
+            if plan.rerankers:
+                out.backend_info["rerankers"] = {n: rk.id for n, rk in plan.rerankers.items()}
             if check_documents:
                 out.missing_documents = self._check_documents(backend, js)
             self._quality_pass(backend, plan, queries, doc_texts, out)
@@ -216,9 +227,27 @@ class SuiteRunner:
                 single = stage_timer(suite, backend, plan, doc_texts)
                 out.latency, out.ab = latency_pass(suite, single, order, queries, self.progress)
         finally:
-            if self._backend is None:
+            if owned:
                 backend.close()
         return out
+
+    def shared_backend(self, js: JudgmentSet) -> Backend:
+        """The session's prepared backend of this suite (built on first use, kept open)."""
+        assert self._shared is not None, "a runner without a shared backend has none to give"
+        backend, _ = self._shared.backend(lambda b: self._prepare(b, js, self._index_embedder()))
+        return backend
+
+    def search_all(
+        self, backend: Backend, plan: StagePlan, queries: List[Query], doc_texts: Dict[str, str]
+    ) -> Dict[str, Run]:
+        """Every retriever of ``plan`` over ``queries``, batched: the quality pass's rankings."""
+        out = Retrieval(depth=plan.depth, fusions=plan.fusions, rerankers=plan.rerankers, queries=queries)
+        self._quality_pass(backend, plan, queries, doc_texts, out)
+        return out.runs
+
+    def doc_texts(self, js: JudgmentSet, plan: StagePlan) -> Dict[str, str]:
+        """The documents' text, which rerank stages score (empty without one)."""
+        return self._doc_texts(js, plan)
 
     def _doc_texts(self, js: JudgmentSet, plan: StagePlan) -> Dict[str, str]:
         """The documents' text, which rerank stages score (empty without one)."""
@@ -233,9 +262,7 @@ class SuiteRunner:
 
         return {d.doc_id: document_text(d) for d in js.corpus}
 
-    def _prepare(
-        self, backend: Backend, js: JudgmentSet, embedder: Any, plan: StagePlan, out: Retrieval
-    ) -> None:
+    def _prepare(self, backend: Backend, js: JudgmentSet, embedder: Any) -> Dict[str, Any]:
         """Index the corpus (with its vectors) or attach to the existing index; engine facts."""
         suite = self.suite
         documents = js.corpus if needs_corpus(suite) else None
@@ -250,11 +277,10 @@ class SuiteRunner:
             doc_vectors = self._doc_vectors(embedder, documents)
         self.progress(f"preparing {backend.name} backend ({len(documents or [])} documents)")
         backend.prepare(documents, doc_vectors)
-        out.backend_info = dict(backend.describe())
+        info = dict(backend.describe())
         if embedder is not None:
-            out.backend_info.setdefault("embedder", embedder.id)
-        if plan.rerankers:
-            out.backend_info["rerankers"] = {n: rk.id for n, rk in plan.rerankers.items()}
+            info.setdefault("embedder", embedder.id)
+        return info
 
     def _check_documents(self, backend: Backend, js: JudgmentSet) -> MissingDocuments:
         """The judged documents absent from the corpus (embedded, throwaway index) or from the
@@ -322,6 +348,17 @@ class SuiteRunner:
         return [Query(q.qid, q.text, vecs[i], q.tags) for i, q in enumerate(queries)]
 
     # ---------------------------------------------------------------- helpers
+
+    def _embedder(self) -> Any:
+        """The suite's embedder: the session's one when shared, else a new one."""
+        return self._shared.embedder(self.embedder) if self._shared is not None else self.embedder()
+
+    def _index_embedder(self) -> Any:
+        """The embedder of the documents of a shared index: whenever any retriever of the suite
+        needs vectors (the index serves them all, whatever this run asked for)."""
+        from .shared import needs_vectors
+
+        return self._embedder() if needs_vectors(self.suite) else None
 
     def embedder(self):
         from ..models.embedders import make_embedder
