@@ -103,6 +103,13 @@ class SuiteResult:
             "exclude_self_hits": self.suite.model.evaluation.exclude_self_hits,
         }
 
+    def query(self, retriever: str, qid: Any) -> Any:
+        """One query through ``retriever``: its metrics, ranking (with titles and grades) and
+        judgments, as a ``suite.queries.QueryResult`` (for per-query tests)."""
+        from .queries import query_result
+
+        return query_result(self, retriever, qid)
+
     def inputs(self, retriever: str) -> List[str]:
         """The retrievers a stage builds on (empty for a leaf)."""
         return list(getattr(self.suite.model.retrievers[retriever], "of", None) or [])
