@@ -136,6 +136,7 @@ class SuiteState:
         self.items: List[Dict[str, Any]] = []  # every gate item's outcome and message, for reports
         self._baseline: Any = None
         self._shared: Any = None  # suite.shared.SharedBackend: one index for items and fixtures
+        self.expectations: List[Any] = []  # (Expectation, retriever, Hits, broken) per golden item run
 
     @property
     def shared(self) -> Any:
@@ -236,13 +237,18 @@ class RetrievalSuiteFile(pytest.File):
         regression: Dict[str, List[Any]] = {}
         for gate in state.suite.regression:
             regression.setdefault(gate.retriever, []).append(gate)
+        expectations: Dict[str, List[Any]] = {}
+        for expectation in state.suite.expectations:
+            for name in expectation.retrievers:
+                expectations.setdefault(name, []).append(expectation)
         for name in state.suite.order:
-            if name in by_retriever or name in regression:
+            if name in by_retriever or name in regression or name in expectations:
                 yield RetrieverNode.from_parent(
                     self,
                     name=name,
                     floors=by_retriever.get(name, []),
                     regression=regression.get(name, ()),
+                    expectations=expectations.get(name, ()),
                     state=state,
                 )
 
@@ -251,10 +257,11 @@ class RetrievalSuiteFile(pytest.File):
 
 
 class RetrieverNode(pytest.Collector):
-    def __init__(self, *, floors: List[Any], state: SuiteState, regression=(), **kw: Any):
+    def __init__(self, *, floors: List[Any], state: SuiteState, regression=(), expectations=(), **kw: Any):
         super().__init__(**kw)
         self.floors = floors
         self.regression = list(regression)
+        self.expectations = list(expectations)
         self.state = state
 
     def collect(self) -> Iterator[pytest.Item]:
@@ -262,6 +269,10 @@ class RetrieverNode(pytest.Collector):
             yield GateItem.from_parent(self, name=floor.name, floor=floor, state=self.state)
         for gate in self.regression:
             yield RegressionItem.from_parent(self, name=gate.name, gate=gate, state=self.state)
+        for expectation in self.expectations:
+            yield ExpectationItem.from_parent(
+                self, name=f"expect[{expectation.name}]", expectation=expectation, state=self.state
+            )
 
 
 class GateFailed(AssertionError):
@@ -348,6 +359,32 @@ class RegressionItem(_SuiteItem):
         self.user_properties.extend(regression_properties(outcome))
         if not outcome.passed:
             raise GateFailed(outcome.message)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.parent.name}::{self.name}"
+
+
+class ExpectationItem(_SuiteItem):
+    """A golden query of the suite's ``expectations:`` for one retriever, read off the suite's
+    run (its query went through the same pass as the judged ones)."""
+
+    def __init__(self, *, expectation: Any, **kw: Any):
+        super().__init__(**kw)
+        self.expectation = expectation
+        self.retriever = self.parent.name if self.parent is not None else ""
+
+    def runtest(self) -> None:
+        from .gates.expectations import check_expectation, failure_message
+        from .reports.junit import expectation_properties
+
+        e, retriever = self.expectation, self.retriever
+        hits = self.state.result.expectation_hits(e, retriever)
+        broken = check_expectation(hits, e.checks)
+        self.state.expectations.append((e, retriever, hits, broken))
+        self.user_properties.extend(expectation_properties(e, hits, broken))
+        if broken:
+            label = f"{self.state.suite.name} :: {retriever} :: {self.name}"
+            raise GateFailed(failure_message(hits, broken, e.shown_k, label=label, origin=e.origin))
 
     def reportinfo(self):
         return self.path, None, f"{self.parent.name}::{self.name}"
@@ -446,11 +483,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     states = [s for s in config.stash.get(_STATE, {}).values() if s.result is not None]
     if not states:
         return
-    from .reports.terminal import render_summary
+    from .reports.terminal import expectation_lines, render_summary
 
     terminalreporter.section("retrieval summary")
     for state in states:
         for line in render_summary(state.result, state.outcomes, state.regressions, state.baseline_note):
+            terminalreporter.write_line(line)
+        for line in expectation_lines(state.expectations):
             terminalreporter.write_line(line)
 
 

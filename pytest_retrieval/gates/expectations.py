@@ -147,3 +147,82 @@ def assert_not_in_top(hits: Any, doc_id: Any, k: int = 10) -> None:
 def assert_ranked_above(hits: Any, a: Any, b: Any) -> None:
     """``a`` is among the hits and ranked above ``b`` (or ``b`` is not among them)."""
     _check(hits, Checks(above=(str(a), str(b))), 10, str(a), str(b))
+
+
+# ------------------------------------------------------------------ YAML expectations
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One entry of a suite's ``expectations:``, parsed: its query (text, or a judged id), the
+    retrievers it applies to, its checks and where it was written."""
+
+    index: int
+    name: str
+    text: Optional[str]
+    query_id: Optional[str]
+    retrievers: Sequence[str]
+    checks: Checks
+    origin: str = ""
+
+    @property
+    def qid(self) -> str:
+        """The id its query runs under: the judged id, or ``expect:<index>`` for a text."""
+        return self.query_id if self.query_id is not None else f"expect:{self.index}"
+
+    @property
+    def shown_k(self) -> int:
+        return max(self.checks.k, 10)
+
+    def as_dict(self) -> dict:
+        c = self.checks
+        out: dict = {"name": self.name, "query": self.text, "query_id": self.query_id}
+        out.update({"k": c.k, "contains": list(c.contains), "excludes": list(c.excludes)})
+        out.update({"first": c.first, "above": list(c.above) if c.above else None, "min_hits": c.min_hits})
+        return {k: v for k, v in out.items() if v not in (None, [])} | {"origin": self.origin}
+
+
+def parse_expectations(suite: Any, vector_retrievers: Sequence[str]) -> List[Expectation]:
+    """The suite's ``expectations:``; ConfigError (file, line, key) for an unknown retriever, a
+    ``k`` deeper than the run fetches, or a text that a precomputed embedder cannot embed."""
+    from ..suite.yamlio import locate
+
+    model = suite.model
+    out: List[Expectation] = []
+    seen: dict = {}
+    for i, e in enumerate(model.expectations):
+        key = ("expectations", i)
+        names = list(e.retrievers) if e.retrievers is not None else list(suite.order)
+        for j, r in enumerate(names):
+            if r not in model.retrievers:
+                raise suite.error(key + ("retrievers", j), f"unknown retriever {r!r}")
+        depth = model.evaluation.depth
+        if e.k > depth:
+            raise suite.error(key + ("k",), f"k {e.k} is deeper than evaluation.depth ({depth})")
+        vectors = [r for r in names if r in vector_retrievers]
+        embedder = model.embedder
+        if e.query is not None and vectors and embedder is not None and embedder.type == "precomputed":
+            raise suite.error(
+                key + ("query",),
+                f"{', '.join(vectors)} cannot embed free text: the embedder is precomputed (vectors of "
+                "the judged queries only); use query_id, limit 'retrievers', or an embedder of kind "
+                "onnx, sentence-transformers or callable",
+            )
+        qid = None if e.query_id is None else str(e.query_id)
+        name = e.name or (e.query if e.query is not None else f"query {qid}")
+        name = " ".join(name.split())
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            name = f"{name} #{seen[name]}"
+        checks = Checks(
+            contains=tuple(str(d) for d in e.contains),
+            k=e.k,
+            excludes=tuple(str(d) for d in e.excludes),
+            first=None if e.first is None else str(e.first),
+            above=tuple(str(d) for d in e.above) if e.above else None,
+            min_hits=e.min_hits,
+        )
+        file, line = locate(suite.positions, key)
+        origin = f"{file}:{line}" if file and line else (file or "")
+        out.append(Expectation(i, name, e.query, qid, tuple(names), checks, origin))
+    return out

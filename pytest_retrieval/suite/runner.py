@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..backends.base import Backend
 from ..stats.latency import LatencySummary
@@ -57,6 +57,7 @@ class Retrieval:
     queries: List[Query] = field(default_factory=list)  # as sent, with vectors when embedded
     backend_info: Dict[str, Any] = field(default_factory=dict)
     missing_documents: Optional[MissingDocuments] = None  # when asked to check the judged docs
+    golden: Dict[str, Run] = field(default_factory=dict)  # retriever -> rankings of extra_queries
 
 
 class SuiteRunner:
@@ -91,7 +92,10 @@ class SuiteRunner:
         warnings = query_set.warnings() + security_warnings(suite)
         qids, unanswerable = self._queries_to_run(js)
         overlap.run = len(qids)
-        got = self.retrieve(js, qids, latency=suite.model.latency.enabled, check_documents=True)
+        golden = self._golden_queries(js, set(qids))
+        got = self.retrieve(
+            js, qids, latency=suite.model.latency.enabled, check_documents=True, extra_queries=golden
+        )
         missing = got.missing_documents
         if missing is not None and missing.missing and suite.model.judgments.missing_documents == "drop":
             js.qrels = missing.drop_from(js.qrels)  # scored (and written out) without them
@@ -103,8 +107,27 @@ class SuiteRunner:
             first = results[suite.order[0]].evaluation.evaluated if suite.order else []
             warnings += self_hit_warnings({n: r.run for n, r in results.items()}, first)
         out = SuiteResult(suite, js, overlap, results, got.backend_info, warnings)
+        out.golden_runs = got.golden
         out.query_set = query_set
         out.missing_documents = missing
+        return out
+
+    def _golden_queries(self, js: JudgmentSet, running: Set[str]) -> List[Query]:
+        """The texts of the suite's expectations, run in the same pass as the judged queries
+        (an expectation naming a judged query reads that query's ranking)."""
+        suite = self.suite
+        out: List[Query] = []
+        for e in suite.expectations:
+            if e.query_id is not None:
+                if e.query_id not in js.queries:
+                    raise suite.error(
+                        ("expectations", e.index, "query_id"),
+                        f"no query {e.query_id!r} in {js.sources.get('queries', 'the judgments')}",
+                    )
+                if e.query_id not in running and all(q.qid != e.query_id for q in out):
+                    out.append(Query(e.query_id, js.queries[e.query_id]))  # a query not run otherwise
+            else:
+                out.append(Query(e.qid, e.text or ""))
         return out
 
     def _check_query_set(self, js: JudgmentSet) -> QuerySetCheck:
@@ -193,19 +216,23 @@ class SuiteRunner:
         latency: bool = False,
         only: Optional[Sequence[str]] = None,
         check_documents: bool = False,
+        extra_queries: Sequence[Query] = (),
     ) -> Retrieval:
         """Every retriever of the suite (or those in ``only`` and what they build on) over
         ``qids``: the quality pass (and, if asked, the latency pass). Shared by the gate run,
         pooling for annotation and fusion sweeps. A backend passed to the runner stays open
         (its owner closes it); one the runner made is closed here. ``check_documents``: check
         the judged documents exist (``Retrieval.missing_documents``) and refuse the suite when
-        more than ``judgments.max_missing_documents`` of the relevant ones are missing."""
+        more than ``judgments.max_missing_documents`` of the relevant ones are missing.
+        ``extra_queries`` (golden queries) go through the same quality pass, batched with the
+        judged ones; their rankings are kept apart (``Retrieval.golden``), never scored."""
         suite = self.suite
         order = suite.order if only is None else suite.with_inputs(only)
         depth = max([suite.model.evaluation.depth, min_depth] + [_metric_k(m) for m in suite.metrics])
         plan = StagePlan.of(suite, order, depth)
         embedder = self._embedder() if plan.needs_vectors else None
         queries = self.queries(js, qids, embedder)
+        extra = self._embedded(list(extra_queries), embedder)
 
         out = Retrieval(depth=depth, fusions=plan.fusions, rerankers=plan.rerankers, queries=queries)
         doc_texts = self._doc_texts(js, plan)
@@ -222,7 +249,9 @@ class SuiteRunner:
                 out.backend_info["rerankers"] = {n: rk.id for n, rk in plan.rerankers.items()}
             if check_documents:
                 out.missing_documents = self._check_documents(backend, js)
-            self._quality_pass(backend, plan, queries, doc_texts, out)
+            self._quality_pass(backend, plan, queries + extra, doc_texts, out)
+            for name, run in out.runs.items():  # golden rankings apart: never scored or exported
+                out.golden[name] = {q.qid: run.pop(q.qid) for q in extra if q.qid in run}
             if latency:
                 single = stage_timer(suite, backend, plan, doc_texts)
                 out.latency, out.ab = latency_pass(suite, single, order, queries, self.progress)
@@ -348,6 +377,13 @@ class SuiteRunner:
         return [Query(q.qid, q.text, vecs[i], q.tags) for i, q in enumerate(queries)]
 
     # ---------------------------------------------------------------- helpers
+
+    def _embedded(self, queries: List[Query], embedder: Any) -> List[Query]:
+        """``queries`` with vectors from ``embedder`` (when one is given)."""
+        if not queries or embedder is None:
+            return queries
+        vecs = embedder.embed_queries([q.qid for q in queries], [q.text for q in queries])
+        return [Query(q.qid, q.text, vecs[i], q.tags) for i, q in enumerate(queries)]
 
     def _embedder(self) -> Any:
         """The suite's embedder: the session's one when shared, else a new one."""

@@ -10,26 +10,26 @@ at the end of the session (a throwaway index is deleted then); outside pytest a
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Set, Tuple
 
-from ..backends.base import Backend, KnnSpec, TemplateSpec
-from .build import leaf_spec, load_judgments, make_backend
+from ..backends.base import Backend
+from .build import load_judgments, make_backend
 from .judgments import JudgmentSet
 from .load import Suite
-from .schema import STAGE_TYPES
+
+
+def vector_leaves(suite: Suite) -> Set[str]:
+    """The leaves of the suite that send query vectors (kNN, a template with a query vector)."""
+    out: Set[str] = set()
+    for name, r in suite.model.retrievers.items():
+        if r.type == "knn" or (r.type == "template" and "{{query_vector}}" in repr(getattr(r, "body", None))):
+            out.add(name)
+    return out
 
 
 def needs_vectors(suite: Suite) -> bool:
     """Whether any leaf of the suite sends query vectors (so its documents need them too)."""
-    for name, r in suite.model.retrievers.items():
-        if r.type in STAGE_TYPES:
-            continue
-        spec = leaf_spec(suite, name)
-        if isinstance(spec, KnnSpec) or (
-            isinstance(spec, TemplateSpec) and "{{query_vector}}" in repr(spec.body)
-        ):
-            return True
-    return False
+    return bool(vector_leaves(suite))
 
 
 class SharedBackend:
