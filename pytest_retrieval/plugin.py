@@ -424,18 +424,19 @@ def retrieval_suite(pytestconfig: pytest.Config):
     """
 
     def load(path: Any) -> Any:
-        p = Path(path)
-        if not p.is_absolute():
-            p = Path(pytestconfig.rootpath) / p if not p.exists() else p
-        return load_suite_for(pytestconfig, p).ensure_run(pytestconfig)
+        return _suite_state(pytestconfig, path).ensure_run(pytestconfig)
 
     return load
 
 
 def _suite_state(config: pytest.Config, path: Any) -> SuiteState:
+    """The suite at ``path``: as given, else beside the calling test file, else under rootdir."""
     p = Path(path)
-    if not p.is_absolute():
-        p = Path(config.rootpath) / p if not p.exists() else p
+    if not p.is_absolute() and not p.exists():
+        import inspect
+
+        caller = Path(inspect.stack()[2].filename).resolve().parent / p
+        p = caller if caller.exists() else Path(config.rootpath) / p
     return load_suite_for(config, p)
 
 

@@ -232,7 +232,8 @@ class SuiteRunner:
         plan = StagePlan.of(suite, order, depth)
         embedder = self._embedder() if plan.needs_vectors else None
         queries = self.queries(js, qids, embedder)
-        extra = self._embedded(list(extra_queries), embedder)
+        only_for = self._golden_retrievers({q.qid for q in extra_queries})
+        extra = self._embedded(list(extra_queries), embedder, only_for)
 
         out = Retrieval(depth=depth, fusions=plan.fusions, rerankers=plan.rerankers, queries=queries)
         doc_texts = self._doc_texts(js, plan)
@@ -249,7 +250,7 @@ class SuiteRunner:
                 out.backend_info["rerankers"] = {n: rk.id for n, rk in plan.rerankers.items()}
             if check_documents:
                 out.missing_documents = self._check_documents(backend, js)
-            self._quality_pass(backend, plan, queries + extra, doc_texts, out)
+            self._quality_pass(backend, plan, queries + extra, doc_texts, out, only_for)
             for name, run in out.runs.items():  # golden rankings apart: never scored or exported
                 out.golden[name] = {q.qid: run.pop(q.qid) for q in extra if q.qid in run}
             if latency:
@@ -339,13 +340,20 @@ class SuiteRunner:
         queries: List[Query],
         doc_texts: Dict[str, str],
         out: Retrieval,
+        only_for: Optional[Dict[str, Set[str]]] = None,
     ) -> None:
-        """Every retriever of the plan over all queries at once, in dependency order."""
+        """Every retriever of the plan over all queries at once, in dependency order; a query
+        in ``only_for`` (a golden one) goes only to the retrievers named there."""
         suite = self.suite
         query_texts = {q.qid: q.text for q in queries}
+        only_for = only_for or {}
+        all_queries = queries
         for name in plan.order:
             self.progress(f"retrieving {name}")
-            if name in plan.leaves:
+            queries = [q for q in all_queries if q.qid not in only_for or name in only_for[q.qid]]
+            if name in plan.leaves and not queries:
+                out.runs[name] = {}
+            elif name in plan.leaves:
                 if suite.model.evaluation.exclude_self_hits:
                     # one hit more: a query's own document is at most one hit of its ranking
                     run = backend.search_batch(plan.leaves[name], queries, plan.leaf_depth + 1)
@@ -357,13 +365,13 @@ class SuiteRunner:
 
                 (inp,) = suite.inputs(name)
                 window = suite.rerank_config(name).window
-                out.runs[name] = rerank_run(
-                    plan.rerankers[name], out.runs[inp], query_texts, doc_texts, window
-                )
+                inp_run = {q.qid: out.runs[inp][q.qid] for q in queries if q.qid in out.runs[inp]}
+                out.runs[name] = rerank_run(plan.rerankers[name], inp_run, query_texts, doc_texts, window)
             else:
                 from ..measures.fusion import fuse_runs
 
-                subs = [out.runs[s] for s in suite.inputs(name)]
+                wanted = {q.qid for q in queries}
+                subs = [{q: r for q, r in out.runs[s].items() if q in wanted} for s in suite.inputs(name)]
                 out.runs[name] = fuse_runs(subs, plan.fusions[name], k=plan.leaf_depth)
 
     def queries(self, js: JudgmentSet, qids: Sequence[str], embedder: Any = None) -> List[Query]:
@@ -378,12 +386,26 @@ class SuiteRunner:
 
     # ---------------------------------------------------------------- helpers
 
-    def _embedded(self, queries: List[Query], embedder: Any) -> List[Query]:
-        """``queries`` with vectors from ``embedder`` (when one is given)."""
-        if not queries or embedder is None:
+    def _golden_retrievers(self, extra: Set[str]) -> Dict[str, Set[str]]:
+        """id of a query run only for golden checks (in ``extra``; never a judged query, which
+        every retriever answers) -> the retrievers its expectations need, with their inputs."""
+        out: Dict[str, Set[str]] = {}
+        for e in self.suite.expectations:
+            if e.qid in extra:
+                out.setdefault(e.qid, set()).update(self.suite.with_inputs(list(e.retrievers)))
+        return out
+
+    def _embedded(self, queries: List[Query], embedder: Any, only_for: Dict[str, Set[str]]) -> List[Query]:
+        """``queries`` with vectors from ``embedder`` when one of their retrievers sends them."""
+        from .shared import vector_leaves
+
+        vector = vector_leaves(self.suite)
+        todo = [q for q in queries if only_for.get(q.qid, vector) & vector]
+        if not todo or embedder is None:
             return queries
-        vecs = embedder.embed_queries([q.qid for q in queries], [q.text for q in queries])
-        return [Query(q.qid, q.text, vecs[i], q.tags) for i, q in enumerate(queries)]
+        vecs = embedder.embed_queries([q.qid for q in todo], [q.text for q in todo])
+        by_id = {q.qid: Query(q.qid, q.text, vecs[i], q.tags) for i, q in enumerate(todo)}
+        return [by_id.get(q.qid, q) for q in queries]
 
     def _embedder(self) -> Any:
         """The suite's embedder: the session's one when shared, else a new one."""
