@@ -66,12 +66,14 @@ class SharedBackend:
             if self._error is not None:
                 raise self._error
             if self._backend is None:
-                backend = make_backend(self.suite)
+                backend = None
                 try:
+                    backend = make_backend(self.suite)
                     self._info = prepare(backend)
                 except BaseException as exc:
                     self._error = exc
-                    backend.close()
+                    if backend is not None:
+                        backend.close()
                     raise
                 self.prepared += 1
                 self._backend = backend
