@@ -408,7 +408,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 # ------------------------------------------------------------------ fixtures
 
-_RETRIEVAL_FIXTURES = ("retrieval_retriever", "retrieval_suite", "retrieval_queries")
+_RETRIEVAL_FIXTURES = ("retrieval_retriever", "retrieval_suite")
 
 
 def _uses_retrieval_fixture(item: pytest.Item) -> bool:

@@ -122,9 +122,15 @@ class Retriever:
     def search(self, text: str, k: int = 10) -> Hits:
         """The top ``k`` for ``text``: one request per leaf (as production would send it), the
         fusion / rerank stages on top; ``client_ms`` is the wall time, ``server_ms`` the
-        engines' ``took`` (None on the embedded engine)."""
+        engines' ``took`` (None on the embedded engine). With ``evaluation.exclude_self_hits``
+        it goes through the batched pass, which drops self-hits as the suite's run does."""
         from .latency import stage_timer
 
+        if self.suite.model.evaluation.exclude_self_hits:
+            # the leaves drop a query's own document before fusion: the batched pass does that
+            (hits,) = batch = self.search_many([text], k)
+            hits.client_ms = batch.client_ms
+            return hits
         plan = self._plan(k)
         js = self._shared.judgments()
         backend = self._runner.shared_backend(js)

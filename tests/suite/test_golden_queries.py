@@ -248,3 +248,24 @@ def test_retrieval_queries_and_per_query_results() -> None:
     assert got.hits.doc_ids == result.retrievers["rrf"].run[queries[0].id].doc_ids[:depth]
     assert {h.doc_id for h in got.hits if h.grade} <= set(queries[0].grades)
     assert "top 10:" in str(got)
+
+
+def test_search_drops_self_hits_like_the_suite_run(pytester) -> None:
+    """With ``evaluation.exclude_self_hits`` a query's own document leaves every leaf before
+    fusion; the fixture's ``search`` ranks exactly as the run does."""
+    suite = TINY_SUITE.replace("latency:\n", "evaluation: {exclude_self_hits: true}\nlatency:\n").replace(
+        '- {id: q2, text: "river flood defences", relevant: {d3: 1}}',
+        '- {id: d3, text: "river flood defences", relevant: {d1: 1}}',
+    )
+    pytester.makefile(".yaml", retrieval_self=suite)
+    pytester.makepyfile(
+        test_self="""
+        def test_self(retrieval_retriever, retrieval_suite):
+            for name in ("bm25", "rrf"):
+                hits = retrieval_retriever("retrieval_self.yaml", name).search("river flood defences", k=5)
+                assert hits.query_id == "d3" and "d3" not in hits
+                run = retrieval_suite("retrieval_self.yaml").retrievers[name].run["d3"]
+                assert hits.doc_ids == run.doc_ids[:5]
+        """
+    )
+    pytester.runpytest_subprocess("test_self.py", "-q", "-p", "no:cacheprovider").assert_outcomes(passed=1)
