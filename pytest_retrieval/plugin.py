@@ -420,7 +420,8 @@ def retrieval_suite(pytestconfig: pytest.Config):
     """Load and run a suite file once per session: ``result = retrieval_suite("retrieval_x.yaml")``.
 
     Returns a ``SuiteResult``: ``result.value("bm25", "ndcg@10")``,
-    ``result.retrievers["bm25"].evaluation.per_query["ndcg@10"]``.
+    ``result.retrievers["bm25"].evaluation.per_query["ndcg@10"]``, ``result.query("bm25", qid)``
+    (one query's metrics, ranking and grades).
     """
 
     def load(path: Any) -> Any:

@@ -269,3 +269,19 @@ def test_search_drops_self_hits_like_the_suite_run(pytester) -> None:
         """
     )
     pytester.runpytest_subprocess("test_self.py", "-q", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_expectation_names_keep_node_ids_whole(pytester) -> None:
+    pytester.makefile(
+        ".yaml",
+        retrieval_tiny=TINY_SUITE
+        + "expectations:\n  - {query: 'solar::panels', min_hits: 1, retrievers: [bm25]}\n"
+        + "  - {query: 'solar::panels', min_hits: 1, retrievers: [bm25]}\n",
+    )
+    result = pytester.runpytest_subprocess("--collect-only", "-q")
+    lines = [line for line in result.outlines if "expect[" in line]
+    assert lines == [
+        "retrieval_tiny.yaml::bm25::expect[solar:panels]",
+        "retrieval_tiny.yaml::bm25::expect[solar:panels #2]",
+    ]
+    pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider").assert_outcomes(passed=5)
