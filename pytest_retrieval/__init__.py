@@ -9,6 +9,10 @@ The public Python API (everything else is internal and may move):
 - fuse rankings with Elasticsearch's or OpenSearch's exact semantics: :func:`fuse` / :func:`fuse_runs`
   with a :class:`FusionConfig`;
 - the data types: :class:`Ranking`, :class:`Run`, :class:`Query`, :class:`Document`;
+- ask one retriever of a suite from a test (the ``retrieval_retriever`` fixture gives a
+  :class:`Retriever`, whose ``search`` returns :class:`Hits`) and check golden queries with
+  :func:`assert_in_top`, :func:`assert_not_in_top`, :func:`assert_ranked_above`; parametrize
+  per-query tests over :func:`retrieval_queries`;
 - the errors: :class:`RetrievalError`, with :class:`ConfigError` (bad input: file, line, key) and
   :class:`InfrastructureError` (an engine or model that failed: never a pass).
 
@@ -48,12 +52,26 @@ _EXPORTS = {
     "RetrievalError": "errors",
     "ConfigError": "errors",
     "InfrastructureError": "errors",
+    "assert_in_top": "gates.expectations",
+    "assert_not_in_top": "gates.expectations",
+    "assert_ranked_above": "gates.expectations",
+    "ExpectationFailed": "gates.expectations",
+    "Retriever": "suite.retriever",
+    "Hits": "suite.retriever",
+    "Hit": "suite.retriever",
+    "retrieval_queries": "suite.queries",
+    "JudgedQuery": "suite.queries",
 }
 
 __all__ = [
     "ConfigError",
     "Document",
     "Evaluation",
+    "ExpectationFailed",
+    "Hit",
+    "Hits",
+    "JudgedQuery",
+    "Retriever",
     "FusionConfig",
     "InfrastructureError",
     "Metric",
@@ -65,6 +83,9 @@ __all__ = [
     "Suite",
     "SuiteResult",
     "SuiteRunner",
+    "assert_in_top",
+    "assert_not_in_top",
+    "assert_ranked_above",
     "evaluate",
     "fuse",
     "fuse_runs",
@@ -72,6 +93,7 @@ __all__ = [
     "load_suite",
     "load_trec_run",
     "parse_metric",
+    "retrieval_queries",
     "run_suite",
     "write_trec_run",
     "__version__",
@@ -93,10 +115,13 @@ def __dir__() -> list:
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily above
     from .errors import ConfigError, InfrastructureError, RetrievalError
+    from .gates.expectations import ExpectationFailed, assert_in_top, assert_not_in_top, assert_ranked_above
     from .measures.fusion import FusionConfig, fuse, fuse_runs
     from .measures.metrics import Evaluation, Metric, evaluate, parse_metric
     from .suite.judgments import load_qrels, load_trec_run, write_trec_run
     from .suite.load import Suite, load_suite
+    from .suite.queries import JudgedQuery, retrieval_queries
     from .suite.result import RetrieverResult, SuiteResult
+    from .suite.retriever import Hit, Hits, Retriever
     from .suite.runner import SuiteRunner, run_suite
     from .types import Document, Query, Ranking, Run

@@ -135,6 +135,17 @@ class SuiteState:
         self._warned: set = set()
         self.items: List[Dict[str, Any]] = []  # every gate item's outcome and message, for reports
         self._baseline: Any = None
+        self._shared: Any = None  # suite.shared.SharedBackend: one index for items and fixtures
+        self.expectations: List[Any] = []  # (Expectation, retriever, Hits, broken) per golden item run
+
+    @property
+    def shared(self) -> Any:
+        """The suite's backend for this session, shared by its items and fixtures."""
+        if self._shared is None:
+            from .suite.shared import SharedBackend
+
+            self._shared = SharedBackend(self.suite)
+        return self._shared
 
     def baseline(self) -> Tuple[Any, str]:
         """(Baseline, note) or (None, why the comparison falls back to floors only)."""
@@ -173,7 +184,7 @@ class SuiteState:
                     tr.write_line(f"[retrieval] {self.suite.name}: {msg}")
 
             try:
-                self.result = SuiteRunner(self.suite, progress=progress).run()
+                self.result = SuiteRunner(self.suite, progress=progress, shared=self.shared).run()
             except Exception as exc:  # cached so every item of the suite reports it
                 self.error = exc
         if self.error is not None:
@@ -226,13 +237,18 @@ class RetrievalSuiteFile(pytest.File):
         regression: Dict[str, List[Any]] = {}
         for gate in state.suite.regression:
             regression.setdefault(gate.retriever, []).append(gate)
+        expectations: Dict[str, List[Any]] = {}
+        for expectation in state.suite.expectations:
+            for name in expectation.retrievers:
+                expectations.setdefault(name, []).append(expectation)
         for name in state.suite.order:
-            if name in by_retriever or name in regression:
+            if name in by_retriever or name in regression or name in expectations:
                 yield RetrieverNode.from_parent(
                     self,
                     name=name,
                     floors=by_retriever.get(name, []),
                     regression=regression.get(name, ()),
+                    expectations=expectations.get(name, ()),
                     state=state,
                 )
 
@@ -241,10 +257,11 @@ class RetrievalSuiteFile(pytest.File):
 
 
 class RetrieverNode(pytest.Collector):
-    def __init__(self, *, floors: List[Any], state: SuiteState, regression=(), **kw: Any):
+    def __init__(self, *, floors: List[Any], state: SuiteState, regression=(), expectations=(), **kw: Any):
         super().__init__(**kw)
         self.floors = floors
         self.regression = list(regression)
+        self.expectations = list(expectations)
         self.state = state
 
     def collect(self) -> Iterator[pytest.Item]:
@@ -252,6 +269,10 @@ class RetrieverNode(pytest.Collector):
             yield GateItem.from_parent(self, name=floor.name, floor=floor, state=self.state)
         for gate in self.regression:
             yield RegressionItem.from_parent(self, name=gate.name, gate=gate, state=self.state)
+        for expectation in self.expectations:
+            yield ExpectationItem.from_parent(
+                self, name=f"expect[{expectation.name}]", expectation=expectation, state=self.state
+            )
 
 
 class GateFailed(AssertionError):
@@ -343,9 +364,42 @@ class RegressionItem(_SuiteItem):
         return self.path, None, f"{self.parent.name}::{self.name}"
 
 
+class ExpectationItem(_SuiteItem):
+    """A golden query of the suite's ``expectations:`` for one retriever, read off the suite's
+    run (its query went through the same pass as the judged ones)."""
+
+    def __init__(self, *, expectation: Any, **kw: Any):
+        super().__init__(**kw)
+        self.expectation = expectation
+        self.retriever = self.parent.name if self.parent is not None else ""
+
+    def runtest(self) -> None:
+        from .gates.expectations import check_expectation, failure_message
+        from .reports.junit import expectation_properties
+
+        e, retriever = self.expectation, self.retriever
+        hits = self.state.result.expectation_hits(e, retriever)
+        broken = check_expectation(hits, e.checks)
+        self.state.expectations.append((e, retriever, hits, broken))
+        self.user_properties.extend(expectation_properties(e, hits, broken))
+        if broken:
+            label = f"{self.state.suite.name} :: {retriever} :: {self.name}"
+            raise GateFailed(failure_message(hits, broken, e.shown_k, label=label, origin=e.origin))
+
+    def reportinfo(self):
+        return self.path, None, f"{self.parent.name}::{self.name}"
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
+    if call.when == "call" and call.excinfo is not None and _uses_retrieval_fixture(item):
+        from .errors import InfrastructureError
+
+        if call.excinfo.errisinstance(InfrastructureError):
+            # an engine fault inside a test that searches a suite: an ERROR, never a failed
+            # (or passed) test; pytest counts failed reports outside the call phase as errors
+            outcome.get_result().when = "setup"
     if isinstance(item, _SuiteItem):
         from .reports.details import record_item
 
@@ -354,22 +408,58 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 # ------------------------------------------------------------------ fixtures
 
+_RETRIEVAL_FIXTURES = ("retrieval_retriever", "retrieval_suite")
+
+
+def _uses_retrieval_fixture(item: pytest.Item) -> bool:
+    return any(f in _RETRIEVAL_FIXTURES for f in getattr(item, "fixturenames", ()))
+
 
 @pytest.fixture(scope="session")
 def retrieval_suite(pytestconfig: pytest.Config):
     """Load and run a suite file once per session: ``result = retrieval_suite("retrieval_x.yaml")``.
 
     Returns a ``SuiteResult``: ``result.value("bm25", "ndcg@10")``,
-    ``result.retrievers["bm25"].evaluation.per_query["ndcg@10"]``.
+    ``result.retrievers["bm25"].evaluation.per_query["ndcg@10"]``, ``result.query("bm25", qid)``
+    (one query's metrics, ranking and grades).
     """
 
     def load(path: Any) -> Any:
-        p = Path(path)
-        if not p.is_absolute():
-            p = Path(pytestconfig.rootpath) / p if not p.exists() else p
-        return load_suite_for(pytestconfig, p).ensure_run(pytestconfig)
+        return _suite_state(pytestconfig, path).ensure_run(pytestconfig)
 
     return load
+
+
+def _suite_state(config: pytest.Config, path: Any) -> SuiteState:
+    """The suite at ``path``: as given, else beside the calling test file, else under rootdir."""
+    p = Path(path)
+    if not p.is_absolute() and not p.exists():
+        import inspect
+
+        caller = Path(inspect.stack()[2].filename).resolve().parent / p
+        p = caller if caller.exists() else Path(config.rootpath) / p
+    return load_suite_for(config, p)
+
+
+@pytest.fixture(scope="session")
+def retrieval_retriever(pytestconfig: pytest.Config):
+    """A suite's retriever, to ask it questions: ``r = retrieval_retriever("retrieval_x.yaml", "rrf")``
+    then ``hits = r.search("iphone 15 case", k=10)`` or ``r.search_many(texts, k)``.
+
+    Bound to the suite's own backend: the same index as the suite's YAML items (a throwaway
+    index is built once per session), the same embedder, fusion and rerank stages."""
+    from .suite.retriever import Retriever
+
+    made: Dict[Tuple[str, str], Any] = {}
+
+    def get(path: Any, name: str) -> Any:
+        state = _suite_state(pytestconfig, path)
+        key = (str(state.suite.path), name)
+        if key not in made:
+            made[key] = Retriever(state.shared, name)
+        return made[key]
+
+    return get
 
 
 @pytest.fixture
@@ -395,11 +485,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     states = [s for s in config.stash.get(_STATE, {}).values() if s.result is not None]
     if not states:
         return
-    from .reports.terminal import render_summary
+    from .reports.terminal import expectation_lines, render_summary
 
     terminalreporter.section("retrieval summary")
     for state in states:
         for line in render_summary(state.result, state.outcomes, state.regressions, state.baseline_note):
+            terminalreporter.write_line(line)
+        for line in expectation_lines(state.expectations):
             terminalreporter.write_line(line)
 
 
@@ -428,6 +520,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from .reports.outputs import write_outputs
 
     write_outputs(session, list(session.config.stash.get(_STATE, {}).values()))  # JSON, Markdown, HTML, ...
+    _close_shared_backends(session.config)
+
+
+def _close_shared_backends(config: pytest.Config) -> None:
+    """Every suite's shared backend is closed (its throwaway index deleted) once the session ends."""
+    for state in config.stash.get(_STATE, {}).values():
+        if state._shared is not None:
+            state._shared.close()
 
 
 def _write_or_say(session: pytest.Session, flag: str, path: str, write: Any) -> None:

@@ -124,6 +124,7 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "stages": [r.as_dict() for r in stage_rows(result)],
         "gates": [o.as_dict() for o in state.outcomes],
         "regressions": [r.as_dict() for r in getattr(state, "regressions", [])],
+        "expectations": expectation_records(getattr(state, "expectations", [])),
         "warnings": list(result.warnings),
         **report_extras(state),
     }
@@ -151,4 +152,22 @@ def _ab_dict(result: Any, name: str, r: Any) -> Optional[Dict[str, Any]]:
             "upper": v.hi,
             "confidence": v.confidence,
         }
+    return out
+
+
+def expectation_records(checked: Sequence[Any]) -> List[Dict[str, Any]]:
+    """Every golden-query item that ran: the expectation, the retriever, passed or what broke,
+    and the actual top k (rank, doc id, score, grade, title)."""
+    out = []
+    for expectation, retriever, hits, broken in checked:
+        top = [{k: v for k, v in vars(h).items() if v is not None} for h in list(hits)[: expectation.shown_k]]
+        out.append(
+            {
+                "retriever": retriever,
+                **expectation.as_dict(),
+                "passed": not broken,
+                "broken": list(broken),
+                "top": top,
+            }
+        )
     return out

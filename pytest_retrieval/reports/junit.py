@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, List, Tuple
 
-__all__ = ["floor_properties", "regression_properties"]
+__all__ = ["expectation_properties", "floor_properties", "regression_properties"]
 
 Properties = List[Tuple[str, str]]
 
@@ -33,4 +33,28 @@ def regression_properties(outcome: Any) -> Properties:
         ("retrieval_mean_diff", repr(outcome.overall.mean_diff)),
         ("retrieval_ci_low", repr(outcome.overall.ci_low)),
         ("retrieval_max_drop", repr(outcome.max_drop)),
+    ]
+
+
+def expectation_properties(expectation: Any, hits: Any, broken: List[str]) -> Properties:
+    """A golden query's item: the query, what was expected, the top doc ids and what broke."""
+    checks = expectation.checks
+    wanted = []
+    if checks.contains:
+        wanted.append(f"contains {','.join(checks.contains)} in top {checks.k}")
+    if checks.excludes:
+        wanted.append(f"excludes {','.join(checks.excludes)} from top {checks.k}")
+    if checks.first is not None:
+        wanted.append(f"first {checks.first}")
+    if checks.above:
+        wanted.append(f"{checks.above[0]} above {checks.above[1]}")
+    if checks.min_hits is not None:
+        wanted.append(f"min_hits {checks.min_hits}")
+    return [
+        ("retrieval_suite", getattr(hits, "suite", "")),
+        ("retrieval_retriever", getattr(hits, "retriever", "")),
+        ("retrieval_query", str(getattr(hits, "query", ""))),
+        ("retrieval_expectation", "; ".join(wanted)),
+        ("retrieval_top", " ".join(h.doc_id for h in list(hits)[: expectation.shown_k])),
+        ("retrieval_broken", " | ".join(broken)),
     ]

@@ -10,7 +10,7 @@ from typing import Any, Callable, List, Sequence
 from ..gates.floors import GateKind, ab_percentiles
 from ..gates.stages import StageRow, stage_rows
 
-__all__ = ["render_summary"]
+__all__ = ["expectation_lines", "render_summary"]
 
 
 def render_summary(
@@ -242,3 +242,17 @@ def _table(header: List[str], rows: List[List[str]]) -> List[str]:
         return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
 
     return [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+
+def expectation_lines(checked: Sequence[Any]) -> List[str]:
+    """The golden queries that ran (``expectations:``): a count, then each item's verdict and,
+    for a broken one, what broke."""
+    if not checked:
+        return []
+    failed = sum(1 for *_, broken in checked if broken)
+    lines = [f"  golden queries: {len(checked) - failed} passed, {failed} failed"]
+    for expectation, retriever, _hits, broken in checked:
+        verdict = "FAIL" if broken else "PASS"
+        detail = f": {'; '.join(broken)}" if broken else ""
+        lines.append(f"    {verdict}  {retriever} expect[{expectation.name}]{detail}")
+    return lines

@@ -39,6 +39,7 @@ class Suite:
     order: List[str]  # retrievers in dependency order
     metrics: List[str]  # canonical metrics to evaluate (summary + floors)
     regression: List[BaselineGate] = field(default_factory=list)  # (retriever, metric, max_drop)
+    expectations: List[Any] = field(default_factory=list)  # gates.expectations.Expectation
     files: List[str] = field(default_factory=list)  # every file that went into it
 
     def resolve_path(self, key: KeyPath, value: str) -> Path:
@@ -270,8 +271,11 @@ def load_suite(
     suite.floors = parse_floors(model, suite, metrics)  # appends the metrics floors need
     _check_references(suite)
     suite.regression = _parse_regression(suite, metrics)  # appends the metrics compared
-    if not suite.floors and not suite.regression:
-        raise suite.error(("floors",), "no floors: a suite must gate at least one retriever metric")
+    suite.expectations = _parse_expectations(suite)
+    if not suite.floors and not suite.regression and not suite.expectations:
+        raise suite.error(
+            ("floors",), "no floors: a suite must gate at least one retriever metric (or golden query)"
+        )
     suite.metrics = metrics
     return suite
 
@@ -395,6 +399,15 @@ def _parse_regression(suite: Suite, metrics: List[str]) -> List[BaselineGate]:
             metrics.append(canon)
         out += [BaselineGate(r_name, canon, float(margin)) for r_name in names]
     return out
+
+
+def _parse_expectations(suite: Suite) -> List[Any]:
+    """The golden queries (``gates.expectations``); which retrievers send query vectors."""
+    from ..gates.expectations import parse_expectations
+    from .shared import vector_leaves
+
+    vector = [n for n in suite.order if set(suite.with_inputs([n])) & vector_leaves(suite)]
+    return parse_expectations(suite, vector)
 
 
 def _did_you_mean(name: str, options: Iterable[str]) -> str:

@@ -74,6 +74,37 @@ class SuiteResult:
     warnings: List[str] = field(default_factory=list)
     query_set: Any = None  # integrity.QuerySetCheck
     missing_documents: Any = None  # integrity.MissingDocuments, when the judged docs were checked
+    golden_runs: Dict[str, Run] = field(default_factory=dict)  # retriever -> golden query rankings
+    _titles: Optional[Dict[str, str]] = field(default=None, repr=False, compare=False)
+
+    def expectation_hits(self, expectation: Any, retriever: str) -> Any:
+        """The ``Hits`` of a golden query (``gates.expectations.Expectation``) for ``retriever``:
+        the judged query's ranking, or the text's from the same pass, cut at the run's depth."""
+        from ..types import Ranking
+        from .retriever import make_hits
+
+        qid = expectation.qid
+        rr = self.retrievers[retriever]
+        ranking = rr.run.get(qid)
+        if ranking is None:
+            ranking = self.golden_runs.get(retriever, {}).get(qid, Ranking())
+        js = self.judgments
+        judged = qid if qid in js.qrels else None
+        if self._titles is None:
+            corpus = js.corpus or []
+            self._titles = {d.doc_id: str(d.fields["title"]) for d in corpus if d.fields.get("title")}
+        titles = self._titles
+        text = expectation.text if expectation.text is not None else js.queries.get(qid, qid)
+        return make_hits(
+            ranking,
+            rr.depth or len(ranking),
+            query=text,
+            retriever=retriever,
+            titles=titles,
+            grades=js.qrels.get(judged) if judged else None,
+            query_id=expectation.query_id,
+            suite=self.suite.name,
+        )
 
     def check_lines(self) -> List[str]:
         """The judgment checks for the summary: query set, then missing documents."""
@@ -102,6 +133,13 @@ class SuiteResult:
             ),
             "exclude_self_hits": self.suite.model.evaluation.exclude_self_hits,
         }
+
+    def query(self, retriever: str, qid: Any) -> Any:
+        """One query through ``retriever``: its metrics, ranking (with titles and grades) and
+        judgments, as a ``suite.queries.QueryResult`` (for per-query tests)."""
+        from .queries import query_result
+
+        return query_result(self, retriever, qid)
 
     def inputs(self, retriever: str) -> List[str]:
         """The retrievers a stage builds on (empty for a leaf)."""

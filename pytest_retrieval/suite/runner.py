@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..backends.base import Backend
 from ..stats.latency import LatencySummary
@@ -24,6 +24,7 @@ from .judgments import JudgmentSet, check_overlap, without_self_hits
 from .latency import latency_pass, stage_timer
 from .load import Suite
 from .result import ABLatency, RetrieverResult, SuiteResult
+from .shared import SharedBackend
 
 # the engine clients' loggers: their retries and node-pool warnings are noise during a run
 CLIENT_LOGGERS = ("elastic_transport", "elasticsearch", "opensearch", "opensearchpy", "urllib3")
@@ -56,6 +57,7 @@ class Retrieval:
     queries: List[Query] = field(default_factory=list)  # as sent, with vectors when embedded
     backend_info: Dict[str, Any] = field(default_factory=dict)
     missing_documents: Optional[MissingDocuments] = None  # when asked to check the judged docs
+    golden: Dict[str, Run] = field(default_factory=dict)  # retriever -> rankings of extra_queries
 
 
 class SuiteRunner:
@@ -68,10 +70,12 @@ class SuiteRunner:
         *,
         progress: Optional[Callable[[str], None]] = None,
         backend: Optional[Backend] = None,
+        shared: Optional[SharedBackend] = None,
     ):
         self.suite = suite
         self.progress = progress or (lambda msg: None)
         self._backend = backend
+        self._shared = shared  # the session's backend of this suite (built once, kept open)
 
     def run(self) -> SuiteResult:
         """The suite's judged (and unanswerable) queries through every retriever, scored.
@@ -82,13 +86,16 @@ class SuiteRunner:
 
     def _run(self) -> SuiteResult:
         suite = self.suite
-        js = load_judgments(suite)
+        js = self._shared.judgments() if self._shared is not None else load_judgments(suite)
         query_set = self._check_query_set(js)
         overlap = check_overlap(js, where=js.sources.get("qrels", str(suite.path)))
         warnings = query_set.warnings() + security_warnings(suite)
         qids, unanswerable = self._queries_to_run(js)
         overlap.run = len(qids)
-        got = self.retrieve(js, qids, latency=suite.model.latency.enabled, check_documents=True)
+        golden = self._golden_queries(js, set(qids))
+        got = self.retrieve(
+            js, qids, latency=suite.model.latency.enabled, check_documents=True, extra_queries=golden
+        )
         missing = got.missing_documents
         if missing is not None and missing.missing and suite.model.judgments.missing_documents == "drop":
             js.qrels = missing.drop_from(js.qrels)  # scored (and written out) without them
@@ -100,8 +107,27 @@ class SuiteRunner:
             first = results[suite.order[0]].evaluation.evaluated if suite.order else []
             warnings += self_hit_warnings({n: r.run for n, r in results.items()}, first)
         out = SuiteResult(suite, js, overlap, results, got.backend_info, warnings)
+        out.golden_runs = got.golden
         out.query_set = query_set
         out.missing_documents = missing
+        return out
+
+    def _golden_queries(self, js: JudgmentSet, running: Set[str]) -> List[Query]:
+        """The texts of the suite's expectations, run in the same pass as the judged queries
+        (an expectation naming a judged query reads that query's ranking)."""
+        suite = self.suite
+        out: List[Query] = []
+        for e in suite.expectations:
+            if e.query_id is not None:
+                if e.query_id not in js.queries:
+                    raise suite.error(
+                        ("expectations", e.index, "query_id"),
+                        f"no query {e.query_id!r} in {js.sources.get('queries', 'the judgments')}",
+                    )
+                if e.query_id not in running and all(q.qid != e.query_id for q in out):
+                    out.append(Query(e.query_id, js.queries[e.query_id]))  # a query not run otherwise
+            else:
+                out.append(Query(e.qid, e.text or ""))
         return out
 
     def _check_query_set(self, js: JudgmentSet) -> QuerySetCheck:
@@ -190,35 +216,68 @@ class SuiteRunner:
         latency: bool = False,
         only: Optional[Sequence[str]] = None,
         check_documents: bool = False,
+        extra_queries: Sequence[Query] = (),
     ) -> Retrieval:
         """Every retriever of the suite (or those in ``only`` and what they build on) over
         ``qids``: the quality pass (and, if asked, the latency pass). Shared by the gate run,
         pooling for annotation and fusion sweeps. A backend passed to the runner stays open
         (its owner closes it); one the runner made is closed here. ``check_documents``: check
         the judged documents exist (``Retrieval.missing_documents``) and refuse the suite when
-        more than ``judgments.max_missing_documents`` of the relevant ones are missing."""
+        more than ``judgments.max_missing_documents`` of the relevant ones are missing.
+        ``extra_queries`` (golden queries) go through the same quality pass, batched with the
+        judged ones; their rankings are kept apart (``Retrieval.golden``), never scored."""
         suite = self.suite
         order = suite.order if only is None else suite.with_inputs(only)
         depth = max([suite.model.evaluation.depth, min_depth] + [_metric_k(m) for m in suite.metrics])
         plan = StagePlan.of(suite, order, depth)
-        embedder = self.embedder() if plan.needs_vectors else None
+        embedder = self._embedder() if plan.needs_vectors else None
         queries = self.queries(js, qids, embedder)
+        only_for = self._golden_retrievers({q.qid for q in extra_queries})
+        extra = self._embedded(list(extra_queries), embedder, only_for)
 
-        backend = self._backend or make_backend(suite)
         out = Retrieval(depth=depth, fusions=plan.fusions, rerankers=plan.rerankers, queries=queries)
         doc_texts = self._doc_texts(js, plan)
+        owned = self._backend is None and self._shared is None
+        if self._shared is not None:  # built once per session, whichever user comes first
+            backend, info = self._shared.backend(lambda b: self._prepare(b, js, self._index_embedder()))
+        else:
+            backend = self._backend or make_backend(suite)
         try:
-            self._prepare(backend, js, embedder, plan, out)
+            if self._shared is None:
+                info = self._prepare(backend, js, embedder)
+            out.backend_info = dict(info)
+            if plan.rerankers:
+                out.backend_info["rerankers"] = {n: rk.id for n, rk in plan.rerankers.items()}
             if check_documents:
                 out.missing_documents = self._check_documents(backend, js)
-            self._quality_pass(backend, plan, queries, doc_texts, out)
+            self._quality_pass(backend, plan, queries + extra, doc_texts, out, only_for)
+            for name, run in out.runs.items():  # golden rankings apart: never scored or exported
+                out.golden[name] = {q.qid: run.pop(q.qid) for q in extra if q.qid in run}
             if latency:
                 single = stage_timer(suite, backend, plan, doc_texts)
                 out.latency, out.ab = latency_pass(suite, single, order, queries, self.progress)
         finally:
-            if self._backend is None:
+            if owned:
                 backend.close()
         return out
+
+    def shared_backend(self, js: JudgmentSet) -> Backend:
+        """The session's prepared backend of this suite (built on first use, kept open)."""
+        assert self._shared is not None, "a runner without a shared backend has none to give"
+        backend, _ = self._shared.backend(lambda b: self._prepare(b, js, self._index_embedder()))
+        return backend
+
+    def search_all(
+        self, backend: Backend, plan: StagePlan, queries: List[Query], doc_texts: Dict[str, str]
+    ) -> Dict[str, Run]:
+        """Every retriever of ``plan`` over ``queries``, batched: the quality pass's rankings."""
+        out = Retrieval(depth=plan.depth, fusions=plan.fusions, rerankers=plan.rerankers, queries=queries)
+        self._quality_pass(backend, plan, queries, doc_texts, out)
+        return out.runs
+
+    def doc_texts(self, js: JudgmentSet, plan: StagePlan) -> Dict[str, str]:
+        """The documents' text, which rerank stages score (empty without one)."""
+        return self._doc_texts(js, plan)
 
     def _doc_texts(self, js: JudgmentSet, plan: StagePlan) -> Dict[str, str]:
         """The documents' text, which rerank stages score (empty without one)."""
@@ -233,9 +292,7 @@ class SuiteRunner:
 
         return {d.doc_id: document_text(d) for d in js.corpus}
 
-    def _prepare(
-        self, backend: Backend, js: JudgmentSet, embedder: Any, plan: StagePlan, out: Retrieval
-    ) -> None:
+    def _prepare(self, backend: Backend, js: JudgmentSet, embedder: Any) -> Dict[str, Any]:
         """Index the corpus (with its vectors) or attach to the existing index; engine facts."""
         suite = self.suite
         documents = js.corpus if needs_corpus(suite) else None
@@ -250,11 +307,10 @@ class SuiteRunner:
             doc_vectors = self._doc_vectors(embedder, documents)
         self.progress(f"preparing {backend.name} backend ({len(documents or [])} documents)")
         backend.prepare(documents, doc_vectors)
-        out.backend_info = dict(backend.describe())
+        info = dict(backend.describe())
         if embedder is not None:
-            out.backend_info.setdefault("embedder", embedder.id)
-        if plan.rerankers:
-            out.backend_info["rerankers"] = {n: rk.id for n, rk in plan.rerankers.items()}
+            info.setdefault("embedder", embedder.id)
+        return info
 
     def _check_documents(self, backend: Backend, js: JudgmentSet) -> MissingDocuments:
         """The judged documents absent from the corpus (embedded, throwaway index) or from the
@@ -284,13 +340,20 @@ class SuiteRunner:
         queries: List[Query],
         doc_texts: Dict[str, str],
         out: Retrieval,
+        only_for: Optional[Dict[str, Set[str]]] = None,
     ) -> None:
-        """Every retriever of the plan over all queries at once, in dependency order."""
+        """Every retriever of the plan over all queries at once, in dependency order; a query
+        in ``only_for`` (a golden one) goes only to the retrievers named there."""
         suite = self.suite
         query_texts = {q.qid: q.text for q in queries}
+        only_for = only_for or {}
+        all_queries = queries
         for name in plan.order:
             self.progress(f"retrieving {name}")
-            if name in plan.leaves:
+            queries = [q for q in all_queries if q.qid not in only_for or name in only_for[q.qid]]
+            if name in plan.leaves and not queries:
+                out.runs[name] = {}
+            elif name in plan.leaves:
                 if suite.model.evaluation.exclude_self_hits:
                     # one hit more: a query's own document is at most one hit of its ranking
                     run = backend.search_batch(plan.leaves[name], queries, plan.leaf_depth + 1)
@@ -302,13 +365,13 @@ class SuiteRunner:
 
                 (inp,) = suite.inputs(name)
                 window = suite.rerank_config(name).window
-                out.runs[name] = rerank_run(
-                    plan.rerankers[name], out.runs[inp], query_texts, doc_texts, window
-                )
+                inp_run = {q.qid: out.runs[inp][q.qid] for q in queries if q.qid in out.runs[inp]}
+                out.runs[name] = rerank_run(plan.rerankers[name], inp_run, query_texts, doc_texts, window)
             else:
                 from ..measures.fusion import fuse_runs
 
-                subs = [out.runs[s] for s in suite.inputs(name)]
+                wanted = {q.qid for q in queries}
+                subs = [{q: r for q, r in out.runs[s].items() if q in wanted} for s in suite.inputs(name)]
                 out.runs[name] = fuse_runs(subs, plan.fusions[name], k=plan.leaf_depth)
 
     def queries(self, js: JudgmentSet, qids: Sequence[str], embedder: Any = None) -> List[Query]:
@@ -322,6 +385,38 @@ class SuiteRunner:
         return [Query(q.qid, q.text, vecs[i], q.tags) for i, q in enumerate(queries)]
 
     # ---------------------------------------------------------------- helpers
+
+    def _golden_retrievers(self, extra: Set[str]) -> Dict[str, Set[str]]:
+        """id of a query run only for golden checks (in ``extra``; never a judged query, which
+        every retriever answers) -> the retrievers its expectations need, with their inputs."""
+        out: Dict[str, Set[str]] = {}
+        for e in self.suite.expectations:
+            if e.qid in extra:
+                out.setdefault(e.qid, set()).update(self.suite.with_inputs(list(e.retrievers)))
+        return out
+
+    def _embedded(self, queries: List[Query], embedder: Any, only_for: Dict[str, Set[str]]) -> List[Query]:
+        """``queries`` with vectors from ``embedder`` when one of their retrievers sends them."""
+        from .shared import vector_leaves
+
+        vector = vector_leaves(self.suite)
+        todo = [q for q in queries if only_for.get(q.qid, vector) & vector]
+        if not todo or embedder is None:
+            return queries
+        vecs = embedder.embed_queries([q.qid for q in todo], [q.text for q in todo])
+        by_id = {q.qid: Query(q.qid, q.text, vecs[i], q.tags) for i, q in enumerate(todo)}
+        return [by_id.get(q.qid, q) for q in queries]
+
+    def _embedder(self) -> Any:
+        """The suite's embedder: the session's one when shared, else a new one."""
+        return self._shared.embedder(self.embedder) if self._shared is not None else self.embedder()
+
+    def _index_embedder(self) -> Any:
+        """The embedder of the documents of a shared index: whenever any retriever of the suite
+        needs vectors (the index serves them all, whatever this run asked for)."""
+        from .shared import needs_vectors
+
+        return self._embedder() if needs_vectors(self.suite) else None
 
     def embedder(self):
         from ..models.embedders import make_embedder

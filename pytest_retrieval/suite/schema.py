@@ -323,6 +323,43 @@ class UnanswerableConfig(_Strict):
     )
 
 
+DocId = Union[str, int]
+
+
+class ExpectationConfig(_Strict):
+    """A golden query: what one query must (not) return, checked per retriever as its own test
+    item ``<suite file>::<retriever>::expect[<name>]``."""
+
+    query: Optional[str] = Field(None, description="The query text (or give query_id).")
+    query_id: Optional[DocId] = Field(None, description="A judged query's id (or give query).")
+    name: Optional[str] = Field(None, description="The item's name (default: the query or its id).")
+    retrievers: Optional[List[str]] = Field(None, description="The retrievers it applies to (default: all).")
+    contains: List[DocId] = Field(default_factory=list, description="Doc ids that must be in the top k.")
+    excludes: List[DocId] = Field(default_factory=list, description="Doc ids that must not be in the top k.")
+    k: Annotated[int, Field(ge=1)] = Field(10, description="The cut-off of contains and excludes.")
+    first: Optional[DocId] = Field(None, description="The doc id that must be ranked first.")
+    above: Optional[Annotated[List[DocId], Field(min_length=2, max_length=2)]] = Field(
+        None, description="[a, b]: a must be among the hits and ranked above b."
+    )
+    min_hits: Optional[Annotated[int, Field(ge=0)]] = Field(None, description="At least this many hits.")
+
+    @model_validator(mode="after")
+    def _one_query_and_a_check(self) -> ExpectationConfig:
+        if (self.query is None) == (self.query_id is None):
+            raise ValueError("an expectation needs exactly one of 'query' (text) or 'query_id'")
+        if self.query is not None and not self.query.strip():
+            raise ValueError("an expectation's query is empty")
+        if not (
+            self.contains
+            or self.excludes
+            or self.first is not None
+            or self.above
+            or self.min_hits is not None
+        ):
+            raise ValueError("an expectation needs a check: contains, excludes, first, above or min_hits")
+        return self
+
+
 # The one number rule for gates (floors, regression max_drop): a finite number written as a
 # number. A boolean (YAML's yes/no/on/off), a string (an interpolated ${VAR} included) or
 # .nan/.inf is a config error, never a floor of 0, 1 or NaN that always passes.
@@ -349,6 +386,11 @@ class SuiteFile(_Strict):
         default_factory=dict,
         description="retriever -> {metric: floor}. Quality metrics pass when value >= floor; "
         "p50_ms/p95_ms/p99_ms pass when value <= floor.",
+    )
+    expectations: List[ExpectationConfig] = Field(
+        default_factory=list,
+        description="Golden queries: per query, documents that must (not) be in the top k, "
+        "ranked first or above another; one test item per (expectation, retriever).",
     )
 
 

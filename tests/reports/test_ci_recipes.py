@@ -77,7 +77,8 @@ def test_the_gate_command_of_the_recipes_works_as_written(tmp_path) -> None:
     out = tmp_path / "retrieval"
     for name in ("report.json", "summary.md", "report.html", "metrics.txt", "junit.xml"):
         assert (out / name).stat().st_size > 0, name
-    assert summary.read_text().startswith("## ✅ Retrieval gates passed: 0 failed, 0 errored, 8 passed")
+    # the example suite: 8 gates and 11 golden-query items
+    assert summary.read_text().startswith("## ✅ Retrieval gates passed: 0 failed, 0 errored, 19 passed")
 
 
 class _FakeGitLab(BaseHTTPRequestHandler):
