@@ -148,7 +148,24 @@ def _pool(args: argparse.Namespace) -> int:
             f"(integers {args.scale}; leave blank to skip), then `pytest-retrieval judge import {o} "
             f"--qrels QRELS`"
         )
+    _say_formula_ids(pool, outs)
     return 0
+
+
+def _say_formula_ids(pool: Any, outs: list) -> None:
+    """Ids a spreadsheet would run as formulas are written with a leading quote; a
+    spreadsheet may drop it on save, so import then needs the pooled set (issue #11 item 5)."""
+    from .files import is_formula_shaped
+
+    shaped = {i for p in pool.pairs for i in (p.query_id, p.doc_id) if is_formula_shaped(i)}
+    if not shaped or not any(o.suffix.lower() in (".csv", ".tsv") for o in outs):
+        return
+    keep = next((o for o in outs if o.suffix.lower() == ".jsonl"), None)
+    _say(
+        f"note: {len(shaped)} id(s) start like a spreadsheet formula (e.g. {sorted(shaped)[0]!r}); "
+        f"they are written with a leading ' . Keep {keep or 'an untouched copy of the file'} and pass "
+        f"it to `judge import --pool` so those ids are accepted back"
+    )
 
 
 # --------------------------------------------------------------------- import
@@ -157,7 +174,7 @@ def _pool(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     from ..suite.judgments import load_qrels
     from .files import write_qrels
-    from .pool import import_annotations
+    from .pool import import_annotations, read_pooled_pairs
 
     existing = {}
     qrels_path = Path(args.qrels)
@@ -166,7 +183,10 @@ def _import(args: argparse.Namespace) -> int:
         _say(f"existing labels: {sum(len(d) for d in existing.values())} in {qrels_path}")
     else:
         _say(f"{qrels_path} does not exist yet: starting from no labels")
-    result = import_annotations(args.files, existing, policy=args.policy, grade_range=args.grades)
+    pooled = read_pooled_pairs(args.pool) if args.pool else None
+    result = import_annotations(
+        args.files, existing, policy=args.policy, grade_range=args.grades, pooled=pooled
+    )
     _say(result.summary())
     out = Path(args.out) if args.out else qrels_path
     if not any(result.qrels.values()):
@@ -533,6 +553,13 @@ def _add_import_parser(sub: Any) -> None:
     )
     i.add_argument(
         "--grades", type=_ranged, default=(0, 3), metavar="MIN-MAX", help="allowed grades (default 0-3)"
+    )
+    i.add_argument(
+        "--pool",
+        action="append",
+        metavar="FILE",
+        help="the annotation file(s) as `judge pool` wrote them: ids that look like spreadsheet "
+        "formulas (=, +, -, @) are accepted only for these pairs (repeatable)",
     )
     i.set_defaults(func=_import)
 
