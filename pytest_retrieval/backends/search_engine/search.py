@@ -120,7 +120,7 @@ def read_hits(
         pairs.append((str(hit["_id"]), float(score)))
     took = resp.get("took")
     numeric = isinstance(took, (int, float)) and not isinstance(took, bool)
-    return Ranking.from_pairs(pairs), (float(took) if numeric else None)
+    return Ranking.from_pairs(pairs), (float(took) if numeric and took is not None else None)
 
 
 class FieldCheck:
