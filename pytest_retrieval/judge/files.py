@@ -108,10 +108,13 @@ def read_csv(
     ``delimiter(first_line)`` picks the separator; ``width_error(fields, header_fields)``
     returns the message for a row of the wrong width (None: the row is fine, a short row
     then lacks the last columns)."""
+    from ..suite.judgments import check_data_file
+
+    check_data_file(path)  # not a FIFO, a device or a directory
     try:
         fh = open(path, encoding="utf-8-sig", newline="")
-    except FileNotFoundError:
-        raise ConfigError("file not found", file=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
     with fh:
         try:
             yield from _csv_rows(fh, path, delimiter, width_error)
@@ -139,6 +142,8 @@ def _csv_rows(
             raise ConfigError(f"malformed CSV ({exc})", file=str(path), line=start) from None
         if not row or all(not c.strip() for c in row):
             continue
+        if any("\x00" in c for c in row):
+            raise ConfigError("a NUL character: a binary or UTF-16 file?", file=str(path), line=start)
         if header is None:
             header = [c.strip().lower() for c in row]
             continue
