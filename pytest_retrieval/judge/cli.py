@@ -269,6 +269,8 @@ def _judge_options(args: argparse.Namespace) -> dict:
         )
         if args.provider == "anthropic":
             kw["anthropic_version"] = args.anthropic_version
+        else:
+            kw["reasoning"] = {"auto": None, "yes": True, "no": False}[args.reasoning]
     return kw
 
 
@@ -475,7 +477,20 @@ def _add_llm_parser(sub: Any) -> None:
         "--max-backoff", type=float, default=60.0, help="cap on a backoff or Retry-After wait (default 60)"
     )
     l.add_argument("--timeout", type=_positive, default=60.0, help="per-request timeout, s")
-    l.add_argument("--max-tokens", type=number(int, ge=1), default=16, help="answer token limit (default 16)")
+    l.add_argument(
+        "--max-tokens",
+        type=number(int, ge=1),
+        default=None,
+        help="answer token limit (default 16; 2048 for an OpenAI reasoning model, whose limit "
+        "also pays for its reasoning and is sent as max_completion_tokens)",
+    )
+    l.add_argument(
+        "--reasoning",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="openai: is the model a reasoning model (o1, o3, o4-mini, gpt-5...: max_completion_tokens, "
+        "no temperature)? auto decides by the model name",
+    )
     l.add_argument(
         "--max-doc-chars",
         type=int,
