@@ -320,14 +320,16 @@ def read_annotations(
     *,
     grade_range: Tuple[int, int] = DEFAULT_GRADE_RANGE,
     pooled: Optional[PooledPairs] = None,
+    check_formulas: bool = False,
 ) -> Annotations:
     """Read a filled annotation file. Blank grades are skipped and listed; a grade that is
     not an integer in ``grade_range``, a row without ids and a pair graded twice with
     different grades are ``ConfigError``s naming the file and line (the first bad line,
     with the count and lines of any others). In a CSV/TSV file, an id shaped like a
-    spreadsheet formula must be a pair of ``pooled`` (see :func:`_check_formula_ids`)."""
+    spreadsheet formula must be a pair of ``pooled`` when ``pooled`` is given or
+    ``check_formulas`` is set, as ``judge import`` does (see :func:`_check_formula_ids`)."""
     path = Path(path)
-    spreadsheet = path.suffix.lower() in (".csv", ".tsv")
+    spreadsheet = path.suffix.lower() in (".csv", ".tsv") and (check_formulas or pooled is not None)
     grades: Qrels = {}
     origins: Dict[Tuple[str, str], int] = {}
     blank: List[Tuple[str, str, int]] = []
@@ -521,12 +523,13 @@ def load_labels(
     *,
     grade_range: Tuple[int, int] = DEFAULT_GRADE_RANGE,
     pooled: Optional[PooledPairs] = None,
+    check_formulas: bool = False,
 ) -> Annotations:
     """Labels from a filled annotation file (``.csv``, ``.jsonl``, ``.tsv`` with our header)
     or from a qrels file (TREC, BEIR TSV), e.g. the output of ``judge llm`` or ``judge clicks``."""
     path = Path(path)
     if _is_annotation_file(path):
-        return read_annotations(path, grade_range=grade_range, pooled=pooled)
+        return read_annotations(path, grade_range=grade_range, pooled=pooled, check_formulas=check_formulas)
     qrels = load_qrels(path)
     lo, hi = grade_range
     rows = 0
@@ -551,7 +554,8 @@ def import_annotations(
     """Filled annotation files (or qrels files) -> merged qrels, with a report.
 
     Files are merged in order, each under ``policy`` against everything before it.
-    ``pooled``: the pairs ``judge pool`` exported (:func:`read_pooled_pairs`)."""
+    ``pooled``: the pairs ``judge pool`` exported (:func:`read_pooled_pairs`); without it a
+    formula-shaped id in a CSV/TSV file is refused."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     merged: Qrels = {q: dict(d) for q, d in (existing or {}).items()}
@@ -559,7 +563,7 @@ def import_annotations(
     conflicts: List[Conflict] = []
     blank: List[Tuple[str, str, str]] = []
     for p in paths:
-        ann = load_labels(p, grade_range=grade_range, pooled=pooled)
+        ann = load_labels(p, grade_range=grade_range, pooled=pooled, check_formulas=True)
         rows += ann.rows
         graded += sum(len(d) for d in ann.grades.values())
         blank.extend((q, d, f"{ann.path}:{n}") for q, d, n in ann.blank)

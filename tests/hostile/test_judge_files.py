@@ -23,6 +23,10 @@ def annotations(path: Path) -> Any:
     return read_annotations(path)
 
 
+def unpooled_import(path: Path) -> Any:
+    return import_annotations([path], {})
+
+
 def pooled_import(path: Path) -> Any:
     """Import with a pooled set holding only (q1, d1) and (q1, -d7)."""
     return import_annotations([path], {}, pooled={("q1", "d1"), ("q1", "-d7")})
@@ -101,17 +105,23 @@ ERRORS: List[Tuple[str, str, Any, Callable[[Path], Any], List[str]]] = [
         "formula doc id, no pool",
         "a.csv",
         H + 'q1,s,"=HYPERLINK(""http://x"")",,t,1\n',
-        annotations,
+        unpooled_import,
         ["a.csv:2", "formula", "--pool"],
     ),
     (
         "formula query id, no pool",
         "a.csv",
         H + "@SUM(A1),s,d1,,t,1\n",
-        annotations,
+        unpooled_import,
         ["a.csv:2", "query id '@SUM(A1)'"],
     ),
-    ("dash id, no pool", "a.tsv", "query_id\tdoc_id\tgrade\nq1\t-d7\t1\n", annotations, ["a.tsv:2", "'-d7'"]),
+    (
+        "dash id, no pool",
+        "a.tsv",
+        "query_id\tdoc_id\tgrade\nq1\t-d7\t1\n",
+        unpooled_import,
+        ["a.tsv:2", "'-d7'"],
+    ),
     (
         "formula id not pooled",
         "a.csv",
@@ -150,6 +160,15 @@ def test_hostile_judge_file_is_one_clear_line(tmp_path: Path, name, content, loa
     with bounded(20), pytest.raises(ConfigError) as err:
         loader(p)
     one_line(str(err.value), *fragments)
+
+
+def test_agree_reads_formula_shaped_ids_as_they_are(tmp_path: Path) -> None:
+    """Only ``judge import`` turns rows into labels; ``judge agree`` compares ids as written."""
+    from pytest_retrieval.judge.pool import load_labels
+
+    p = tmp_path / "a.csv"
+    p.write_text("query_id,doc_id,grade\nq1,-d7,1\n", encoding="utf-8")
+    assert load_labels(p).grades == {"q1": {"-d7": 1}}
 
 
 # read exactly as written
