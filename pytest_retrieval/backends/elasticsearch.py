@@ -24,6 +24,7 @@ from .search_engine import (
 )
 from .search_engine.dsl import default_num_candidates
 from .search_engine.http import import_client
+from .search_engine.search import UnexpectedAnswer, describe_answer
 
 _SIMILARITIES = {
     "cosine": "cosine",
@@ -66,7 +67,7 @@ class ElasticsearchBackend(SearchEngineBackend):
     def _raw_request(
         self, method: str, path: str, params: Optional[Mapping[str, Any]], body: Any, ndjson: bool
     ) -> Any:
-        from elastic_transport import TransportError
+        from elastic_transport import SerializationError, TransportError
         from elasticsearch import ApiError
 
         try:
@@ -78,7 +79,10 @@ class ElasticsearchBackend(SearchEngineBackend):
                 body=body,
             )
         except ApiError as exc:
-            raise EngineHTTPError(int(exc.meta.status), exc.body) from None
+            body = exc.body if isinstance(exc.body, Mapping) else describe_answer(exc.body, self._conn.hosts)
+            raise EngineHTTPError(int(exc.meta.status), body) from None
+        except SerializationError as exc:  # an answer, but not JSON (a TransportError too)
+            raise UnexpectedAnswer(describe_answer(exc.message, self._conn.hosts)) from None
         except TransportError as exc:
             raise EngineUnreachable(f"{type(exc).__name__}: {exc.message}") from None
         return resp.body

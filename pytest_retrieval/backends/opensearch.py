@@ -34,6 +34,7 @@ from .search_engine import (
 from .search_engine.dsl import bm25_query, default_num_candidates, vector_to_list
 from .search_engine.http import import_client
 from .search_engine.index import creation_meta, is_stale
+from .search_engine.search import UnexpectedAnswer, describe_answer
 
 log = logging.getLogger("pytest_retrieval.backends")
 
@@ -122,17 +123,21 @@ class OpenSearchBackend(SearchEngineBackend):
     def _raw_request(
         self, method: str, path: str, params: Optional[Mapping[str, Any]], body: Any, ndjson: bool
     ) -> Any:
-        from opensearchpy.exceptions import TransportError
+        from opensearchpy.exceptions import SerializationError, TransportError
 
         try:
             return self._client.transport.perform_request(
                 method, path, params=dict(params or {}), body=body, headers=request_headers(body, ndjson)
             )
+        except SerializationError as exc:  # an answer, but not JSON
+            raise UnexpectedAnswer(
+                describe_answer(exc.args[0] if exc.args else exc, self._conn.hosts)
+            ) from None
         except TransportError as exc:
             if isinstance(exc.status_code, int):
-                raise EngineHTTPError(
-                    exc.status_code, exc.info if exc.info is not None else exc.error
-                ) from None
+                body = exc.info if exc.info is not None else exc.error
+                body = body if isinstance(body, Mapping) else describe_answer(body, self._conn.hosts)
+                raise EngineHTTPError(exc.status_code, body) from None
             raise EngineUnreachable(f"{type(exc).__name__}: {exc.error}") from None
 
     def _helpers(self) -> Any:

@@ -20,7 +20,7 @@ import importlib
 from typing import Any
 
 # name -> submodule; imported on first use, so ``pytest-retrieval --help`` and the other
-# commands do not pay for urllib, threads and the judgment readers
+# commands do not pay for the LLM SDKs, threads and the judgment readers
 _EXPORTS = {
     "Agreement": "agreement",
     "cohen_kappa": "agreement",

@@ -148,7 +148,24 @@ def _pool(args: argparse.Namespace) -> int:
             f"(integers {args.scale}; leave blank to skip), then `pytest-retrieval judge import {o} "
             f"--qrels QRELS`"
         )
+    _say_formula_ids(pool, outs)
     return 0
+
+
+def _say_formula_ids(pool: Any, outs: list) -> None:
+    """Ids a spreadsheet would run as formulas are written with a leading quote; a
+    spreadsheet may drop it on save, so import then needs the pooled set (issue #11 item 5)."""
+    from .files import is_formula_shaped
+
+    shaped = {i for p in pool.pairs for i in (p.query_id, p.doc_id) if is_formula_shaped(i)}
+    if not shaped or not any(o.suffix.lower() in (".csv", ".tsv") for o in outs):
+        return
+    keep = next((o for o in outs if o.suffix.lower() == ".jsonl"), None)
+    _say(
+        f"note: {len(shaped)} id(s) start like a spreadsheet formula (e.g. {sorted(shaped)[0]!r}); "
+        f"they are written with a leading ' . Keep {keep or 'an untouched copy of the file'} and pass "
+        f"it to `judge import --pool` so those ids are accepted back"
+    )
 
 
 # --------------------------------------------------------------------- import
@@ -157,7 +174,7 @@ def _pool(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     from ..suite.judgments import load_qrels
     from .files import write_qrels
-    from .pool import import_annotations
+    from .pool import import_annotations, read_pooled_pairs
 
     existing = {}
     qrels_path = Path(args.qrels)
@@ -166,7 +183,10 @@ def _import(args: argparse.Namespace) -> int:
         _say(f"existing labels: {sum(len(d) for d in existing.values())} in {qrels_path}")
     else:
         _say(f"{qrels_path} does not exist yet: starting from no labels")
-    result = import_annotations(args.files, existing, policy=args.policy, grade_range=args.grades)
+    pooled = read_pooled_pairs(args.pool) if args.pool else None
+    result = import_annotations(
+        args.files, existing, policy=args.policy, grade_range=args.grades, pooled=pooled
+    )
     _say(result.summary())
     out = Path(args.out) if args.out else qrels_path
     if not any(result.qrels.values()):
@@ -249,6 +269,8 @@ def _judge_options(args: argparse.Namespace) -> dict:
         )
         if args.provider == "anthropic":
             kw["anthropic_version"] = args.anthropic_version
+        else:
+            kw["reasoning"] = {"auto": None, "yes": True, "no": False}[args.reasoning]
     return kw
 
 
@@ -455,7 +477,20 @@ def _add_llm_parser(sub: Any) -> None:
         "--max-backoff", type=float, default=60.0, help="cap on a backoff or Retry-After wait (default 60)"
     )
     l.add_argument("--timeout", type=_positive, default=60.0, help="per-request timeout, s")
-    l.add_argument("--max-tokens", type=number(int, ge=1), default=16, help="answer token limit (default 16)")
+    l.add_argument(
+        "--max-tokens",
+        type=number(int, ge=1),
+        default=None,
+        help="answer token limit (default 16; 2048 for an OpenAI reasoning model, whose limit "
+        "also pays for its reasoning and is sent as max_completion_tokens)",
+    )
+    l.add_argument(
+        "--reasoning",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="openai: is the model a reasoning model (o1, o3, o4-mini, gpt-5...: max_completion_tokens, "
+        "no temperature)? auto decides by the model name",
+    )
     l.add_argument(
         "--max-doc-chars",
         type=int,
@@ -533,6 +568,13 @@ def _add_import_parser(sub: Any) -> None:
     )
     i.add_argument(
         "--grades", type=_ranged, default=(0, 3), metavar="MIN-MAX", help="allowed grades (default 0-3)"
+    )
+    i.add_argument(
+        "--pool",
+        action="append",
+        metavar="FILE",
+        help="the annotation file(s) as `judge pool` wrote them: ids that look like spreadsheet "
+        "formulas (=, +, -, @) are accepted only for these pairs (repeatable)",
     )
     i.set_defaults(func=_import)
 

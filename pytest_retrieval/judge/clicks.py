@@ -55,10 +55,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union, cast
 
 from ..errors import ConfigError
-from ..fileio import atomic_write
 from ..progress import progress_bar
 from ..suite.judgments import Qrels, as_id
-from .files import read_csv, read_jsonl, write_qrels, write_queries
+from .files import read_csv, read_jsonl, write_csv, write_qrels, write_queries
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -544,19 +543,14 @@ def write_click_judgments(
     write_qrels(result.qrels, qrels_path)
     if queries_path is not None:
         write_queries(result.queries, queries_path)
-    if stats_path is not None:
-
-        def write(fh) -> None:
-            fh.write(
-                "query_id\tdoc_id\timpressions\tclicks\tlong_clicks\texaminations\t"
-                "click_rate\tlong_click_rate\tgrade\n"
-            )
-            for (q, d), st in result.stats.items():
-                g = result.qrels.get(q, {}).get(d)
-                fh.write(
-                    f"{q}\t{d}\t{st.impressions}\t{st.clicks}\t{st.long_clicks}\t"
-                    f"{st.examinations:.4f}\t{st.click_rate:.4f}\t{st.long_click_rate:.4f}\t"
-                    f"{'' if g is None else g}\n"
-                )
-
-        atomic_write(Path(stats_path), write)
+    if stats_path is not None:  # evidence a person reads in a spreadsheet: cells escaped
+        header = (
+            "query_id doc_id impressions clicks long_clicks examinations click_rate long_click_rate grade"
+        )
+        rows = (
+            [q, d, st.impressions, st.clicks, st.long_clicks]
+            + [f"{st.examinations:.4f}", f"{st.click_rate:.4f}", f"{st.long_click_rate:.4f}"]
+            + [result.qrels.get(q, {}).get(d, "")]
+            for (q, d), st in result.stats.items()
+        )
+        write_csv(stats_path, header.split(), rows, delimiter="\t")

@@ -7,8 +7,19 @@ BOM ignored); :func:`read_jsonl` does the same for JSON lines. Every problem is 
 ``ConfigError`` naming the file (and the line where there is one): a missing file, text
 that is not UTF-8, malformed CSV, a row whose width the caller refuses.
 
-Writing: :func:`write_qrels` (TREC, BEIR TSV or JSONL by extension) and
-:func:`write_queries` (JSONL or TSV), both through ``pytest_retrieval.fileio.atomic_write``.
+Writing: :func:`write_csv` for every CSV/TSV a person may open in a spreadsheet (the
+annotation files of ``judge pool``, the click evidence), :func:`write_qrels` (TREC, BEIR TSV
+or JSONL by extension) and :func:`write_queries` (JSONL or TSV), all through
+``pytest_retrieval.fileio.atomic_write``.
+
+Spreadsheet cells (issue #11 item 5): a cell that starts with ``=``, ``+``, ``-``, ``@``, a
+tab or a carriage return runs as a formula when a person opens the file (CSV injection).
+:func:`write_csv` prefixes such a cell with a single quote, OWASP's rule
+(https://owasp.org/www-community/attacks/CSV_Injection), and :func:`read_csv` takes the
+quote off again. So that the rule is exactly reversible, a cell that already starts with
+quotes followed by one of those characters gets one more quote on the way out and loses
+one on the way in: ``-1`` -> ``'-1`` -> ``-1``; ``'=x`` -> ``''=x`` -> ``'=x``. Qrels and
+queries files are machine formats (BEIR, trec_eval) and are written verbatim.
 """
 
 from __future__ import annotations
@@ -16,15 +27,63 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, TextIO, Tuple, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    TextIO,
+    Tuple,
+    Union,
+)
 
 from ..errors import ConfigError
 from ..fileio import atomic_write
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["read_csv", "read_jsonl", "write_qrels", "write_queries"]
+__all__ = [
+    "FORMULA_CHARACTERS",
+    "from_spreadsheet_cell",
+    "is_formula_shaped",
+    "read_csv",
+    "read_jsonl",
+    "to_spreadsheet_cell",
+    "write_csv",
+    "write_qrels",
+    "write_queries",
+]
+
+
+# ---------------------------------------------------------------- spreadsheet cells
+
+FORMULA_CHARACTERS = "=+-@\t\r"
+_ESCAPED = re.compile("^'*[=+\\-@\t\r]")  # quotes (maybe none) then a formula character
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def to_spreadsheet_cell(value: str) -> str:
+    """The cell as written: one more leading quote when it would start a formula."""
+    return "'" + value if _ESCAPED.match(value) else value
+
+
+def from_spreadsheet_cell(value: str) -> str:
+    """The inverse of :func:`to_spreadsheet_cell`: one leading quote taken off a cell that
+    starts with quotes followed by a formula character."""
+    return value[1:] if value.startswith("'") and _ESCAPED.match(value) else value
+
+
+def is_formula_shaped(value: str) -> bool:
+    """A value a spreadsheet would run as a formula: it starts with a formula character and
+    is not a plain number (``-1`` and ``+3.5`` are numbers to a spreadsheet, ``-1+2`` is not)."""
+    return bool(value) and value[0] in FORMULA_CHARACTERS and not _PLAIN_NUMBER.fullmatch(value)
 
 
 # -------------------------------------------------------------------------- reading
@@ -49,10 +108,13 @@ def read_csv(
     ``delimiter(first_line)`` picks the separator; ``width_error(fields, header_fields)``
     returns the message for a row of the wrong width (None: the row is fine, a short row
     then lacks the last columns)."""
+    from ..suite.judgments import check_data_file
+
+    check_data_file(path)  # not a FIFO, a device or a directory
     try:
         fh = open(path, encoding="utf-8-sig", newline="")
-    except FileNotFoundError:
-        raise ConfigError("file not found", file=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
     with fh:
         try:
             yield from _csv_rows(fh, path, delimiter, width_error)
@@ -80,16 +142,39 @@ def _csv_rows(
             raise ConfigError(f"malformed CSV ({exc})", file=str(path), line=start) from None
         if not row or all(not c.strip() for c in row):
             continue
+        if any("\x00" in c for c in row):
+            raise ConfigError("a NUL character: a binary or UTF-16 file?", file=str(path), line=start)
         if header is None:
             header = [c.strip().lower() for c in row]
             continue
         problem = width_error(len(row), len(header))
         if problem is not None:
             raise ConfigError(problem, file=str(path), line=start)
-        yield start, dict(zip(header, row))
+        yield start, dict(zip(header, (from_spreadsheet_cell(c) for c in row)))
 
 
 # -------------------------------------------------------------------------- writing
+
+
+def write_csv(
+    path: PathLike, header: Sequence[str], rows: Iterable[Sequence[Any]], *, delimiter: str = ","
+) -> int:
+    """A CSV/TSV file a person may open in a spreadsheet: every text cell goes through
+    :func:`to_spreadsheet_cell` (numbers are written as they are). Returns the row count."""
+    count = 0
+
+    def write(fh: TextIO) -> None:
+        nonlocal count
+        # RFC 4180 line ends: the csv module quotes a cell holding any character of the
+        # line terminator, so with "\n" alone a carriage return in a text would split the row
+        w = csv.writer(fh, delimiter=delimiter, lineterminator="\r\n")
+        w.writerow(header)
+        for row in rows:
+            w.writerow([to_spreadsheet_cell(c) if isinstance(c, str) else c for c in row])
+            count += 1
+
+    atomic_write(Path(path), write, newline="")
+    return count
 
 
 def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: PathLike) -> int:

@@ -21,7 +21,6 @@ The qrels and queries writers the ``judge`` commands share are in :mod:`.files`.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
 import os
@@ -47,7 +46,7 @@ from ..errors import ConfigError
 from ..fileio import atomic_write
 from ..suite.judgments import Qrels, load_qrels
 from ..types import Run
-from .files import read_csv, read_jsonl
+from .files import is_formula_shaped, read_csv, read_jsonl, write_csv
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -72,6 +71,7 @@ __all__ = [
     "pool_suites",
     "read_annotations",
     "read_pairs",
+    "read_pooled_pairs",
     "retrieve_suite",
     "write_annotation_file",
 ]
@@ -183,30 +183,17 @@ def write_annotation_file(pairs: Union[Pool, Iterable[PoolPair]], path: PathLike
     if suffix not in (".csv", ".tsv", ".jsonl"):
         raise ConfigError("annotation files are .csv, .tsv or .jsonl", file=str(path))
 
-    def write(fh) -> None:
-        if suffix == ".jsonl":
-            for p in items:
-                fh.write(
-                    json.dumps(
-                        {
-                            "query_id": p.query_id,
-                            "query": p.query,
-                            "doc_id": p.doc_id,
-                            "title": p.title,
-                            "text": p.text,
-                            "grade": None,
-                        },
-                        ensure_ascii=False,
-                    )
-                    + "\n"
-                )
-            return
-        w = csv.writer(fh, delimiter="\t" if suffix == ".tsv" else ",", lineterminator="\n")
-        w.writerow(ANNOTATION_COLUMNS)
-        for p in items:
-            w.writerow([p.query_id, p.query, p.doc_id, p.title, p.text, ""])
+    if suffix in (".csv", ".tsv"):  # opened in spreadsheets: formula cells escaped
+        rows = ([p.query_id, p.query, p.doc_id, p.title, p.text, ""] for p in items)
+        return write_csv(path, ANNOTATION_COLUMNS, rows, delimiter="\t" if suffix == ".tsv" else ",")
 
-    atomic_write(path, write, newline="")
+    def write(fh) -> None:
+        for p in items:
+            record: Dict[str, Any] = {"query_id": p.query_id, "query": p.query, "doc_id": p.doc_id}
+            record.update(title=p.title, text=p.text, grade=None)
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    atomic_write(path, write)
     return len(items)
 
 
@@ -288,12 +275,61 @@ class Annotations:
     rows: int
 
 
-def read_annotations(path: PathLike, *, grade_range: Tuple[int, int] = DEFAULT_GRADE_RANGE) -> Annotations:
+PooledPairs = Set[Tuple[str, str]]
+
+
+def read_pooled_pairs(paths: Union[PathLike, Sequence[PathLike]]) -> PooledPairs:
+    """The (query id, document id) pairs of annotation files as ``judge pool`` wrote them
+    (texts not needed): the pooled set ``judge import --pool`` checks ids against."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    pooled: PooledPairs = set()
+    for p in paths:
+        path = Path(p)
+        for row in _rows(path):
+            pooled.add(
+                (
+                    _req_id(row.values, "query_id", path, row.line),
+                    _req_id(row.values, "doc_id", path, row.line),
+                )
+            )
+    return pooled
+
+
+def _check_formula_ids(qid: str, did: str, pooled: Optional[PooledPairs], path: Path, line: int) -> None:
+    """An id in a spreadsheet file that a spreadsheet would run as a formula (issue #11
+    item 5) is accepted only when ``judge pool`` pooled that very pair: anything else was
+    typed, pasted or rewritten by the spreadsheet, and must not become a label."""
+    for what, value in (("query id", qid), ("document id", did)):
+        if not is_formula_shaped(value) or (pooled is not None and (qid, did) in pooled):
+            continue
+        where = (
+            "is not among the pooled pairs (--pool)"
+            if pooled is not None
+            else "and no pooled set was given: pass --pool with the file `judge pool` wrote (or its .jsonl twin)"
+        )
+        raise ConfigError(
+            f"{what} {value!r} starts with {value[0]!r} like a spreadsheet formula {where}",
+            file=str(path),
+            line=line,
+        )
+
+
+def read_annotations(
+    path: PathLike,
+    *,
+    grade_range: Tuple[int, int] = DEFAULT_GRADE_RANGE,
+    pooled: Optional[PooledPairs] = None,
+    check_formulas: bool = False,
+) -> Annotations:
     """Read a filled annotation file. Blank grades are skipped and listed; a grade that is
     not an integer in ``grade_range``, a row without ids and a pair graded twice with
     different grades are ``ConfigError``s naming the file and line (the first bad line,
-    with the count and lines of any others)."""
+    with the count and lines of any others). In a CSV/TSV file, an id shaped like a
+    spreadsheet formula must be a pair of ``pooled`` when ``pooled`` is given or
+    ``check_formulas`` is set, as ``judge import`` does (see :func:`_check_formula_ids`)."""
     path = Path(path)
+    spreadsheet = path.suffix.lower() in (".csv", ".tsv") and (check_formulas or pooled is not None)
     grades: Qrels = {}
     origins: Dict[Tuple[str, str], int] = {}
     blank: List[Tuple[str, str, int]] = []
@@ -304,6 +340,8 @@ def read_annotations(path: PathLike, *, grade_range: Tuple[int, int] = DEFAULT_G
         rows += 1
         qid = _req_id(row.values, "query_id", path, row.line)
         did = _req_id(row.values, "doc_id", path, row.line)
+        if spreadsheet:
+            _check_formula_ids(qid, did, pooled, path, row.line)
         found, value = _column(row.values, "grade")
         saw_grade_column = saw_grade_column or found
         try:
@@ -480,12 +518,18 @@ def _is_annotation_file(path: Path) -> bool:
     return False
 
 
-def load_labels(path: PathLike, *, grade_range: Tuple[int, int] = DEFAULT_GRADE_RANGE) -> Annotations:
+def load_labels(
+    path: PathLike,
+    *,
+    grade_range: Tuple[int, int] = DEFAULT_GRADE_RANGE,
+    pooled: Optional[PooledPairs] = None,
+    check_formulas: bool = False,
+) -> Annotations:
     """Labels from a filled annotation file (``.csv``, ``.jsonl``, ``.tsv`` with our header)
     or from a qrels file (TREC, BEIR TSV), e.g. the output of ``judge llm`` or ``judge clicks``."""
     path = Path(path)
     if _is_annotation_file(path):
-        return read_annotations(path, grade_range=grade_range)
+        return read_annotations(path, grade_range=grade_range, pooled=pooled, check_formulas=check_formulas)
     qrels = load_qrels(path)
     lo, hi = grade_range
     rows = 0
@@ -505,10 +549,13 @@ def import_annotations(
     *,
     policy: str = "keep-existing",
     grade_range: Tuple[int, int] = DEFAULT_GRADE_RANGE,
+    pooled: Optional[PooledPairs] = None,
 ) -> ImportResult:
     """Filled annotation files (or qrels files) -> merged qrels, with a report.
 
-    Files are merged in order, each under ``policy`` against everything before it."""
+    Files are merged in order, each under ``policy`` against everything before it.
+    ``pooled``: the pairs ``judge pool`` exported (:func:`read_pooled_pairs`); without it a
+    formula-shaped id in a CSV/TSV file is refused."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     merged: Qrels = {q: dict(d) for q, d in (existing or {}).items()}
@@ -516,7 +563,7 @@ def import_annotations(
     conflicts: List[Conflict] = []
     blank: List[Tuple[str, str, str]] = []
     for p in paths:
-        ann = load_labels(p, grade_range=grade_range)
+        ann = load_labels(p, grade_range=grade_range, pooled=pooled, check_formulas=True)
         rows += ann.rows
         graded += sum(len(d) for d in ann.grades.values())
         blank.extend((q, d, f"{ann.path}:{n}") for q, d, n in ann.blank)

@@ -256,7 +256,10 @@ def _compare(args: Any) -> int:
     else:
         print(render_compare_text(cmp))
     if args.markdown:
-        Path(args.markdown).write_text(render_compare_markdown(cmp), encoding="utf-8")
+        from ..fileio import atomic_write
+
+        markdown = render_compare_markdown(cmp)
+        atomic_write(args.markdown, lambda fh: fh.write(markdown), fsync=False)
     return 1 if args.fail_on_regression and cmp.regressions else 0
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Tuple, Union
 
 from ..errors import ConfigError
+from ..fileio import atomic_write
 from ..types import Ranking
 
 __all__ = ["Qrels", "Run", "suite_runs", "write_suite_runs"]
@@ -56,7 +57,7 @@ class Qrels:
             for q, docs in self.data.items()
             for d, g in docs.items()
         ]
-        Path(path).write_text("".join(lines), encoding="utf-8")
+        atomic_write(path, lambda fh: fh.writelines(lines), fsync=False)
 
 
 @dataclass
@@ -94,7 +95,7 @@ class Run:
             _check_id(q, "query id")
             for i, (d, s) in enumerate(zip(r.doc_ids, r.scores), 1):
                 lines.append(f"{q} Q0 {_check_id(d, 'document id')} {i} {float(s)!r} {tag}\n")
-        Path(path).write_text("".join(lines), encoding="utf-8")
+        atomic_write(path, lambda fh: fh.writelines(lines), fsync=False)
 
 
 def suite_runs(result_or_path: Any, **load_options: Any) -> Tuple[Qrels, Dict[str, Run]]:
@@ -150,7 +151,7 @@ def write_suite_runs(result: Any, folder: Union[str, Path]) -> Path:
         file = f"{_slug(name)}.run"
         run.write(out / file)
         script.append(shlex.join(evaluate_command(result, "qrels.txt", file)))
-    (out / "evaluate.sh").write_text("\n".join(script) + "\n", encoding="utf-8")
+    atomic_write(out / "evaluate.sh", lambda fh: fh.write("\n".join(script) + "\n"), fsync=False)
     return out
 
 

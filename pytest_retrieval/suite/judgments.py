@@ -108,10 +108,9 @@ MAX_DATA_BYTES = 8 * 1024**3  # a judgments, corpus, run or tags file
 MAX_LINE_CHARS = 64 * 1024**2  # one line of such a file
 
 
-def _lines(path: Path) -> Iterator[Tuple[int, str]]:
-    """The non-blank lines of a regular UTF-8 text file (a leading BOM stripped), numbered.
-    A device, FIFO or directory, a file over ``MAX_DATA_BYTES`` or a line over
-    ``MAX_LINE_CHARS`` is one ``ConfigError`` naming the file (and line)."""
+def check_data_file(path: Path) -> None:
+    """A data file is a regular file under ``MAX_DATA_BYTES``: a device (``/dev/zero``), a
+    FIFO (opening it blocks), a directory or a missing file is one ``ConfigError``."""
     import os
     import stat
 
@@ -129,6 +128,13 @@ def _lines(path: Path) -> Iterator[Tuple[int, str]]:
         raise ConfigError(
             f"file is {st.st_size:,} bytes, over the limit of {MAX_DATA_BYTES:,} bytes", file=str(path)
         )
+
+
+def _lines(path: Path) -> Iterator[Tuple[int, str]]:
+    """The non-blank lines of a regular UTF-8 text file (a leading BOM stripped), numbered.
+    A device, FIFO or directory, a file over ``MAX_DATA_BYTES`` or a line over
+    ``MAX_LINE_CHARS`` is one ``ConfigError`` naming the file (and line)."""
+    check_data_file(path)
     n = 0
     try:
         with open(path, encoding="utf-8-sig", newline=None) as fh:

@@ -418,9 +418,10 @@ class EmbeddedBackend(Backend):
 
         if similarity == "cosine":
             if self._normalized is None:
-                self._normalized = _unit_rows(docs)
+                doc_ids = [self._doc_ids[r] for r in self._vector_rows]
+                self._normalized = _unit_rows(docs, "document", doc_ids)
             docs = self._normalized
-            matrix = _unit_rows(matrix)
+            matrix = _unit_rows(matrix, "query", [q.qid for q in queries])
         doc_sq = None
         if similarity == "l2_norm":
             doc_sq = np.einsum("ij,ij->i", docs, docs, dtype=np.float64)
@@ -429,8 +430,14 @@ class EmbeddedBackend(Backend):
         step = max(1, _KNN_CELLS_PER_CHUNK // max(1, docs.shape[0]))
         for start in range(0, len(queries), step):
             block = matrix[start : start + step]
-            raw = block @ docs.T  # (queries, docs) float32
-            scores = _es_knn_scores(similarity, raw, block, doc_sq)
+            with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked just below
+                raw = block @ docs.T  # (queries, docs) float32
+                scores = _es_knn_scores(similarity, raw, block, doc_sq)
+            if not np.isfinite(scores).all():
+                raise ConfigError(
+                    f"kNN scores ({similarity}) overflow float32: the vectors are too large "
+                    "(Elasticsearch and OpenSearch score in float32 too); scale them down or use cosine"
+                )
             for j in range(block.shape[0]):
                 row = scores[j]
                 chosen = top_k_indices(row, k)
@@ -442,12 +449,24 @@ class EmbeddedBackend(Backend):
         return run
 
 
-def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+def _unit_rows(matrix: np.ndarray, what: str, ids: Sequence[str]) -> np.ndarray:
+    """Rows scaled to unit length, computed in float64 (a float32 norm overflows to inf for
+    entries above ~1.8e19 and every cosine would come out 0). A zero vector has no
+    direction and no cosine: a ConfigError naming the ids (Elasticsearch and OpenSearch
+    refuse zero-magnitude vectors under cosine too)."""
     import numpy as np
 
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0  # a zero vector stays zero (cosine 0); Elasticsearch rejects it
-    return (matrix / norms).astype(np.float32, copy=False)
+    wide = matrix.astype(np.float64)
+    norms = np.linalg.norm(wide, axis=1, keepdims=True)
+    zero = np.flatnonzero(norms[:, 0] == 0.0)
+    if zero.size:
+        shown = ", ".join(repr(str(ids[i])) for i in zero[:5])
+        more = f" and {zero.size - 5} more" if zero.size > 5 else ""
+        raise ConfigError(
+            f"{zero.size} {what} vector(s) are all zeros and have no cosine similarity: {shown}{more} "
+            f"(an empty text embedded? Elasticsearch and OpenSearch refuse them too)"
+        )
+    return (wide / norms).astype(np.float32)
 
 
 def _es_knn_scores(

@@ -24,7 +24,7 @@ from ..base import Backend, KnnSpec, SearchResult, TemplateSpec
 from .dsl import check_k, search_body
 from .http import ConnectionSettings, EngineHTTP, connect
 from .index import INDEX_PREFIX, IndexConfig, ThrowawayIndex, count_docs, reap_indices
-from .search import FieldCheck, Searcher
+from .search import FieldCheck, Searcher, json_answers
 
 log = logging.getLogger("pytest_retrieval.backends")
 
@@ -53,7 +53,9 @@ class SearchEngineBackend(Backend):
         self._conn = ConnectionSettings(connection, self.default_port)
         self._config = IndexConfig.parse(index, suite)
         # late-bound, so the adapter's _raw_request may be wrapped on the instance
-        self._http = EngineHTTP(self.name, self._conn, lambda *request: self._raw_request(*request))
+        # every answer checked to be a JSON object (a proxy's HTML page is named, not parsed)
+        send = json_answers(lambda *request: self._raw_request(*request), self._conn.hosts)
+        self._http = EngineHTTP(self.name, self._conn, send)
         self._index = ThrowawayIndex(
             self._http,
             self._config,

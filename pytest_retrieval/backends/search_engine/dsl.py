@@ -7,6 +7,7 @@ The few places where the engines differ (the kNN clause) come from the engine ad
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, Callable, Dict, List, Mapping
 
@@ -59,7 +60,15 @@ def search_body(spec: Any, query: Query, k: int, knn_body: KnnBody, engine: str)
                 f"query {query.qid!r} has no vector: a kNN retriever needs query "
                 "embeddings (configure an embedder or give vectors)"
             )
-        body = knn_body(spec, vector_to_list(query.vector), k)
+        vector = vector_to_list(query.vector)
+        if not all(math.isfinite(x) for x in vector):
+            raise ConfigError(f"query {query.qid!r}: the vector has NaN or infinite values")
+        if getattr(spec, "similarity", None) == "cosine" and not any(vector):
+            raise ConfigError(
+                f"query {query.qid!r}: the vector is all zeros and has no cosine similarity "
+                f"({engine} refuses it; an empty text embedded?)"
+            )
+        body = knn_body(spec, vector, k)
     elif isinstance(spec, TemplateSpec):
         if spec.body is None:
             raise ConfigError("a template retriever needs a body")

@@ -431,9 +431,11 @@ class ThrowawayIndex:
         except (ConfigError, InfrastructureError):
             raise
         except Exception as exc:  # noqa: BLE001
-            raise self._http.fail(
-                f"bulk indexing into {name!r} failed", f"{type(exc).__name__}: {exc}"
-            ) from None
+            detail = " ".join(f"{type(exc).__name__}: {exc}".split())  # a proxy's page can be long
+            detail = detail[:300] + "..." if len(detail) > 300 else detail
+            if isinstance(exc, (TypeError, AttributeError, KeyError)):  # the helper read a non-JSON answer
+                detail = f"the answer to _bulk was not the engine's JSON (a proxy or login page in front of it?): {detail}"
+            raise self._http.fail(f"bulk indexing into {name!r} failed", detail) from None
         finally:
             bar.close()
         if failures:

@@ -4,7 +4,9 @@ requests, or one ``_search`` each when a search pipeline is involved) and the la
 
 Every sub-response is checked (:func:`read_hits`): an error, a failed shard, a timed-out
 search, a hit without a score or OpenSearch's hybrid sub-query markers fail loudly, naming
-the query id and the engine's reason, never as an empty ranking. The fields of BM25/kNN
+the query id and the engine's reason, never as an empty ranking. An answer that is not JSON
+at all (an HTML login or error page from a proxy, with HTTP 200) is caught for every request
+by :func:`json_answers` and named with what came back, truncated. The fields of BM25/kNN
 specs are checked against the index mapping once (:class:`FieldCheck`), since the engines
 answer a query on an unmapped field with no hits.
 """
@@ -18,15 +20,56 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, 
 from ...errors import InfrastructureError
 from ...types import Ranking, Run
 from ..base import BM25Spec, KnnSpec
-from .http import EngineHTTP, error_reason
+from .http import EngineHTTP, Send, error_reason
 
-__all__ = ["FieldCheck", "Searcher", "read_hits"]
+__all__ = ["FieldCheck", "Searcher", "UnexpectedAnswer", "describe_answer", "json_answers", "read_hits"]
 
 # OpenSearch's hybrid query marks sub-query boundaries with these magic scores; seeing them
 # in a ranking means the hybrid query ran without a normalization/score-ranker pipeline.
 _HYBRID_MAGIC_SCORE = -4.0e9
 
 Bodies = List[Tuple[str, Dict[str, Any]]]  # (query id, search body)
+
+_SHOWN_CHARACTERS = 160  # of an unexpected answer, in an error line
+
+
+class UnexpectedAnswer(Exception):
+    """Something answered, but not with the engine's JSON (issue #11 item 8)."""
+
+
+def _snippet(text: str) -> str:
+    shown = " ".join(text.split())
+    return shown[:_SHOWN_CHARACTERS] + "..." if len(shown) > _SHOWN_CHARACTERS else shown
+
+
+def describe_answer(body: Any, where: Sequence[str] = ()) -> str:
+    """One line about an answer that is not a JSON object: what it looks like, its size and
+    its start, whitespace folded and cut (a proxy's page can be thousands of lines)."""
+    source = f" from {', '.join(where)}" if where else ""
+    if body is None or body == "" or body == b"":
+        return f"got an empty answer{source} instead of the engine's JSON (a proxy or load balancer in front of it?)"
+    text = body.decode("utf-8", "replace") if isinstance(body, (bytes, bytearray)) else str(body)
+    head = text[:2000].lower()
+    kind = "an HTML page" if ("<html" in head or "<!doctype" in head) else "an answer"
+    shown = _snippet(text)
+    return (
+        f"got {kind} of {len(text)} characters{source} instead of the engine's JSON "
+        f"(a proxy, load balancer or login page in front of it?): {shown!r}"
+    )
+
+
+def json_answers(send: Send, where: Sequence[str] = ()) -> Send:
+    """``send`` whose every answer is a JSON object (every request we send has one): anything else raises
+    :class:`UnexpectedAnswer`, which ``EngineHTTP.request`` turns into an
+    ``InfrastructureError`` naming the engine and the request."""
+
+    def checked(method: str, path: str, params: Optional[Mapping[str, Any]], body: Any, ndjson: bool) -> Any:
+        answer = send(method, path, params, body, ndjson)
+        if isinstance(answer, Mapping):
+            return answer
+        raise UnexpectedAnswer(describe_answer(answer, where))
+
+    return checked
 
 
 def read_hits(
@@ -36,7 +79,7 @@ def read_hits(
     returns the ranking and the server's ``took`` (ms)."""
     what = f"search for query {qid!r} failed"
     if not isinstance(resp, Mapping):
-        raise fail(what, f"unexpected answer {str(resp)[:200]}")
+        raise fail(what, describe_answer(resp))
     if "error" in resp:
         raise fail(what, error_reason(resp["error"]))
     status = resp.get("status")
@@ -44,25 +87,30 @@ def read_hits(
         raise fail(what, f"HTTP {status}")
     if resp.get("timed_out"):
         raise fail(what, "the search timed out (partial results)")
-    shards = resp.get("_shards") or {}
-    if shards.get("failed"):
+    shards = resp.get("_shards")
+    if isinstance(shards, Mapping) and shards.get("failed"):
         failures = shards.get("failures") or [{}]
         raise fail(
             what,
             f"{shards['failed']} of {shards.get('total')} shards failed: "
             f"{error_reason(failures[0].get('reason'))}",
         )
-    hits = (resp.get("hits") or {}).get("hits")
-    if hits is None:
-        raise fail(what, "the answer has no hits")
+    hits = resp.get("hits")
+    hits = hits.get("hits") if isinstance(hits, Mapping) else None
+    if not isinstance(hits, list):
+        raise fail(what, f"the answer has no hits list: {_snippet(json.dumps(resp, default=str))!r}")
     pairs = []
     for hit in hits[:k]:
+        if not isinstance(hit, Mapping) or "_id" not in hit:
+            raise fail(what, f"a hit without an _id: {_snippet(json.dumps(hit, default=str))!r}")
         score = hit.get("_score")
         if score is None:
             raise fail(
                 f"search for query {qid!r} returned hits without _score",
                 'a template that sorts needs "track_scores": true',
             )
+        if isinstance(score, bool) or not isinstance(score, (int, float)):
+            raise fail(what, f"hit {hit['_id']!r} has a _score that is not a number: {str(score)[:40]!r}")
         if score <= _HYBRID_MAGIC_SCORE:
             raise fail(
                 f"search for query {qid!r} returned hybrid sub-query markers",
@@ -71,7 +119,8 @@ def read_hits(
             )
         pairs.append((str(hit["_id"]), float(score)))
     took = resp.get("took")
-    return Ranking.from_pairs(pairs), (float(took) if took is not None else None)
+    numeric = isinstance(took, (int, float)) and not isinstance(took, bool)
+    return Ranking.from_pairs(pairs), (float(took) if numeric and took is not None else None)
 
 
 class FieldCheck:
@@ -104,8 +153,9 @@ class FieldCheck:
     def _check(self, index: str, field: str, vector: bool, found: Any) -> None:
         types = set()
         for idx_info in (found or {}).values():
-            entry = ((idx_info or {}).get("mappings") or {}).get(field)
-            if entry:
+            mappings = idx_info.get("mappings") if isinstance(idx_info, Mapping) else None
+            entry = mappings.get(field) if isinstance(mappings, Mapping) else None
+            if isinstance(entry, Mapping):
                 leaf = field.rsplit(".", 1)[-1]
                 mapping = (entry.get("mapping") or {}).get(leaf) or {}
                 types.add(mapping.get("type", "object"))

@@ -6,8 +6,9 @@ One module per job:
 * :mod:`.parsing`: strict reading of the grade in an answer (never a silent 0);
 * :mod:`.base`: the judge interface and its three kinds of failure;
 * :mod:`.transport` and :mod:`.judges`: Anthropic's Messages API and any OpenAI-compatible
-  endpoint over stdlib ``urllib`` (keys read from the environment at request time, never
-  shown), and any ``module:function`` callable;
+  endpoint through the official ``anthropic`` / ``openai`` SDKs (optional extras; keys read
+  from the environment at request time, never shown; ``max_completion_tokens`` for
+  reasoning models), and any ``module:function`` callable;
 * :mod:`.cache`: the append-only, resumable JSONL answer cache;
 * :mod:`.ratelimit`: the token bucket (``requests_per_minute``) and the retry backoff;
 * :mod:`.pairs` and :mod:`.report`: what is asked, and what a run reports;
@@ -21,7 +22,7 @@ from __future__ import annotations
 from .base import Answer, FatalJudgeError, Judge, JudgeError, TransientJudgeError
 from .cache import JudgeCache
 from .grading import grade_pairs
-from .judges import AnthropicJudge, CallableJudge, OpenAICompatibleJudge, make_judge
+from .judges import AnthropicJudge, CallableJudge, OpenAICompatibleJudge, is_reasoning_model, make_judge
 from .pairs import JudgePair, document_text, pairs_from_pool
 from .parsing import GradeParseError, parse_grade
 from .prompts import DEFAULT_PROMPT_VERSION, PROMPTS, PromptTemplate, prompt_template
@@ -50,6 +51,7 @@ __all__ = [
     "TransientJudgeError",
     "document_text",
     "grade_pairs",
+    "is_reasoning_model",
     "make_judge",
     "pairs_from_pool",
     "parse_grade",

@@ -114,7 +114,8 @@ def _estimate(plan: _Plan, judge: Judge, prices: Optional[Prices], report: Gradi
         chars += len(rendered)
     report.estimated_input_tokens = chars // 4
     if prices is not None:
-        report.cost = prices.cost(report.estimated_input_tokens, 2 * len(plan.todo))
+        per_answer = int(getattr(judge, "estimated_output_tokens", 2))  # reasoning models: an upper bound
+        report.cost = prices.cost(report.estimated_input_tokens, per_answer * len(plan.todo))
 
 
 @dataclass

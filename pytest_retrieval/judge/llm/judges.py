@@ -1,31 +1,48 @@
-"""The judges: Anthropic's Messages API, any OpenAI-compatible chat endpoint, and your own
-callable; :func:`make_judge` picks one by provider name.
+"""The judges: Anthropic's Messages API and any OpenAI-compatible chat endpoint through the
+providers' official SDKs (optional extras ``pytest-retrieval[anthropic]``,
+``pytest-retrieval[openai]``), and your own callable; :func:`make_judge` picks one by
+provider name.
 
-* Anthropic: ``POST {base_url}/v1/messages``, key from ``ANTHROPIC_API_KEY`` in
-  ``x-api-key``, ``anthropic-version`` header.
-* OpenAI-compatible: ``POST {base_url}/chat/completions``, ``Authorization: Bearer`` from
-  ``OPENAI_API_KEY`` or the variable you name; none sent when it is unset, for local servers.
+* Anthropic: ``anthropic.Anthropic(...).messages.create`` at ``{base_url}/v1/messages``, key
+  from ``ANTHROPIC_API_KEY``, the ``anthropic-version`` header you choose.
+* OpenAI-compatible: ``openai.OpenAI(...).chat.completions.create`` at
+  ``{base_url}/chat/completions``, key from ``OPENAI_API_KEY`` or the variable you name; no
+  ``Authorization`` header when it is unset, for local servers (vLLM, Ollama, llama.cpp).
+  Reasoning models (``o1``, ``o3``, ``o4-mini``, ``gpt-5``...) reject ``max_tokens`` and
+  ``temperature``: they get ``max_completion_tokens`` (which also pays for the hidden
+  reasoning, so its default is larger) and no temperature
+  (https://platform.openai.com/docs/guides/reasoning).
 * Callable: any ``module:function`` ``(query, document) -> int | str``.
 """
 
 from __future__ import annotations
 
 import importlib
-import json
+import re
 from typing import Any, Callable, Optional, Union
 
 from ...errors import ConfigError
 from .base import Answer, FatalJudgeError, Judge, JudgeError
 from .parsing import snippet
-from .transport import HTTPJudge, usage_int
+from .transport import SDKJudge, usage_int
 
-__all__ = ["AnthropicJudge", "CallableJudge", "OpenAICompatibleJudge", "make_judge"]
+__all__ = ["AnthropicJudge", "CallableJudge", "OpenAICompatibleJudge", "is_reasoning_model", "make_judge"]
+
+# OpenAI's reasoning families, with or without a router prefix ("openai/o3-mini")
+_REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d+|gpt-5)(?:$|[-.:_])", re.IGNORECASE)
+REASONING_MAX_TOKENS = 2048  # the answer plus the reasoning before it
 
 
-class AnthropicJudge(HTTPJudge):
-    """Anthropic Messages API over plain HTTP (no SDK needed)."""
+def is_reasoning_model(model: str) -> bool:
+    """True for OpenAI's reasoning models (o1, o3, o4-mini, gpt-5, gpt-5-mini, ...)."""
+    return bool(_REASONING_MODEL.search(model))
+
+
+class AnthropicJudge(SDKJudge):
+    """Anthropic's Messages API through the ``anthropic`` SDK."""
 
     provider = "anthropic"
+    sdk = "anthropic"
     default_base_url = "https://api.anthropic.com"
     default_key_env = "ANTHROPIC_API_KEY"
     base_url_env = "ANTHROPIC_BASE_URL"
@@ -34,47 +51,114 @@ class AnthropicJudge(HTTPJudge):
         super().__init__(model, **kw)
         self.anthropic_version = anthropic_version
 
+    def _make_client(self, module: Any, key: Optional[str]) -> Any:
+        return module.Anthropic(
+            api_key=key,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=0,  # one retry layer: grade_pairs' (see transport)
+            default_headers={"anthropic-version": self.anthropic_version},
+        )
+
     def complete(self, prompt: str) -> Answer:
         key = self._key()
         if key is None:
             raise FatalJudgeError(f"${self.api_key_env} is not set (the Anthropic API key)")
-        obj = self._chat(
-            "/v1/messages", prompt, {"x-api-key": key, "anthropic-version": self.anthropic_version}
+        client = self._client(key)
+        message = self._call(
+            client.messages.create,
+            key,
+            model=self.model,
+            max_tokens=self.max_tokens,
+            messages=[{"role": "user", "content": prompt}],
         )
-        content = obj.get("content")
+        content = getattr(message, "content", None)
         if not isinstance(content, list):
             raise JudgeError(
-                f"anthropic judge: unexpected response (no 'content' list): {snippet(json.dumps(obj))!r}"
+                f"anthropic judge: unexpected response (no 'content' list): {snippet(repr(message))!r}"
             )
-        text = "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-        usage = obj.get("usage") or {}
-        return Answer(text, usage_int(usage.get("input_tokens")), usage_int(usage.get("output_tokens")))
+        text = "".join(
+            str(getattr(b, "text", "") or "") for b in content if getattr(b, "type", None) == "text"
+        )
+        usage = getattr(message, "usage", None)
+        return Answer(
+            text,
+            usage_int(getattr(usage, "input_tokens", None)),
+            usage_int(getattr(usage, "output_tokens", None)),
+        )
 
 
-class OpenAICompatibleJudge(HTTPJudge):
+def _omit(module: Any) -> Any:
+    """The SDK's marker for a header it must not send (``openai.omit``; older: ``Omit()``)."""
+    omit = getattr(module, "omit", None)
+    if omit is None:
+        omit = importlib.import_module(f"{module.__name__}._types").Omit()
+    return omit
+
+
+class OpenAICompatibleJudge(SDKJudge):
     """Any OpenAI-compatible chat-completions endpoint (OpenAI, Azure-style proxies, vLLM,
-    Ollama, llama.cpp server, ...): ``base_url`` is the part before ``/chat/completions``."""
+    Ollama, llama.cpp server, ...) through the ``openai`` SDK: ``base_url`` is the part
+    before ``/chat/completions``. ``reasoning``: None decides by the model name."""
 
     provider = "openai"
+    sdk = "openai"
     default_base_url = "https://api.openai.com/v1"
     default_key_env = "OPENAI_API_KEY"
     base_url_env = "OPENAI_BASE_URL"
 
+    def __init__(self, model: str, *, reasoning: Optional[bool] = None, **kw: Any):
+        self.reasoning = is_reasoning_model(model) if reasoning is None else bool(reasoning)
+        if self.reasoning and kw.get("max_tokens") is None:
+            kw["max_tokens"] = REASONING_MAX_TOKENS
+        super().__init__(model, **kw)
+
+    @property
+    def estimated_output_tokens(self) -> int:
+        return self.max_tokens if self.reasoning else 2  # reasoning: an upper bound
+
+    def _make_client(self, module: Any, key: Optional[str]) -> Any:
+        return module.OpenAI(
+            api_key=key or "unused",
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=0,  # one retry layer: grade_pairs' (see transport)
+        )
+
+    def request(self, prompt: str) -> dict:
+        """The chat request: ``max_completion_tokens`` and no temperature for a reasoning
+        model, ``max_tokens`` and ``temperature`` for the others."""
+        body: dict = {"model": self.model, "messages": [{"role": "user", "content": prompt}]}
+        if self.reasoning:
+            body["max_completion_tokens"] = self.max_tokens
+        else:
+            body.update(max_tokens=self.max_tokens, temperature=self.temperature)
+        return body
+
     def complete(self, prompt: str) -> Answer:
         key = self._key()
-        obj = self._chat("/chat/completions", prompt, {"authorization": f"Bearer {key}"} if key else {})
+        client = self._client(key)
+        request = self.request(prompt)
+        if not key:  # a local server without a key: no Authorization header at all
+            request["extra_headers"] = {"Authorization": _omit(importlib.import_module(self.sdk))}
+        completion = self._call(client.chat.completions.create, key, **request)
         try:
-            text = obj["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError):
+            choice = completion.choices[0]
+            text = choice.message.content
+        except (AttributeError, IndexError, TypeError):
             raise JudgeError(
-                f"openai judge: unexpected response (no choices[0].message.content): "
-                f"{snippet(json.dumps(obj))!r}"
+                f"openai judge: unexpected response (no choices[0].message.content): {snippet(repr(completion))!r}"
             ) from None
-        if text is None:
-            text = ""
-        usage = obj.get("usage") or {}
+        usage = getattr(completion, "usage", None)
+        if not text and getattr(choice, "finish_reason", None) == "length":
+            raise JudgeError(
+                f"openai judge: {self.model} used all {self.max_tokens} completion tokens before "
+                "answering (a reasoning model thinks first); raise --max-tokens"
+            )
         return Answer(
-            str(text), usage_int(usage.get("prompt_tokens")), usage_int(usage.get("completion_tokens"))
+            str(text or ""),
+            usage_int(getattr(usage, "prompt_tokens", None)),
+            usage_int(getattr(usage, "completion_tokens", None)),
         )
 
 
@@ -132,6 +216,7 @@ def make_judge(
 ) -> Judge:
     """``provider``: ``anthropic`` | ``openai`` (any OpenAI-compatible endpoint) | ``callable``."""
     if provider == "anthropic":
+        kw.pop("reasoning", None)
         return AnthropicJudge(model or "", **kw)
     if provider in ("openai", "openai-compatible"):
         kw.pop("anthropic_version", None)

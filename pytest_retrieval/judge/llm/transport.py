@@ -1,40 +1,48 @@
-"""What the HTTP judges share: one JSON POST over stdlib ``urllib``, its failures mapped
-to judge errors, and keys kept out of every message.
+"""What the API judges share: the provider's official SDK client (``anthropic``,
+``openai``: optional extras), its failures mapped to judge errors, and keys kept out of every
+message.
+
+One retry layer: the SDK clients are built with ``max_retries=0`` and every retry goes
+through :func:`~.grading.grade_pairs`' ``RetryPolicy`` and token bucket, so each attempt is
+rate limited, counted in the report and logged; the waits honour the server's
+``Retry-After`` (or ``retry-after-ms``) and ``x-should-retry`` headers, read from the SDK's
+error, as the SDKs' own retry loops do.
 
 HTTP 429, 5xx (and Anthropic's 529), timeouts and dropped connections are
-:class:`TransientJudgeError` (retried, honouring ``Retry-After``); 401/403/404 are
-:class:`FatalJudgeError` (wrong key, URL or model); other 4xx and answers that are not a
-JSON object are :class:`JudgeError` (that pair fails). Keys are read from the environment
-at request time, never stored on the judge, and any echo of one in an error message is
-replaced by ``***``.
+:class:`TransientJudgeError`; 401/403/404 are :class:`FatalJudgeError` (wrong key, URL or
+model); other 4xx and answers the SDK cannot read are :class:`JudgeError` (that pair
+fails). Keys are read from the environment at request time; the client made for a key is
+kept under the key's hash, and any echo of a key in an error message becomes ``***``.
 """
 
 from __future__ import annotations
 
 import email.utils
-import http.client
-import json
+import hashlib
+import importlib
 import os
-import socket
-import urllib.error
-import urllib.request
+import threading
 from datetime import datetime, timezone
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Iterable, Optional, Tuple
 
-from .base import Answer, FatalJudgeError, Judge, JudgeError, TransientJudgeError
+from ...errors import ConfigError
+from .base import FatalJudgeError, Judge, JudgeError, TransientJudgeError
 from .parsing import snippet
 from .prompts import PromptTemplate, prompt_template
 
-__all__ = ["HTTPJudge"]
+__all__ = ["SDKJudge", "parse_retry_after", "redact", "usage_int"]
 
 
-class HTTPJudge(Judge):
-    """A judge behind an HTTP API; subclasses name the provider and implement ``complete``."""
+class SDKJudge(Judge):
+    """A judge behind a provider's API, through its official SDK; subclasses name the
+    provider and its SDK, build the client (:meth:`_make_client`) and ask (``complete``)."""
 
-    provider = "http"
+    provider = "api"
+    sdk = ""  # the SDK's import name, which is also the pytest-retrieval extra
     default_base_url = ""
     default_key_env = ""
     base_url_env = ""
+    default_max_tokens = 16
 
     def __init__(
         self,
@@ -44,7 +52,7 @@ class HTTPJudge(Judge):
         api_key_env: Optional[str] = None,
         prompt: Optional[PromptTemplate] = None,
         timeout: float = 60.0,
-        max_tokens: int = 16,
+        max_tokens: Optional[int] = None,
         temperature: float = 0.0,
         judge_id: Optional[str] = None,
     ):
@@ -58,87 +66,105 @@ class HTTPJudge(Judge):
         self.prompt = prompt or prompt_template()
         self.prompt_version = self.prompt.version
         self.timeout = float(timeout)
-        self.max_tokens = int(max_tokens)
+        self.max_tokens = int(max_tokens) if max_tokens is not None else self.default_max_tokens
         self.temperature = float(temperature)
         self.id = judge_id or f"{self.provider}:{model}"
+        self._client_lock = threading.Lock()
+        self._client_for: Tuple[str, Any] = ("", None)  # (hash of the key, SDK client)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id!r}, base_url={self.base_url!r})"
 
+    @property
+    def estimated_output_tokens(self) -> int:
+        """Output tokens per answer, for a dry run's cost estimate."""
+        return 2
+
     def _key(self) -> Optional[str]:
         return os.environ.get(self.api_key_env) or None
 
-    def judge(self, query: str, document: str) -> Answer:
+    def judge(self, query: str, document: str) -> Any:
         return self.complete(self.prompt.render(query, document))
 
-    def complete(self, prompt: str) -> Answer:  # pragma: no cover - per provider
+    def complete(self, prompt: str) -> Any:  # pragma: no cover - per provider
         raise NotImplementedError
 
-    def _chat(self, path: str, prompt: str, headers: Dict[str, str]) -> Dict[str, Any]:
-        """POST the one-message chat request both providers take (model, limits, prompt)."""
-        body = {
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "messages": [{"role": "user", "content": prompt}],
-        }
-        return self._post(path, body, headers)
+    def _make_client(self, module: Any, key: Optional[str]) -> Any:  # pragma: no cover - per provider
+        raise NotImplementedError
 
-    def _post(self, path: str, body: Dict[str, Any], headers: Dict[str, str]) -> Dict[str, Any]:
-        url = self.base_url + path
-        secrets = [self._key()]
-        req = urllib.request.Request(
-            url,
-            data=json.dumps(body).encode("utf-8"),
-            method="POST",
-            headers={"content-type": "application/json", "accept": "application/json", **headers},
+    def _client(self, key: Optional[str]) -> Any:
+        """The SDK client for ``key``, made once per key (thread-safe; the SDK clients are)."""
+        digest = hashlib.sha256((key or "").encode()).hexdigest()
+        with self._client_lock:
+            if self._client_for[0] != digest or self._client_for[1] is None:
+                try:
+                    module = importlib.import_module(self.sdk)
+                except ImportError:
+                    raise ConfigError(
+                        f"the {self.provider} judge needs the official '{self.sdk}' SDK: "
+                        f"pip install 'pytest-retrieval[{self.sdk}]'"
+                    ) from None
+                self._client_for = (digest, self._make_client(module, key))
+            return self._client_for[1]
+
+    def _call(self, create: Any, key: Optional[str], **request: Any) -> Any:
+        """One SDK request; every failure mapped to the judge error it means."""
+        where = f"{self.provider} judge ({self.base_url})"
+        try:
+            return create(**request)
+        except Exception as exc:  # noqa: BLE001 - mapped by the SDK's error classes below
+            raise sdk_error(exc, where, [key], self.timeout, self.api_key_env) from None
+
+
+def sdk_error(
+    exc: BaseException, where: str, secrets: Iterable[Optional[str]], timeout: float, key_env: str
+) -> JudgeError:
+    """An ``anthropic``/``openai`` SDK exception -> the judge error it means. Both SDKs share
+    their error shapes: ``APIStatusError`` (``status_code``, ``response``, ``body``),
+    ``APITimeoutError`` and ``APIConnectionError``."""
+    name = type(exc).__name__
+    kinds = {k.__name__ for k in type(exc).__mro__}
+    if "APITimeoutError" in kinds:
+        return TransientJudgeError(f"{where}: timed out after {timeout:g} s")
+    if "APIConnectionError" in kinds:
+        cause = exc.__cause__ or exc.__context__ or exc
+        return TransientJudgeError(
+            redact(f"{where}: connection failed ({type(cause).__name__}: {cause})", secrets)
         )
-        where = f"{self.provider} judge ({url})"
+    status = getattr(exc, "status_code", None)
+    if "APIStatusError" in kinds and isinstance(status, int):
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None) or {}
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                payload = resp.read()
-        except urllib.error.HTTPError as exc:
-            raise self._status_error(exc, where, secrets) from None
-        except TimeoutError:
-            raise TransientJudgeError(f"{where}: timed out after {self.timeout:g} s") from None
-        except urllib.error.URLError as exc:
-            reason = exc.reason
-            if isinstance(reason, (socket.timeout, TimeoutError)):
-                raise TransientJudgeError(f"{where}: timed out after {self.timeout:g} s") from None
-            raise TransientJudgeError(redact(f"{where}: {reason}", secrets)) from None
-        except (ConnectionError, http.client.HTTPException, OSError) as exc:
-            raise TransientJudgeError(redact(f"{where}: {type(exc).__name__}: {exc}", secrets)) from None
-        return _json_object(payload, where, secrets)
-
-    def _status_error(
-        self, exc: urllib.error.HTTPError, where: str, secrets: List[Optional[str]]
-    ) -> JudgeError:
-        """An HTTP error status -> the judge error it means (retry, stop, or fail the pair)."""
-        status = exc.code
-        try:
-            detail = exc.read()[:300].decode("utf-8", "replace")
-        except Exception:  # noqa: BLE001 - best effort
-            detail = ""
-        retry_after = parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None)
-        msg = redact(f"{where}: HTTP {status} {' '.join(detail.split())[:200]}".rstrip(), secrets)
-        if status == 429 or status >= 500:
-            return TransientJudgeError(msg, retry_after)
+            body = response.text if response is not None else ""
+        except Exception:  # noqa: BLE001 - a streamed or closed body
+            body = ""
+        msg = redact(f"{where}: HTTP {status} {' '.join(str(body).split())[:200]}".rstrip(), secrets)
+        should_retry = str(headers.get("x-should-retry", "")).lower()
+        if should_retry == "false":
+            return JudgeError(msg)
+        if status in (429, 408, 409) or status >= 500 or should_retry == "true":
+            return TransientJudgeError(msg, retry_after_of(headers))
         if status in (401, 403):
-            return FatalJudgeError(msg + f" (check ${self.api_key_env})")
+            return FatalJudgeError(msg + f" (check ${key_env})")
         if status == 404:
             return FatalJudgeError(msg + " (check the base URL and the model name)")
         return JudgeError(msg)
+    if isinstance(exc, ConfigError):
+        return FatalJudgeError(str(exc))
+    # the SDK could not read the answer (not JSON, wrong shape), or refused its arguments
+    return JudgeError(redact(f"{where}: {name}: {snippet(str(exc), 200)}", secrets))
 
 
-def _json_object(payload: bytes, where: str, secrets: List[Optional[str]]) -> Dict[str, Any]:
+def retry_after_of(headers: Any) -> Optional[float]:
+    """The server's wait: ``retry-after-ms`` (both APIs send it) or ``Retry-After``."""
     try:
-        obj = json.loads(payload)
-    except (ValueError, UnicodeDecodeError):
-        text = redact(snippet(payload.decode("utf-8", "replace")), secrets)
-        raise JudgeError(f"{where}: response is not JSON: {text!r}") from None
-    if not isinstance(obj, dict):
-        raise JudgeError(f"{where}: response is not a JSON object")
-    return obj
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(0.0, float(ms) / 1000.0)
+    except (TypeError, ValueError):
+        pass
+    return parse_retry_after(headers.get("retry-after"))
 
 
 def redact(text: str, secrets: Iterable[Optional[str]]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, Sequence, Tuple
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
 
+_FLOAT32_MAX = 3.4028234663852886e38  # numpy.finfo(numpy.float32).max
 NO_SIDE = "precomputed embedder: give 'queries' and/or 'documents' vectors"
 
 
@@ -55,11 +57,35 @@ def _vector_of(obj: Any, dim: Optional[int], where: str, lineno: int) -> List[fl
         or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vec)
     ):
         raise ConfigError('"vector" must be a non-empty list of numbers', file=where, line=lineno)
+    if not all(math.isfinite(x) and abs(x) <= _FLOAT32_MAX for x in vec):
+        raise ConfigError(
+            '"vector" has NaN, infinite or values beyond float32\'s range', file=where, line=lineno
+        )
     if dim is not None and len(vec) != dim:
         raise ConfigError(
             f"vector has {len(vec)} dimensions, earlier ones have {dim}", file=where, line=lineno
         )
     return vec
+
+
+def _as_float32(matrix: Any, where: str) -> np.ndarray:
+    """The vectors as float32 (what the engines store), refusing NaN, infinities and values
+    beyond float32's range (they would become infinities), with the first bad row."""
+    import numpy as np
+
+    bad = ~np.isfinite(matrix).all(axis=1)
+    if bad.any():
+        raise ConfigError(
+            f"vector row {int(np.flatnonzero(bad)[0])} contains NaN or infinite values", file=where
+        )
+    limit = float(np.finfo(np.float32).max)
+    wide = np.abs(matrix).max(axis=1) > limit if matrix.size else bad
+    if wide.any():
+        raise ConfigError(
+            f"vector row {int(np.flatnonzero(wide)[0])} has values beyond float32's range (+-{limit:.3g})",
+            file=where,
+        )
+    return np.ascontiguousarray(matrix, dtype=np.float32)
 
 
 class _VectorFile:
@@ -106,10 +132,7 @@ class _VectorFile:
                 file=str(self.vectors),
             )
         row = _read_ids(self.ids_path, matrix.shape[0], self.vectors)
-        matrix = np.ascontiguousarray(matrix, dtype=np.float32)
-        if not np.isfinite(matrix).all():
-            raise ConfigError("vectors contain NaN or infinite values", file=str(self.vectors))
-        return matrix, row
+        return _as_float32(matrix, str(self.vectors)), row
 
     def _load_jsonl(self) -> Tuple[np.ndarray, Dict[str, int]]:
         import numpy as np
@@ -135,10 +158,7 @@ class _VectorFile:
                 rows.append(vec)
         if not rows:
             raise ConfigError(f"no {self.what} vectors in the file", file=where)
-        matrix = np.asarray(rows, dtype=np.float32)
-        if not np.isfinite(matrix).all():
-            raise ConfigError("vectors contain NaN or infinite values", file=where)
-        return matrix, row
+        return _as_float32(np.asarray(rows, dtype=np.float64), where), row
 
     def lookup(self, ids: Sequence[str]) -> np.ndarray:
         import numpy as np

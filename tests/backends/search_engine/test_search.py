@@ -32,7 +32,7 @@ def test_read_hits() -> None:
 @pytest.mark.parametrize(
     "resp,message",
     [
-        ("nonsense", "unexpected answer nonsense"),
+        ("nonsense", "instead of the engine's JSON"),
         ({"error": {"type": "parse_exception", "reason": "bad"}}, "parse_exception: bad"),
         ({"status": 400, "hits": {"hits": []}}, "HTTP 400"),
         ({"timed_out": True, "hits": {"hits": []}}, "timed out"),
