@@ -89,6 +89,7 @@ class SuiteRunner:
         qids, unanswerable = self._queries_to_run(js)
         overlap.run = len(qids)
         got = self.retrieve(js, qids, latency=suite.model.latency.enabled, check_documents=True)
+        warnings += [str(w) for w in got.backend_info.get("warnings", ())]  # e.g. client/server majors
         missing = got.missing_documents
         if missing is not None and missing.missing and suite.model.judgments.missing_documents == "drop":
             js.qrels = missing.drop_from(js.qrels)  # scored (and written out) without them
