@@ -73,14 +73,20 @@ class Instance:
         return None
 
 
-def _instances() -> List[Instance]:
+def _listed(*args: str) -> Dict[str, Instance]:
+    """The instances ``scripts/engines list`` names (with ``--nodes 2``: the 2-node clusters)."""
     out = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "engines"), "list"], capture_output=True, text=True, check=True
+        ["bash", str(ROOT / "scripts" / "engines"), "list", *args], capture_output=True, text=True, check=True
     ).stdout
     known = {}
     for line in out.splitlines():
         key, name, version, url = line.split()
         known[key] = Instance(key, name, version, url)
+    return known
+
+
+def _instances() -> List[Instance]:
+    known = _listed()
     wanted = os.environ.get("PYTEST_RETRIEVAL_ENGINES", "").strip()
     if not wanted:
         return list(known.values())
@@ -99,6 +105,10 @@ def _instances() -> List[Instance]:
 INSTANCES: List[Instance] = _instances()
 ES_INSTANCES = [i for i in INSTANCES if i.name == "elasticsearch"]
 OS_INSTANCES = [i for i in INSTANCES if i.name == "opensearch"]
+# 2-node clusters (tests/engines/test_clusters.py), opt-in until CI has budgeted them
+CLUSTERS_OPTED_IN = os.environ.get("PYTEST_RETRIEVAL_CLUSTERS", "") not in ("", "0")
+CLUSTERS: List[Instance] = list(_listed("--nodes", "2").values()) if CLUSTERS_OPTED_IN else []
+collect_ignore = [] if CLUSTERS_OPTED_IN else ["test_clusters.py"]
 ONLY = {k.strip() for k in os.environ.get("PYTEST_RETRIEVAL_ENGINES_ONLY", "").split(",") if k.strip()}
 
 
