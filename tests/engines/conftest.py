@@ -25,6 +25,7 @@ import secrets
 import subprocess
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -105,6 +106,29 @@ def _instances() -> List[Instance]:
 INSTANCES: List[Instance] = _instances()
 ES_INSTANCES = [i for i in INSTANCES if i.name == "elasticsearch"]
 OS_INSTANCES = [i for i in INSTANCES if i.name == "opensearch"]
+
+
+class _EngineURLs(Mapping):
+    """``ENGINE_URLS[instance]`` -> its URL; ``ENGINE_URLS["elasticsearch"]`` (tests written
+    before the matrix) -> the first instance of that engine."""
+
+    def __getitem__(self, key: Any) -> str:
+        if isinstance(key, Instance):
+            return key.url
+        found = next((i for i in INSTANCES if i.name == key), None)
+        if found is None:
+            raise KeyError(key)
+        return found.url
+
+    def __iter__(self):
+        return iter(dict.fromkeys(i.name for i in INSTANCES))
+
+    def __len__(self) -> int:
+        return len({i.name for i in INSTANCES})
+
+
+ENGINE_URLS: Mapping = _EngineURLs()
+
 # 2-node clusters (tests/engines/test_clusters.py), opt-in until CI has budgeted them
 CLUSTERS_OPTED_IN = os.environ.get("PYTEST_RETRIEVAL_CLUSTERS", "") not in ("", "0")
 CLUSTERS: List[Instance] = list(_listed("--nodes", "2").values()) if CLUSTERS_OPTED_IN else []
@@ -290,8 +314,9 @@ def scifact_small(scifact_dir: Path) -> Collection:
     return Collection(documents, vectors, queries, {q: qrels[q] for q in chosen_q})
 
 
-def backend_class(engine: str):
-    if engine == "elasticsearch":
+def backend_class(engine: Any):
+    """The backend class of an engine, given as an Instance or by name."""
+    if getattr(engine, "name", engine) == "elasticsearch":
         from pytest_retrieval.backends.elasticsearch import ElasticsearchBackend
 
         return ElasticsearchBackend
