@@ -42,14 +42,34 @@ N_DOCS = 300
 N_QUERIES = 30
 
 
-@dataclass(frozen=True)
-class Instance:
-    """One engine server of the matrix."""
+class Instance(str):
+    """One engine server of the matrix. As a string it is its engine's name ("elasticsearch" /
+    "opensearch"), so tests written before the matrix, which take ``engine`` as that name, run
+    unchanged on every instance; equality and hashing between instances go by ``key``."""
 
-    key: str  # es8 | es9 | os2 | os3
+    key: str  # es8 | es9 | os2 | os3 (es8x2 ...: a 2-node cluster)
     name: str  # elasticsearch | opensearch
     version: str  # the version scripts/engines installs there
     url: str
+
+    def __new__(cls, key: str, name: str, version: str, url: str) -> Instance:
+        self = super().__new__(cls, name)
+        self.key, self.name, self.version, self.url = key, name, version, url
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Instance):
+            return (self.key, self.url) == (other.key, other.url)
+        return str.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((self.key, self.url))
+
+    def __repr__(self) -> str:
+        return f"Instance({self.key}, {self.id}, {self.url})"
 
     @property
     def id(self) -> str:
@@ -58,9 +78,6 @@ class Instance:
     @property
     def major(self) -> int:
         return int(self.version.split(".")[0])
-
-    def __str__(self) -> str:
-        return self.id
 
     def client_problem(self) -> Optional[str]:
         """Why the installed client cannot test this instance, or None."""

@@ -14,7 +14,7 @@ from pytest_retrieval.errors import ConfigError
 from pytest_retrieval.suite.load import load_suite
 from pytest_retrieval.suite.runner import SuiteRunner
 
-from .conftest import Instance, backend_class, http, random_name
+from .conftest import ENGINE_URLS, backend_class, http, random_name
 
 pytestmark = pytest.mark.engines
 
@@ -22,9 +22,9 @@ DOCS = {f"doc-{i}": f"alpha beta word{i} gamma" for i in range(30)}
 
 
 @pytest.fixture(scope="module")
-def existing(engine: Instance):
+def existing(engine: str):
     """An index the suite only reads: 30 documents, plus an alias over it and a second one."""
-    url = engine.url
+    url = ENGINE_URLS[engine]
     name, other, alias = random_name("exist"), random_name("exist2"), random_name("alias")
     for idx in (name, other):
         http(url, "PUT", f"/{idx}", {"mappings": {"properties": {"text": {"type": "text"}}}})
@@ -44,7 +44,7 @@ def existing(engine: Instance):
     http(
         url, "POST", "/_aliases", {"actions": [{"add": {"index": i, "alias": alias}} for i in (name, other)]}
     )
-    yield engine.name, url, name, alias
+    yield engine, url, name, alias
     for idx in (name, other):
         http(url, "DELETE", f"/{idx}")
 
