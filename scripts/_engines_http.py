@@ -2,7 +2,9 @@
 """HTTP helper for scripts/engines (stdlib only: runs before any project install).
 
 _engines_http.py probe  URL              -> prints "<distribution> <version>", exit 1 if nothing answers
-_engines_http.py wait   URL TIMEOUT PID  -> waits for cluster health yellow; exit 1 on timeout/death
+_engines_http.py wait   URL TIMEOUT PID [NODES]
+                                         -> waits for cluster health yellow (and NODES nodes
+                                            joined, default 1); exit 1 on timeout/death
 _engines_http.py info   NAME URL         -> prints version and plugins of a running engine
 """
 
@@ -68,9 +70,9 @@ def pid_alive(pid: int) -> bool:
         return True
 
 
-def wait(url: str, timeout: float, pid: int) -> int:
+def wait(url: str, timeout: float, pid: int, nodes: int = 1) -> int:
     deadline = time.monotonic() + timeout
-    health = url.rstrip("/") + "/_cluster/health?wait_for_status=yellow&timeout=5s"
+    health = url.rstrip("/") + f"/_cluster/health?wait_for_status=yellow&wait_for_nodes=>={nodes}&timeout=5s"
     last = "no answer yet"
     while time.monotonic() < deadline:
         if not pid_alive(pid):
@@ -79,7 +81,7 @@ def wait(url: str, timeout: float, pid: int) -> int:
         try:
             data = get(health, timeout=10)
             status = data.get("status") if isinstance(data, dict) else None
-            if status in ("yellow", "green"):
+            if status in ("yellow", "green") and data.get("number_of_nodes", 1) >= nodes:
                 return 0
             last = f"cluster status {status}"
         except urllib.error.HTTPError as exc:  # 408 while waiting for yellow
@@ -118,7 +120,12 @@ def main(argv) -> int:
     if len(argv) >= 2 and argv[0] == "probe":
         return probe(argv[1])
     if len(argv) >= 3 and argv[0] == "wait":
-        return wait(argv[1], float(argv[2]), int(argv[3]) if len(argv) > 3 else 0)
+        return wait(
+            argv[1],
+            float(argv[2]),
+            int(argv[3]) if len(argv) > 3 else 0,
+            int(argv[4]) if len(argv) > 4 else 1,
+        )
     if len(argv) >= 3 and argv[0] == "info":
         return info(argv[1], argv[2])
     print(__doc__, file=sys.stderr)

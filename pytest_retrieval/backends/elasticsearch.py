@@ -1,4 +1,4 @@
-"""Elasticsearch 8.x backend: BM25 (match/multi_match), kNN (top-level ``knn`` on a
+"""Elasticsearch 8.x and 9.x backend: BM25 (match/multi_match), kNN (top-level ``knn`` on a
 ``dense_vector`` HNSW field) and the team's own query templates.
 
     ElasticsearchBackend(connection={"hosts": ["http://127.0.0.1:9200"], "api_key": ...},
@@ -6,14 +6,16 @@
     ElasticsearchBackend(connection={...}, index={})          # a throwaway index per run
 
 Everything shared with OpenSearch (msearch batching, error checks, templates, the
-throwaway index life cycle, reaping) is in ``search_engine/``.
+throwaway index life cycle, reaping) is in ``search_engine/``; what differs between
+Elasticsearch 8 and 9 (client/server majors, vector index defaults) in
+``search_engine/versions.py``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ..errors import ConfigError
+from ..errors import ConfigError, InfrastructureError
 from .base import KnnSpec
 from .search_engine import (
     ConnectionSettings,
@@ -21,6 +23,7 @@ from .search_engine import (
     EngineUnreachable,
     SearchEngineBackend,
     request_headers,
+    versions,
 )
 from .search_engine.dsl import default_num_candidates
 from .search_engine.http import import_client
@@ -42,6 +45,7 @@ class ElasticsearchBackend(SearchEngineBackend):
     product = "Elasticsearch"
     min_version = (8, 4)
     min_version_for = "top-level knn search"
+    _server_answered = False  # an HTTP error came back (engine_info probes who answered)
 
     def _make_client(self, conn: ConnectionSettings) -> Any:
         client_class = import_client(self.name, "elasticsearch", "Elasticsearch", "elasticsearch")
@@ -79,6 +83,7 @@ class ElasticsearchBackend(SearchEngineBackend):
                 body=body,
             )
         except ApiError as exc:
+            self._server_answered = True  # (engine_info: a refusal, not an unreachable server)
             body = exc.body if isinstance(exc.body, Mapping) else describe_answer(exc.body, self._conn.hosts)
             raise EngineHTTPError(int(exc.meta.status), body) from None
         except SerializationError as exc:  # an answer, but not JSON (a TransportError too)
@@ -92,16 +97,48 @@ class ElasticsearchBackend(SearchEngineBackend):
 
         return helpers
 
+    def engine_info(self) -> Tuple[str, str]:
+        try:
+            return super().engine_info()
+        except InfrastructureError:
+            # An 8.x server refuses the 9.x client's compatible-with=9 media types (HTTP 400
+            # on every request), and OpenSearch fails the client's product check: ask who
+            # answers, without them, and say which client to install or that it is OpenSearch.
+            if self._server_answered:
+                plain = self._plain_engine_info()
+                if plain is not None:
+                    self._check_engine(*plain)  # not Elasticsearch
+                    self._check_client(plain[1])  # a client/server major mismatch
+            raise
+
+    def _plain_engine_info(self) -> Optional[Tuple[str, str]]:
+        """(distribution, version) read once with plain JSON headers (no compatibility media
+        type, no retries), or None."""
+        try:
+            transport = self._client.transport
+            headers = {"accept": "application/json"}
+            once = {"max_retries": 0, "request_timeout": self._conn.request_timeout}
+            meta, body = transport.perform_request("GET", "/", headers=headers, **once)
+            if meta.status == 200 and isinstance(body, Mapping):
+                ver = body.get("version") or {}
+                return str(ver.get("distribution", "elasticsearch")), str(ver.get("number"))
+            meta, body = transport.perform_request(
+                "GET", "/_nodes/_local?filter_path=nodes.*.version", headers=headers, **once
+            )
+            if meta.status == 200:
+                return "elasticsearch", str(next(iter(body["nodes"].values()))["version"])
+        except Exception:  # noqa: BLE001 - the caller raises its original error instead
+            pass
+        return None
+
+    def _check_client(self, version: str) -> Optional[str]:
+        return versions.check_elasticsearch_client(version)
+
     def _vector_mapping(self, dims: int, similarity: str) -> Dict[str, Any]:
         if similarity not in _SIMILARITIES:
             raise ConfigError(f"similarity must be one of {', '.join(_SIMILARITIES)}, not {similarity!r}")
-        return {
-            "type": "dense_vector",
-            "dims": dims,
-            "index": True,
-            "similarity": _SIMILARITIES[similarity],
-            "index_options": {"type": "hnsw"},
-        }
+        quant = self._config.quantization
+        return versions.es_vector_mapping(dims, _SIMILARITIES[similarity], quant, self.engine_info()[1])
 
     def _knn_body(self, spec: KnnSpec, vector: List[float], k: int) -> Dict[str, Any]:
         knn: Dict[str, Any] = {

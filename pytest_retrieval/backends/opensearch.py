@@ -1,4 +1,4 @@
-"""OpenSearch 2.x backend: BM25 (match/multi_match), kNN (``knn`` query on a ``knn_vector``
+"""OpenSearch 2.x and 3.x backend: BM25 (match/multi_match), kNN (``knn`` query on a ``knn_vector``
 field, Lucene HNSW engine), query templates with an optional search pipeline, and a
 server-side ``hybrid`` query through a normalization / score-ranker (RRF) search pipeline.
 
@@ -30,6 +30,7 @@ from .search_engine import (
     EngineUnreachable,
     SearchEngineBackend,
     request_headers,
+    versions,
 )
 from .search_engine.dsl import bm25_query, default_num_candidates, vector_to_list
 from .search_engine.http import import_client
@@ -69,11 +70,13 @@ def normalization_pipeline(
 def rrf_pipeline(rank_constant: int = 60) -> Dict[str, Any]:
     """A search pipeline body with a ``score-ranker-processor`` doing reciprocal rank fusion.
 
-    ``rank_constant`` goes under ``combination.parameters``: measured on OpenSearch 2.19.6,
-    a ``rank_constant`` written directly in ``combination`` (the form in the 2.19 docs and
-    in neural-search main's ``RRFProcessorFactory``) is accepted and silently ignored (hits
-    score 1/(60 + rank)), while ``parameters.rank_constant`` applies (1/(5 + rank) for 5).
-    ``tests/engines/test_parity_scifact.py`` checks a non-default constant on the server."""
+    ``rank_constant`` goes under ``combination.parameters``, the form OpenSearch up to 3.0
+    applies: measured on 2.19.6, a ``rank_constant`` written directly in ``combination``
+    (the form in the 2.19 docs) is accepted and silently ignored (hits score 1/(60 + rank)).
+    OpenSearch 3.1+ reads it directly in ``combination`` and refuses it under
+    ``parameters``: ``create_search_pipeline`` moves it for the server it talks to
+    (``versions.os_search_pipeline``). ``tests/engines/test_parity_scifact.py`` checks a
+    non-default constant on 2.19 and 3.6."""
     return {
         "phase_results_processors": [
             {
@@ -151,11 +154,8 @@ class OpenSearchBackend(SearchEngineBackend):
     def _vector_mapping(self, dims: int, similarity: str) -> Dict[str, Any]:
         if similarity not in _SPACE_TYPES:
             raise ConfigError(f"similarity must be one of {', '.join(_SPACE_TYPES)}, not {similarity!r}")
-        return {
-            "type": "knn_vector",
-            "dimension": dims,
-            "method": {"name": "hnsw", "engine": "lucene", "space_type": _SPACE_TYPES[similarity]},
-        }
+        quant = self._config.quantization
+        return versions.os_vector_mapping(dims, _SPACE_TYPES[similarity], quant, self.engine_info()[1])
 
     def knn_query(self, spec: KnnSpec, vector: List[float], k: int) -> Dict[str, Any]:
         """The ``knn`` query clause (also a hybrid sub-query)."""
@@ -180,7 +180,7 @@ class OpenSearchBackend(SearchEngineBackend):
         name = name or f"{INDEX_PREFIX}{self._config.suite_slug}-{secrets.token_hex(4)}"
         if not name.startswith(INDEX_PREFIX):
             raise ConfigError(f"pipelines this backend creates are named {INDEX_PREFIX}*, not {name!r}")
-        body = dict(body)
+        body = versions.os_search_pipeline(body, self.engine_info()[1])  # RRF rank_constant placement
         body.setdefault(
             "description", _PIPELINE_DESCRIPTION_PREFIX + json.dumps(creation_meta(self._config.suite_slug))
         )

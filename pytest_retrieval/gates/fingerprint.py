@@ -7,8 +7,9 @@ what changed between two of them, in plain English (pure, no I/O).
   documents (or an existing index's doc count) and the metric profile. Per-query values
   are no longer like with like: the caller falls back to floors only (or errors).
 * **system**: what the gate is there to judge — retriever configs, embedder, engine
-  name/version, index mapping, plugin version, tags. Reported, and the comparison goes on
-  (a new embedder or engine version is exactly what a regression gate should compare).
+  name/version, engine client, index mapping, plugin version, tags. Reported, and the
+  comparison goes on (a new embedder or engine version is exactly what a regression gate
+  should compare).
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ def fingerprint(
     embedder_id: Optional[str] = None,
     engine: Optional[str] = None,
     engine_version: Optional[str] = None,
+    client: Optional[str] = None,
     plugin_version: Optional[str] = None,
     metric_profile: Optional[Mapping[str, Any]] = None,
     retrievers: Optional[Mapping[str, Any]] = None,
@@ -117,7 +119,8 @@ def fingerprint(
       name, doc count and the sha256 of mapping + settings.
     * ``tags``: sha256 of the sorted ``[qid, sorted tags]``.
     * ``retrievers``: ``{name: config}`` -> one sha256 of the canonical JSON per retriever.
-    * ``embedder``, ``engine`` (name + version), ``plugin_version``, ``metric_profile``
+    * ``embedder``, ``engine`` (name + version), ``client`` (the engine's Python client and
+      its version), ``plugin_version``, ``metric_profile``
       (e.g. ``{"profile", "ties", "relevance_threshold", "depth"}``) are kept as they are.
     """
     out: Dict[str, Any] = {}
@@ -144,6 +147,8 @@ def fingerprint(
         out["embedder"] = str(embedder_id)
     if engine is not None or engine_version is not None:
         out["engine"] = {"name": engine, "version": engine_version}
+    if client is not None:
+        out["client"] = str(client)
     if plugin_version is not None:
         out["plugin_version"] = str(plugin_version)
     if metric_profile is not None:
@@ -182,6 +187,8 @@ def fingerprint_from_result(
     if model.backend.type != "embedded" and not model.backend.index.name:
         # a throwaway index: its mapping/settings from the suite are part of the system
         idx_cfg = model.backend.index.model_dump(mode="json")
+        if idx_cfg.get("quantization") is None:  # unset: the hash of older baselines stays
+            idx_cfg.pop("quantization", None)
         retrievers = {n: {"retriever": c, "index": idx_cfg} for n, c in retrievers.items()}
     return fingerprint(
         queries=evaluated,
@@ -192,6 +199,7 @@ def fingerprint_from_result(
         embedder_id=embedder_id if embedder_id is not None else info.get("embedder"),
         engine=engine,
         engine_version=info.get("version"),
+        client=info.get("client"),
         plugin_version=plugin_version or __version__,
         metric_profile={
             "profile": model.evaluation.profile,
@@ -258,6 +266,9 @@ def compare_fingerprints(
             _DESCRIBE[key](key, a or {}, b or {}, add)
         elif key == "embedder":
             add(key, f"embedder {_fmt(a)} -> {_fmt(b)}")
+        elif key == "client":
+            if a is not None:  # baselines written before clients were recorded: not a change
+                add(key, f"engine client {_fmt(a)} -> {_fmt(b)}")
         elif key == "plugin_version":
             add(key, f"pytest-retrieval version {_fmt(a)} -> {_fmt(b)}")
         else:
@@ -347,6 +358,7 @@ _ORDER = (
     "retrievers",
     "embedder",
     "engine",
+    "client",
     "plugin_version",
 )
 

@@ -292,6 +292,8 @@ def _queries(v: SuiteView, idx: int) -> str:
 def _suite(v: SuiteView, idx: int) -> str:
     be = v.s.get("backend") or {}
     engine = " ".join(str(be[k]) for k in ("backend", "engine", "version") if be.get(k))
+    if be.get("client"):
+        engine += f", client {be['client']}"
     n = (v.s.get("queries") or {}).get("judged")
     parts = [f'<section class="suite" id="suite-{idx}"><h2>{e(v.name)}</h2>']
     if v.error is not None:

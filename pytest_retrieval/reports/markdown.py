@@ -56,6 +56,8 @@ def _heading(v: SuiteView) -> str:
     be = s.get("backend") or {}
     engine = be.get("backend", "?")
     detail = " ".join(str(be[k]) for k in ("engine", "version") if be.get(k))
+    if be.get("client"):
+        detail += f", client {be['client']}"
     n = (s.get("queries") or {}).get("judged")
     parts = [f"### {esc(v.name)}"]
     if v.error is None:

@@ -32,6 +32,8 @@ def _header(result: Any) -> List[str]:
     suite, info = result.suite, result.backend_info
     engine = info.get("backend", "?")
     detail = " ".join(str(info[k]) for k in ("engine", "version") if info.get(k))
+    if info.get("client"):
+        detail += f", client {info['client']}"
     version = f" ({detail})" if detail else ""
     first = next(iter(result.retrievers.values()), None)
     n_eval = len(first.evaluation.evaluated) if first else 0

@@ -96,6 +96,7 @@ class SuiteRunner:
         got = self.retrieve(
             js, qids, latency=suite.model.latency.enabled, check_documents=True, extra_queries=golden
         )
+        warnings += [str(w) for w in got.backend_info.get("warnings", ())]  # e.g. client/server majors
         missing = got.missing_documents
         if missing is not None and missing.missing and suite.model.judgments.missing_documents == "drop":
             js.qrels = missing.drop_from(js.qrels)  # scored (and written out) without them

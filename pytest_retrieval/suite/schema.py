@@ -136,6 +136,12 @@ class IndexConfig(_Strict):
     mappings: Optional[Dict[str, Any]] = None
     settings: Optional[Dict[str, Any]] = None
     vector_field: str = "embedding"
+    quantization: Optional[Literal["none", "int8", "int4", "bbq"]] = Field(
+        default=None,
+        description="Vector quantisation of a throwaway index (default none: float HNSW, pinned so "
+        "that Elasticsearch 9's bbq_hnsw default does not apply). int8/int4/bbq = Elasticsearch "
+        "int8_hnsw/int4_hnsw/bbq_hnsw; OpenSearch: int8 = Lucene sq 7 bits, bbq = sq 1 bit (3.6+).",
+    )
     reap_after_hours: Annotated[float, Field(gt=0)] = Field(
         default=24, description="Throwaway indexes of crashed runs older than this are deleted."
     )

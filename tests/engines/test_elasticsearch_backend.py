@@ -1,5 +1,5 @@
-"""Elasticsearch-only behaviour: dense_vector mapping, top-level knn, no search pipelines,
-and agreement with OpenSearch where both engines should give the same answer."""
+"""Elasticsearch-only behaviour (8.19 and 9.5): dense_vector mapping, top-level knn, no search
+pipelines, and agreement with OpenSearch where both engines should give the same answer."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pytest_retrieval.backends.elasticsearch import ElasticsearchBackend
 from pytest_retrieval.backends.opensearch import OpenSearchBackend
 from pytest_retrieval.errors import ConfigError
 
-from .conftest import http
+from .conftest import http, peer
 
 pytestmark = pytest.mark.engines
 
@@ -18,20 +18,28 @@ K = 10
 
 
 @pytest.fixture(scope="module")
-def esb(es_url, scifact_small):
-    backend = ElasticsearchBackend({"hosts": [es_url]}, {"suite": "elasticsearch tests"})
+def esb(es_instance, scifact_small):
+    backend = ElasticsearchBackend({"hosts": [es_instance.url]}, {"suite": "elasticsearch tests"})
     backend.prepare(scifact_small.documents, scifact_small.vectors)
     yield backend
     backend.close()
 
 
-def test_throwaway_mapping(esb, es_url):
+def test_throwaway_mapping(esb, es_instance):
+    """Float HNSW pinned: without it 9.x builds bbq_hnsw (>= 384 dims) and 8.x int8_hnsw."""
     name = esb.describe()["index"]
-    _, body = http(es_url, path=f"/{name}")
+    _, body = http(es_instance.url, path=f"/{name}")
     mapping = body[name]["mappings"]["properties"]["embedding"]
     assert mapping["type"] == "dense_vector" and mapping["dims"] == 384
-    assert mapping["similarity"] == "cosine" and mapping["index_options"]["type"] == "hnsw"
+    assert mapping["similarity"] == "cosine"
+    assert mapping["index_options"] == {"type": "hnsw", "m": 16, "ef_construction": 100}
     assert body[name]["settings"]["index"]["number_of_shards"] == "1"
+    facts = esb.describe()
+    assert (
+        facts["vector_index"]["index_options"] == "hnsw" and facts["vector_index"]["quantization"] == "none"
+    )
+    assert facts["client"].startswith(f"elasticsearch-py {es_instance.major}.")
+    assert "warnings" not in facts
 
 
 def test_knn_request_shape(esb, scifact_small):
@@ -50,10 +58,11 @@ def test_search_pipeline_is_opensearch_only(esb, scifact_small):
         )
 
 
-def test_same_answers_as_opensearch(esb, os_url, scifact_small):
-    """Same Lucene BM25 and HNSW on both: same rankings, same scores (up to float noise)."""
+def test_same_answers_as_opensearch(esb, es_instance, scifact_small):
+    """Same Lucene BM25 and HNSW on both (8.19 with OpenSearch 2.19 on Lucene 9, 9.5 with
+    OpenSearch 3.6 on Lucene 10): same rankings, same scores (up to float noise)."""
     queries = scifact_small.queries
-    with OpenSearchBackend({"hosts": [os_url]}, {"suite": "parity"}) as osb:
+    with OpenSearchBackend({"hosts": [peer(es_instance).url]}, {"suite": "parity"}) as osb:
         osb.prepare(scifact_small.documents, scifact_small.vectors)
         for spec in (
             BM25Spec(),

@@ -1,4 +1,5 @@
-"""OpenSearch-only behaviour: knn_vector mapping, search pipelines, server-side hybrid."""
+"""OpenSearch-only behaviour (2.19 and 3.6): knn_vector mapping, search pipelines, server-side
+hybrid."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from pytest_retrieval.backends.base import BM25Spec, KnnSpec, TemplateSpec
 from pytest_retrieval.backends.opensearch import OpenSearchBackend, normalization_pipeline, rrf_pipeline
+from pytest_retrieval.backends.search_engine.versions import os_search_pipeline
 from pytest_retrieval.errors import ConfigError, InfrastructureError
 
 from .conftest import http, random_name
@@ -20,19 +22,23 @@ K = 10
 
 
 @pytest.fixture(scope="module")
-def osb(os_url, scifact_small):
-    backend = OpenSearchBackend({"hosts": [os_url]}, {"suite": "opensearch tests"})
+def osb(os_instance, scifact_small):
+    backend = OpenSearchBackend({"hosts": [os_instance.url]}, {"suite": "opensearch tests"})
     backend.prepare(scifact_small.documents, scifact_small.vectors)
     yield backend
     backend.close()
 
 
-def test_throwaway_mapping(osb, os_url):
+def test_throwaway_mapping(osb, os_instance):
+    """Engine, space type and graph parameters pinned (3.0 refuses nmslib; an unpinned field
+    takes the plugin's default engine), no encoder (no quantisation)."""
     name = osb.describe()["index"]
-    _, body = http(os_url, path=f"/{name}")
+    _, body = http(os_instance.url, path=f"/{name}")
     mapping = body[name]["mappings"]["properties"]["embedding"]
     assert mapping["type"] == "knn_vector" and mapping["dimension"] == 384
     assert mapping["method"]["engine"] == "lucene" and mapping["method"]["space_type"] == "cosinesimil"
+    assert mapping["method"]["parameters"] == {"m": 16, "ef_construction": 100}
+    assert osb.describe()["vector_index"]["quantization"] == "none"
     settings = body[name]["settings"]["index"]
     assert settings["knn"] == "true" and settings["number_of_shards"] == "1"
 
@@ -60,15 +66,15 @@ def test_hybrid_rrf_matches_client_side_fusion(osb, scifact_small):
         assert got.scores == pytest.approx(best, rel=1e-5)
 
 
-def test_hybrid_normalization_pipeline(osb, scifact_small, os_url):
+def test_hybrid_normalization_pipeline(osb, scifact_small, os_instance):
     queries = scifact_small.queries[:10]
     bm25 = osb.search_batch(BM25Spec(), queries, K)
     knn = osb.search_batch(KnnSpec(), queries, K)
-    before = set((http(os_url, path="/_search/pipeline")[1] or {}).keys())
+    before = set((http(os_instance.url, path="/_search/pipeline")[1] or {}).keys())
     hybrid = osb.search_hybrid(
         BM25Spec(), KnnSpec(), queries, K, normalization_pipeline("min_max", "arithmetic_mean", [0.5, 0.5])
     )
-    after = set((http(os_url, path="/_search/pipeline")[1] or {}).keys())
+    after = set((http(os_instance.url, path="/_search/pipeline")[1] or {}).keys())
     assert after == before  # the temporary pipeline is gone
     for q in queries:
         got = hybrid[q.qid]
@@ -108,12 +114,13 @@ def test_template_with_pipeline_equals_search_hybrid(osb, scifact_small):
         osb.delete_search_pipeline("some-production-pipeline")
 
 
-def test_api_key_is_refused(os_url):
+def test_api_key_is_refused(os_instance):
     with pytest.raises(ConfigError, match="API keys"):
-        OpenSearchBackend({"hosts": [os_url], "api_key": "abc123"}, {})
+        OpenSearchBackend({"hosts": [os_instance.url], "api_key": "abc123"}, {})
 
 
-def test_similarity_change_rebuilds(os_url, scifact_small):
+def test_similarity_change_rebuilds(os_instance, scifact_small):
+    os_url = os_instance.url
     docs = scifact_small.documents[:60]
     vecs = type(scifact_small.vectors)([d.doc_id for d in docs], scifact_small.vectors.matrix[:60])
     with OpenSearchBackend({"hosts": [os_url]}, {"suite": "similarity"}) as b:
@@ -130,7 +137,8 @@ def test_similarity_change_rebuilds(os_url, scifact_small):
     assert http(os_url, path=f"/{second}")[0] == 404
 
 
-def test_stale_pipelines_are_reaped(os_url, scifact_small):
+def test_stale_pipelines_are_reaped(os_instance, scifact_small):
+    os_url = os_instance.url
     stale = random_name("reap-pipeline")
     foreign = random_name("foreign-pipeline")
     meta = {
@@ -139,13 +147,15 @@ def test_stale_pipelines_are_reaped(os_url, scifact_small):
         "pid": 1,
         "created_at": time.time() - 48 * 3600,
     }
-    http(
+    rrf = os_search_pipeline(rrf_pipeline(), os_instance.version)  # where this version reads rank_constant
+    status, body = http(
         os_url,
         "PUT",
         f"/_search/pipeline/{stale}",
-        dict(rrf_pipeline(), description="pytest-retrieval " + json.dumps(meta)),
+        dict(rrf, description="pytest-retrieval " + json.dumps(meta)),
     )
-    http(os_url, "PUT", f"/_search/pipeline/{foreign}", rrf_pipeline())
+    assert status == 200, body
+    assert http(os_url, "PUT", f"/_search/pipeline/{foreign}", rrf)[0] == 200
     try:
         with OpenSearchBackend({"hosts": [os_url]}, {"suite": "pipeline reaper"}) as b:
             reaped = b.reap_leftovers()

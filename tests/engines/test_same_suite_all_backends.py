@@ -1,10 +1,11 @@
-"""The same YAML suite runs unchanged on the embedded engine, Elasticsearch and OpenSearch.
+"""The same YAML suite runs unchanged on the embedded engine and every engine of the matrix
+(Elasticsearch 8.19 and 9.5, OpenSearch 2.19 and 3.6).
 
 ``example_suite/retrieval_scifact_mini.yaml`` (BM25, MiniLM kNN, RRF and weighted fusion,
 100 SciFact queries over 671 abstracts) is run through pytest in a subprocess once per
 backend, switching only ``--retrieval-backend`` (its YAML reads the engine URL from
 ``${RETRIEVAL_HOSTS:-...}``). Every gate passes on every backend, and the reports' nDCG@10 of
-each retriever agree within 0.01 across backends: kNN is the same up to ties, BM25 differs
+each retriever agree with the embedded engine's within 0.01: kNN is the same up to ties, BM25 differs
 only by Lucene's one-byte field lengths (against the embedded engine's exact lengths), and the
 client-side fusions follow their inputs.
 
@@ -19,43 +20,38 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict
+from typing import Callable, Dict, Optional
 
 import pytest
 
-from .conftest import ENGINE_URLS, _require, http
+from .conftest import INSTANCES, Instance, _require, http, instance_params
 
 pytestmark = pytest.mark.engines
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "example_suite" / "retrieval_scifact_mini.yaml"
-BACKENDS = ("embedded", "elasticsearch", "opensearch")
 RETRIEVERS = ("bm25", "dense", "rrf", "weighted")
 NDCG_TOLERANCE = 0.01
 TIMEOUT_S = 300  # per backend
 
 
-def _reachable(engine: str) -> bool:
-    try:
-        return http(ENGINE_URLS[engine], path="/_cluster/health", timeout=5)[0] == 200
-    except Exception:  # noqa: BLE001 - reported by _require in the test itself
-        return False
-
-
 @pytest.fixture(scope="module")
-def suite_runs(tmp_path_factory) -> Dict[str, dict]:
-    """backend -> {"rc", "output", "report"}: the example suite run by pytest on each backend,
-    one after the other (its rrf p95_ms floor measures latency: a concurrent run would load
-    the CPUs the engine under test needs). An unreachable engine is not run here; its test
-    fails (CI=true) or skips through _require."""
+def suite_run(tmp_path_factory) -> Callable[[Optional[Instance]], dict]:
+    """``suite_run(instance)`` (None: the embedded engine) -> {"rc", "output", "report"}: the
+    example suite run by pytest on that backend, once per module. The runs go one after the
+    other (its rrf p95_ms floor measures latency: a concurrent run would load the CPUs the
+    engine under test needs)."""
     out_dir = tmp_path_factory.mktemp("same-suite")
     results: Dict[str, dict] = {}
-    for backend in BACKENDS:
-        if backend != "embedded" and not _reachable(backend):
-            continue
-        report = out_dir / f"{backend}.json"
+
+    def run(instance: Optional[Instance]) -> dict:
+        key = "embedded" if instance is None else instance.key
+        if key in results:
+            return results[key]
+        backend = "embedded" if instance is None else instance.name
+        report = out_dir / f"{key}.json"
         env = dict(os.environ)
-        env["RETRIEVAL_HOSTS"] = ENGINE_URLS.get(backend, "http://127.0.0.1:9")
+        env["RETRIEVAL_HOSTS"] = "http://127.0.0.1:9" if instance is None else instance.url
         cmd = [
             sys.executable,
             "-m",
@@ -85,12 +81,14 @@ def suite_runs(tmp_path_factory) -> Dict[str, dict]:
             if isinstance(partial, bytes):
                 partial = partial.decode(errors="replace")
             rc, output = "timeout", f"no answer in {TIMEOUT_S} s\n{partial}"
-        results[backend] = {
+        results[key] = {
             "rc": rc,
             "output": output,
             "report": json.loads(report.read_text()) if report.exists() else None,
         }
-    return results
+        return results[key]
+
+    return run
 
 
 def _suite_report(result: dict) -> dict:
@@ -99,43 +97,45 @@ def _suite_report(result: dict) -> dict:
     return suite
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_every_gate_passes(backend, suite_runs, record_property):
-    if backend != "embedded":
-        _require(backend)
-    result = suite_runs[backend]
-    assert result["rc"] == 0, f"pytest exited {result['rc']} on {backend}:\n{result['output'][-3000:]}"
+@pytest.mark.parametrize("instance", [pytest.param(None, id="embedded")] + instance_params(INSTANCES))
+def test_every_gate_passes(instance, suite_run, record_property):
+    if instance is not None:
+        _require(instance)
+    result = suite_run(instance)
+    name = "embedded" if instance is None else instance.id
+    assert result["rc"] == 0, f"pytest exited {result['rc']} on {name}:\n{result['output'][-3000:]}"
     suite = _suite_report(result)
-    assert suite["backend"]["backend"] == backend
-    if backend != "embedded":
+    assert suite["backend"]["backend"] == ("embedded" if instance is None else instance.name)
+    if instance is not None:
         assert suite["backend"]["index_mode"] == "throwaway"
+        assert suite["backend"]["version"] == instance.version
+        assert suite["backend"]["client"]  # the client and its version are in the report
+        assert suite["backend"]["vector_index"]["quantization"] == "none"
+        assert not suite["warnings"], suite["warnings"]
     assert suite["queries"]["judged"] == 100
     gates = suite["gates"]
     assert gates and {g["retriever"] for g in gates} == set(RETRIEVERS)
     failed = [g for g in gates if not g["passed"]]
-    assert not failed, f"{backend}: gates not met: {failed}"
+    assert not failed, f"{name}: gates not met: {failed}"
     for r in suite["retrievers"]:
         record_property(f"{r['name']}_ndcg@10", r["metrics"]["ndcg@10"])
-    print(backend, {r["name"]: round(r["metrics"]["ndcg@10"], 4) for r in suite["retrievers"]})
+    print(name, {r["name"]: round(r["metrics"]["ndcg@10"], 4) for r in suite["retrievers"]})
 
 
-def test_ndcg_agrees_across_backends(suite_runs, record_property):
-    for engine in ("elasticsearch", "opensearch"):
-        _require(engine)
+@pytest.mark.parametrize("instance", instance_params(INSTANCES))
+def test_ndcg_agrees_with_embedded(instance, suite_run, record_property):
+    """Each engine's report agrees with the embedded engine's within 0.01 nDCG@10 for every
+    retriever (so any two engines within 0.02), and the run deleted its throwaway index."""
+    _require(instance)
     ndcg = {}
-    for backend in BACKENDS:
-        suite = _suite_report(suite_runs[backend])
-        ndcg[backend] = {r["name"]: r["metrics"]["ndcg@10"] for r in suite["retrievers"]}
-        assert set(ndcg[backend]) == set(RETRIEVERS)
+    for key, inst in (("embedded", None), (instance.id, instance)):
+        suite = _suite_report(suite_run(inst))
+        ndcg[key] = {r["name"]: r["metrics"]["ndcg@10"] for r in suite["retrievers"]}
+        assert set(ndcg[key]) == set(RETRIEVERS)
     for name in RETRIEVERS:
-        values = [ndcg[b][name] for b in BACKENDS]
-        spread = max(values) - min(values)
-        record_property(f"{name}_ndcg@10_spread", spread)
-        print(
-            f"{name}: " + ", ".join(f"{b} {ndcg[b][name]:.4f}" for b in BACKENDS) + f" (spread {spread:.4f})"
-        )
-        assert spread <= NDCG_TOLERANCE, (name, {b: ndcg[b][name] for b in BACKENDS})
-    # the engine runs deleted their throwaway indexes
-    for engine in ("elasticsearch", "opensearch"):
-        index = _suite_report(suite_runs[engine])["backend"]["index"]
-        assert http(ENGINE_URLS[engine], path=f"/{index}")[0] == 404, f"{index} left behind"
+        a, b = ndcg["embedded"][name], ndcg[instance.id][name]
+        record_property(f"{name}_ndcg@10_diff", b - a)
+        print(f"{name}: embedded {a:.4f}, {instance.id} {b:.4f} (diff {b - a:+.4f})")
+        assert abs(b - a) <= NDCG_TOLERANCE, (name, a, b)
+    index = _suite_report(suite_run(instance))["backend"]["index"]
+    assert http(instance.url, path=f"/{index}")[0] == 404, f"{index} left behind"

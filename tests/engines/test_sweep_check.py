@@ -1,4 +1,4 @@
-"""The sweep's check mode on the real OpenSearch server: offline replay and the server's
+"""The sweep's check mode on the real OpenSearch servers (2.19 and 3.6): offline replay and the server's
 hybrid query through a search pipeline must rank alike for every variant checked (the best,
 the defaults, an RRF with a non-default rank constant, each normalisation x combination)."""
 
@@ -7,10 +7,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pytest_retrieval import cli
 
+pytestmark = pytest.mark.engines
 
-def test_sweep_check_mode_agrees_with_opensearch(os_url, shared_dir, tmp_path: Path, capsys) -> None:
+
+def test_sweep_check_mode_agrees_with_opensearch(
+    os_instance, shared_dir, tmp_path: Path, capsys, record_property
+) -> None:
+    os_url = os_instance.url
     sci = shared_dir / "data" / "scifact"
     emb = sci / "embeddings" / "all-MiniLM-L6-v2"
     suite = tmp_path / "retrieval_sweep.yaml"
@@ -48,3 +55,9 @@ floors:
     assert code == 0 and check["ok"], bad[:1]
     assert check["queries"] == 300
     assert max(v["max_score_diff"] for v in check["variants"]) < 1e-6
+    record_property("variants_checked", len(check["variants"]))
+    record_property("max_score_diff", max(v["max_score_diff"] for v in check["variants"]))
+    print(
+        f"{os_instance.id}: {len(check['variants'])} variants, {check['queries']} queries, "
+        f"max score diff {max(v['max_score_diff'] for v in check['variants']):.2e}"
+    )

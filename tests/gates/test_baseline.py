@@ -389,3 +389,16 @@ def test_suite_result_to_baseline_and_back(tmp_path):
     changed = fingerprint_from_result(SuiteRunner(load_suite(path)).run())
     diff = compare_fingerprints(back.fingerprint, changed)
     assert diff.comparable and diff.system == ["retriever 'bm25' config changed"]
+
+
+def test_fingerprint_records_the_client():
+    base = dict(queries={"1": "q"}, qrels={"1": {"d": 1}}, engine="elasticsearch", engine_version="9.5.0")
+    old = fingerprint(**base)
+    new = fingerprint(**base, client="elasticsearch-py 9.5.1")
+    assert new["client"] == "elasticsearch-py 9.5.1" and "client" not in old
+    assert not compare_fingerprints(old, new)  # a baseline from before clients were recorded
+    other = fingerprint(**base, client="elasticsearch-py 8.19.3")
+    diff = compare_fingerprints(other, new)
+    assert diff.comparable and diff.system == [
+        "engine client elasticsearch-py 8.19.3 -> elasticsearch-py 9.5.1"
+    ]

@@ -10,6 +10,8 @@ one small adapter per engine (``backends/elasticsearch.py``, ``backends/opensear
 * :mod:`.dsl`: the request bodies (BM25, kNN candidates, query templates);
 * :mod:`.search`: the concurrent ``_msearch`` quality pass and the single-request latency
   pass, with every sub-response checked;
+* :mod:`.versions`: what differs between engine versions (client/server majors, pinned
+  vector index options, BM25 similarity type, RRF pipeline form, vector index facts);
 * :mod:`.backend`: :class:`SearchEngineBackend`, which composes them.
 """
 

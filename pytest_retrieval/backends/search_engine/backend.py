@@ -4,7 +4,9 @@
 searches), and :mod:`.dsl` (the request bodies).
 
 Subclasses are the engine adapters: ``_make_client``, ``_raw_request``, ``_helpers``,
-``_vector_mapping``, ``_knn_body``, and the few hooks where the engines differ.
+``_vector_mapping``, ``_knn_body``, and the few hooks where the engines differ. What
+differs between versions of one engine (client/server majors, pinned vector index
+options, BM25 similarity type) is in :mod:`.versions`.
 
 Guarantees, for both engines: every failure is an ``InfrastructureError`` (or
 ``ConfigError`` for bad input), never an empty ranking; credentials never appear in an
@@ -25,6 +27,7 @@ from .dsl import check_k, search_body
 from .http import ConnectionSettings, EngineHTTP, connect
 from .index import INDEX_PREFIX, IndexConfig, ThrowawayIndex, count_docs, reap_indices
 from .search import FieldCheck, Searcher, json_answers
+from .versions import bm25_similarity_type, client_version, field_mapping, vector_index_facts
 
 log = logging.getLogger("pytest_retrieval.backends")
 
@@ -61,12 +64,15 @@ class SearchEngineBackend(Backend):
             self._config,
             vector_mapping=self._vector_mapping,
             extra_settings=self._extra_index_settings,
+            bm25_type=lambda: bm25_similarity_type(self.name, self.engine_info()[1]),
             bulk=lambda actions, **options: self._helpers().streaming_bulk(self._client, actions, **options),
         )
         self._searcher = Searcher(self._http, self._conn.batch_size, self._conn.concurrency)
         self._check_fields = FieldCheck(self._http, self.vector_field_types)
         self._existing_count: Optional[int] = None
         self._closed = False
+        self._client_warning: Optional[str] = None  # set by _check_client
+        self._vector_facts: Dict[str, Optional[Dict[str, Any]]] = {}  # per index searched
         self._client = connect(self.name, self._conn, self._make_client)
 
     # ---- engine adapter (subclasses) -------------------------------------------------
@@ -122,6 +128,11 @@ class SearchEngineBackend(Backend):
                 f"the server is {version}"
             )
 
+    def _check_client(self, version: str) -> Optional[str]:
+        """Raise if the installed client cannot talk to this server version; return a
+        one-line warning if it can only in a compatibility mode (Elasticsearch); else None."""
+        return None
+
     def _close_extras(self) -> None:
         """Subclasses delete what else they created (OpenSearch: search pipelines)."""
 
@@ -149,7 +160,7 @@ class SearchEngineBackend(Backend):
     def describe(self) -> Dict[str, Any]:
         engine, version = self.engine_info()
         existing = self._config.existing
-        return {
+        facts: Dict[str, Any] = {
             "backend": self.name,
             "engine": engine,
             "version": version,
@@ -157,6 +168,33 @@ class SearchEngineBackend(Backend):
             "doc_count": self._existing_count if existing else self._index.doc_count,
             "index_mode": "existing" if existing else "throwaway",
         }
+        client = client_version(self.name)
+        if client:
+            facts["client"] = client
+        if self._client_warning:
+            facts["warnings"] = [self._client_warning]
+        vector_index = self.vector_index_facts()
+        if vector_index:  # e.g. that Elasticsearch 9 built an unpinned field as bbq_hnsw
+            facts["vector_index"] = vector_index
+        return facts
+
+    def vector_index_facts(self) -> Optional[Dict[str, Any]]:
+        """What the searched index's vector field is (type, index options, quantisation), read
+        from its mapping once per index; None before prepare, after close or without the field."""
+        index = self.index_name
+        if index is None or self._closed:
+            return None
+        if index not in self._vector_facts:
+            field = self._config.vector_field
+            found = self._http.request(
+                "GET",
+                f"/{index}/_mapping/field/{field}",
+                what=f"reading the mapping of {field!r} in {index!r}",
+                ok_status=(401, 403, 404),
+            )
+            mapping = field_mapping(found, field)
+            self._vector_facts[index] = vector_index_facts(self.name, field, mapping) if mapping else None
+        return self._vector_facts[index]
 
     # ---- life cycle -------------------------------------------------------------------
 
@@ -165,6 +203,7 @@ class SearchEngineBackend(Backend):
             raise InfrastructureError(f"{self.name} backend is closed")
         engine, version = self.engine_info()
         self._check_engine(engine, version)
+        self._client_warning = self._check_client(version)
         existing = self._config.existing
         if existing is not None:
             self._existing_count = count_docs(self._http, existing, missing_hint=True)

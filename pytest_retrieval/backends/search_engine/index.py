@@ -30,6 +30,7 @@ from ...types import Document, DocVectors
 from ..base import BM25Spec, KnnSpec
 from .dsl import vector_to_list
 from .http import EngineHTTP, EngineHTTPError, error_reason
+from .versions import QUANTIZATIONS
 
 log = logging.getLogger("pytest_retrieval.backends")
 
@@ -66,6 +67,7 @@ INDEX_KEYS = {
     "similarity",
     "bm25",
     "reap_after_hours",
+    "quantization",  # versions.QUANTIZATIONS: a throwaway index's vector quantisation (default none)
 }
 
 # streaming_bulk(actions, **options) -> (ok, item) per document
@@ -147,6 +149,7 @@ class IndexConfig:
     settings: Optional[Mapping[str, Any]]
     variant: Mapping[str, Any]  # the first throwaway index's k1, b, stopwords, similarity
     reap_after_s: float
+    quantization: str = "none"  # of a throwaway index's vector field (versions.QUANTIZATIONS)
 
     @classmethod
     def parse(cls, index: Optional[Mapping[str, Any]], suite: Optional[str]) -> IndexConfig:
@@ -160,9 +163,15 @@ class IndexConfig:
         existing = index.get("name")
         if existing is not None and (not isinstance(existing, str) or not existing):
             raise ConfigError("index.name must be a non-empty string", key="index.name")
-        if existing and (index.get("mappings") or index.get("settings")):
+        quantization = index.get("quantization") or "none"
+        if quantization not in QUANTIZATIONS:
             raise ConfigError(
-                "index.mappings/settings apply to a throwaway index only; "
+                f"index.quantization must be one of {', '.join(QUANTIZATIONS)}, not {quantization!r}",
+                key="index.quantization",
+            )
+        if existing and (index.get("mappings") or index.get("settings") or quantization != "none"):
+            raise ConfigError(
+                "index.mappings/settings/quantization apply to a throwaway index only; "
                 "an existing index (index.name) is never changed",
                 key="index",
             )
@@ -180,6 +189,7 @@ class IndexConfig:
                 "similarity": str(index.get("similarity") or "cosine"),
             },
             reap_after_s=float(index.get("reap_after_hours", DEFAULT_REAP_AFTER_HOURS)) * 3600.0,
+            quantization=str(quantization),
         )
 
 
@@ -278,7 +288,8 @@ def reap_indices(http: EngineHTTP, reap_after_s: float, keep: Optional[str] = No
 class ThrowawayIndex:
     """The index one run creates from its documents (and vectors), searches, re-tunes
     (:meth:`ensure_variant`) and deletes. Engine specifics come from the adapter: the
-    vector field mapping, extra index settings and the client's ``streaming_bulk``."""
+    vector field mapping, extra index settings, the BM25 similarity type of the server
+    (``versions.bm25_similarity_type``) and the client's ``streaming_bulk``."""
 
     def __init__(
         self,
@@ -287,12 +298,14 @@ class ThrowawayIndex:
         *,
         vector_mapping: Callable[[int, str], Dict[str, Any]],
         extra_settings: Callable[[], Dict[str, Any]],
+        bm25_type: Callable[[], str],
         bulk: Bulk,
     ):
         self._http = http
         self._config = config
         self._vector_mapping = vector_mapping
         self._extra_settings = extra_settings
+        self._bm25_type = bm25_type
         self._bulk = bulk
         self.name: Optional[str] = None
         self.doc_count: Optional[int] = None
@@ -323,7 +336,7 @@ class ThrowawayIndex:
             # no periodic refresh while bulk loading: one refresh + a merge to one segment
             # afterwards, so every run searches the same segment layout (repeatable answers)
             "index.refresh_interval": "-1",
-            "index.similarity.default.type": "BM25",
+            "index.similarity.default.type": self._bm25_type(),
             "index.similarity.default.k1": v["k1"],
             "index.similarity.default.b": v["b"],
             f"index.analysis.analyzer.{DEFAULT_TEXT_ANALYZER}.type": "standard",
@@ -478,7 +491,7 @@ class ThrowawayIndex:
                 "PUT",
                 f"/{name}/_settings",
                 body={
-                    "index.similarity.default.type": "BM25",
+                    "index.similarity.default.type": self._bm25_type(),
                     "index.similarity.default.k1": k1,
                     "index.similarity.default.b": b,
                 },

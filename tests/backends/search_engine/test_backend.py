@@ -145,3 +145,34 @@ def test_search_one_and_errors_before_any_request() -> None:
         backend.search_one(TEXT, Query("q1", "solar"), 3)
     with pytest.raises(InfrastructureError, match="is closed"):
         backend.prepare(None, None)
+
+
+def test_describe_names_the_vector_index_and_the_client_warning() -> None:
+    """An existing index's vector field, read once from its mapping (e.g. an unpinned field
+    that Elasticsearch 9 built as bbq_hnsw), and the adapter's client/server warning."""
+    engine = _engine()
+    field = {"type": "dense_vector", "dims": 384, "index_options": {"type": "bbq_hnsw"}}
+    engine.routes[("GET", "/products/_mapping/field/.*")] = {
+        "products": {"mappings": {"embedding": {"mapping": {"embedding": field}}}}
+    }
+
+    class Warned(FakeBackend):
+        name = "elasticsearch"  # the facts name the vector options in Elasticsearch's terms
+
+        def _check_client(self, version: str) -> Optional[str]:
+            return f"client 8 against server {version}"
+
+    with Warned(engine, {"name": "products"}) as backend:
+        backend.prepare(None, None)
+        facts = backend.describe()
+        assert backend.describe() == facts
+    assert facts["vector_index"] == {
+        "field": "embedding",
+        "type": "dense_vector",
+        "index_options": "bbq_hnsw",
+        "similarity": None,
+        "quantization": "bbq",
+    }
+    assert facts["warnings"] == ["client 8 against server 3.2.0"]
+    assert facts["client"].startswith("elasticsearch-py ")
+    assert engine.paths("GET").count("/products/_mapping/field/embedding") == 1  # read once

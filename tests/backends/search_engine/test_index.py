@@ -42,6 +42,11 @@ def test_index_config_defaults_and_errors() -> None:
         IndexConfig.parse({"name": ""}, None)
     with pytest.raises(ConfigError, match="throwaway index only"):
         IndexConfig.parse({"name": "products", "mappings": {"dynamic": False}}, None)
+    assert c.quantization == "none" and IndexConfig.parse({"quantization": "bbq"}, None).quantization == "bbq"
+    with pytest.raises(ConfigError, match="index.quantization must be one of none, int8, int4, bbq"):
+        IndexConfig.parse({"quantization": "pq"}, None)
+    with pytest.raises(ConfigError, match="throwaway index only"):  # an existing index is never changed
+        IndexConfig.parse({"name": "products", "quantization": "int8"}, None)
 
 
 def test_staleness() -> None:
@@ -118,6 +123,7 @@ def _index(engine: FakeEngine, bulk: Bulk, **index: Any) -> ThrowawayIndex:
         IndexConfig.parse(index, "suite"),
         vector_mapping=lambda dims, sim: {"type": "vec", "dims": dims, "similarity": sim},
         extra_settings=lambda: {"index": {"knn": True}},
+        bm25_type=lambda: "LegacyBM25",  # what an OpenSearch 3 server is given
         bulk=bulk,
     )
 
@@ -131,6 +137,7 @@ def test_create_loads_documents_and_vectors() -> None:
     assert name is not None and name.startswith(f"{INDEX_PREFIX}suite-") and index.doc_count == 3
     put = next(body for m, p, _, body in engine.calls if m == "PUT" and p == f"/{name}")
     assert put["settings"]["index.knn"] is True and put["settings"]["index.refresh_interval"] == "-1"
+    assert put["settings"]["index.similarity.default.type"] == "LegacyBM25"
     props = put["mappings"]["properties"]
     assert props["embedding"] == {"type": "vec", "dims": 2, "similarity": "cosine"}
     assert props["text"] == {"type": "keyword"}  # the suite's mapping wins
@@ -177,6 +184,7 @@ def test_variants_retune_in_place_or_rebuild() -> None:
     assert engine.paths("POST")[-2:] == [f"/{first}/_close", f"/{first}/_open"]
     settings = next(body for m, p, _, body in engine.calls if p.endswith("/_settings"))
     assert settings["index.similarity.default.k1"] == 0.9
+    assert settings["index.similarity.default.type"] == "LegacyBM25"
     index.ensure_variant(BM25Spec(k1=0.9, b=0.4, stopwords="english"))
     second = index.name
     assert second != first and engine.paths("DELETE") == [f"/{first}"]
