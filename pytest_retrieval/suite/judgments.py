@@ -108,10 +108,9 @@ MAX_DATA_BYTES = 8 * 1024**3  # a judgments, corpus, run or tags file
 MAX_LINE_CHARS = 64 * 1024**2  # one line of such a file
 
 
-def _lines(path: Path) -> Iterator[Tuple[int, str]]:
-    """The non-blank lines of a regular UTF-8 text file (a leading BOM stripped), numbered.
-    A device, FIFO or directory, a file over ``MAX_DATA_BYTES`` or a line over
-    ``MAX_LINE_CHARS`` is one ``ConfigError`` naming the file (and line)."""
+def check_data_file(path: Path) -> int:
+    """The size of ``path``, a regular file of at most ``MAX_DATA_BYTES``; a missing file, a
+    directory, a device, FIFO or socket, or a larger file is one ``ConfigError`` naming it."""
     import os
     import stat
 
@@ -129,6 +128,14 @@ def _lines(path: Path) -> Iterator[Tuple[int, str]]:
         raise ConfigError(
             f"file is {st.st_size:,} bytes, over the limit of {MAX_DATA_BYTES:,} bytes", file=str(path)
         )
+    return st.st_size
+
+
+def _lines(path: Path) -> Iterator[Tuple[int, str]]:
+    """The non-blank lines of a regular UTF-8 text file (a leading BOM stripped), numbered.
+    A device, FIFO or directory, a file over ``MAX_DATA_BYTES`` or a line over
+    ``MAX_LINE_CHARS`` is one ``ConfigError`` naming the file (and line)."""
+    check_data_file(path)
     n = 0
     try:
         with open(path, encoding="utf-8-sig", newline=None) as fh:
