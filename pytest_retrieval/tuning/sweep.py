@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..measures.fusion import FusionConfig
 from ..measures.metrics import Evaluation, evaluate, parse_metric
@@ -24,6 +24,9 @@ from ..types import Run
 from .grid import SweepGrid, default_configs, describe
 from .replay import Replayer, query_order
 from .selection import Qrels, SweepResult, VariantScore, check_disjoint, paired_comparison, selection_key
+
+if TYPE_CHECKING:
+    from ..measures.columnar import QrelsColumns
 
 __all__ = ["sweep"]
 
@@ -73,16 +76,19 @@ def sweep(
     )
     variants, default_scores = _variants(grid_configs, defaults)
     replays = _Replays(run_list, present)
+    from ..measures.columnar import QrelsColumns
 
+    # each split's qrels become columns once (measures/columnar.py), read by every variant
+    tune_columns, eval_columns = QrelsColumns.from_qrels(tune_qrels), QrelsColumns.from_qrels(eval_qrels)
     _score_tuning(
-        variants, replays, tune_ids, tune_qrels, objective, scoring.tune_k(objective, depth), scoring
+        variants, replays, tune_ids, tune_columns, objective, scoring.tune_k(objective, depth), scoring
     )
     best = min(variants, key=selection_key)
     evaluation: Dict[str, Evaluation] = {}
     for v in [best] + default_scores:
         if v.label not in evaluation:
             run = replays.fuse(v.config, eval_ids, True, k=depth)
-            evaluation[v.label] = scoring.evaluate(eval_qrels, run, report)
+            evaluation[v.label] = scoring.evaluate(eval_columns, run, report)
     comparison: Dict[str, Dict[str, float]] = {}
     for d in default_scores:
         if d.label != best.label:
@@ -113,7 +119,7 @@ class _Scoring:
     ties: str
     relevance_threshold: int
 
-    def evaluate(self, qrels: Qrels, run: Run, metrics: Sequence[str]) -> Evaluation:
+    def evaluate(self, qrels: Union[Qrels, QrelsColumns], run: Run, metrics: Sequence[str]) -> Evaluation:
         return evaluate(
             qrels, run, metrics, gain=self.gain, ties=self.ties, relevance_threshold=self.relevance_threshold
         )
@@ -229,7 +235,7 @@ def _score_tuning(
     variants: List[VariantScore],
     replays: _Replays,
     tune_ids: List[str],
-    tune_qrels: Qrels,
+    tune_qrels: Union[Qrels, QrelsColumns],
     objective: str,
     k: int,
     scoring: _Scoring,
