@@ -164,7 +164,8 @@ def _finite(value: Any) -> Any:
 
 def _fuse(args: argparse.Namespace) -> int:
     from .measures.fusion import FusionConfig, fuse_runs
-    from .suite.judgments import load_trec_run, write_trec_run
+    from .suite.judgments import write_trec_run
+    from .suite.runfiles import read_run
 
     if len(args.runs) < 2:
         raise RetrievalError("fuse needs at least two run files")
@@ -210,7 +211,7 @@ def _fuse(args: argparse.Namespace) -> int:
             )
     except ValueError as exc:
         raise RetrievalError(str(exc)) from None
-    runs = [load_trec_run(Path(p)) for p in args.runs]
+    runs = [read_run(Path(p)) for p in args.runs]  # pyarrow-parsed, load_trec_run's rules
     fused = fuse_runs(runs, cfg, k=args.k)
     write_trec_run(fused, sys.stdout, tag=args.tag)
     return 0

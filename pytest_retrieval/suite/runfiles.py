@@ -52,9 +52,17 @@ import numpy as np
 from ..errors import ConfigError, RetrievalError
 from ..measures.columnar import QrelsColumns, RunColumns
 from ..measures.metrics import Evaluation, Metric, evaluate
+from ..types import Ranking, Run
 from .judgments import GradeScale, check_data_file, load_qrels, load_trec_run
 
-__all__ = ["evaluate_files", "read_qrels_columns", "stream_run_columns", "RunFileFacts", "NotGrouped"]
+__all__ = [
+    "evaluate_files",
+    "read_run",
+    "read_qrels_columns",
+    "stream_run_columns",
+    "RunFileFacts",
+    "NotGrouped",
+]
 
 BLOCK_BYTES = 16 << 20  # text per block read: ~450,000 lines of a typical run
 PART_BYTES = 256 << 20  # text per temporary part of a run that is not grouped by query
@@ -251,6 +259,51 @@ class _ReadOptions:
     collapsed: bool = False
     ignore_identical_ids: bool = False
     facts: RunFileFacts = field(default_factory=RunFileFacts)
+
+
+# --------------------------------------------------------------------------- a whole run
+
+
+def read_run(path: Union[str, Path]) -> Run:
+    """A TREC run file as a ``Run``: what ``suite.judgments.load_trec_run`` returns (queries in
+    order of first appearance, each ranking by the rank column then file order, a document
+    twice for a query an error), parsed by pyarrow. A file the fast reader refuses is read by
+    ``load_trec_run`` itself, so the result or the error (file and line) is always its own."""
+    path = Path(path)
+    try:
+        return _read_run(path, _ReadOptions(ties="engine"))
+    except Irregular:
+        pass
+    try:
+        return _read_run(path, _ReadOptions(ties="engine", collapsed=True))
+    except ConfigError:
+        return load_trec_run(path)
+
+
+def _read_run(path: Path, opts: _ReadOptions) -> Run:
+    pa, _pc, _pv = _pyarrow()
+    table = pa.Table.from_batches(list(_batches(path, opts))).combine_chunks()
+    enc = table.column("qid").chunk(0).dictionary_encode()  # codes in order of first appearance
+    codes = enc.indices.to_numpy().astype(np.int64)
+    score = table.column("score").to_numpy()
+    if np.isnan(score).any():
+        _precise_error(path, "a score is NaN")
+    order = np.lexsort((table.column("rank").to_numpy(), codes))  # stable: file order on equal ranks
+    seg_len = np.bincount(codes, minlength=len(enc.dictionary))
+    try:
+        qids = [q.decode("utf-8") for q in enc.dictionary.to_pylist()]
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"a query id is not UTF-8 text ({exc.reason})", file=str(path)) from None
+    doc = table.column("doc").chunk(0).take(pa.array(order))
+    _check_duplicates(path, _fingerprints(doc), codes[order], seg_len, doc, qids)
+    try:
+        docs = doc.cast(pa.string()).to_pylist()
+    except pa.ArrowInvalid:
+        _precise_error(path, "a document id is not UTF-8 text")
+    scores = score[order].tolist()
+    ends = np.cumsum(seg_len).tolist()
+    starts = [0] + ends[:-1]
+    return {q: Ranking(docs[a:b], scores[a:b]) for q, a, b in zip(qids, starts, ends)}
 
 
 # --------------------------------------------------------------------------- reading

@@ -205,3 +205,47 @@ def test_a_device_is_not_read(tmp_path):
     (tmp_path / "q.qrels").write_text("q1 0 d1 1\n")
     with pytest.raises(ConfigError, match="not a regular file"):
         evaluate_files(tmp_path / "q.qrels", Path("/dev/zero"), ["mrr"])
+
+
+def _read_both(path: Path):
+    from pytest_retrieval.suite.judgments import load_trec_run
+    from pytest_retrieval.suite.runfiles import read_run
+
+    fast, slow = read_run(path), load_trec_run(path)
+    assert list(fast) == list(slow)
+    for q in slow:
+        assert fast[q].doc_ids == slow[q].doc_ids and fast[q].scores == slow[q].scores
+    return fast
+
+
+@pytest.mark.parametrize("shuffle,sep,eol", [(False, " ", "\n"), (True, " ", "\n"), (True, "\t", "\r\n")])
+def test_read_run_equals_the_line_reader(tmp_path, shuffle, sep, eol):
+    _qrels, run = random_case(11, 300, 3)
+    _qpath, rpath = _write(tmp_path / "run.trec", _qrels, run, shuffle=shuffle, sep=sep, eol=eol)
+    assert len(_read_both(rpath)) == len([q for q in run if len(run[q])])
+
+
+def test_read_run_orders_by_rank_then_file_order_and_falls_back_on_odd_numbers(tmp_path):
+    path = tmp_path / "run.trec"
+    path.write_text("b Q0 x 2 1.0 t\na Q0 y 1 2.0 t\nb Q0 z 1 0.5 t\nb Q0 w 1 0.25 t\n")
+    fast = _read_both(path)
+    assert list(fast) == ["b", "a"] and fast["b"].doc_ids == ["z", "w", "x"]
+    path.write_text("\ufeffq Q0 x +1 inf t\nq Q0 y 2 1e3 t\n", encoding="utf-8")  # the line reader's numbers
+    assert _read_both(path)["q"].doc_ids == ["x", "y"]
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("1 Q0 d1 one 2.0 t\n", "run.trec:1: rank 'one'"),
+        ("1 Q0 d1 1 2.0 t\n1 Q0 d1 2 1.0 t\n", "run.trec:2: document 'd1' appears twice"),
+        ("1 Q0 d1 1 nan t\n", "run.trec:1: score is NaN"),
+    ],
+)
+def test_read_run_errors_are_the_line_readers(tmp_path, text, expected):
+    from pytest_retrieval.suite.runfiles import read_run
+
+    (tmp_path / "run.trec").write_text(text)
+    with pytest.raises(ConfigError) as info:
+        read_run(tmp_path / "run.trec")
+    assert expected in str(info.value)
