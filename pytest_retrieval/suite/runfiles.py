@@ -43,7 +43,7 @@ import math
 import os
 import re
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, NoReturn, Optional, Sequence, Set, Union
 
@@ -242,7 +242,8 @@ def evaluate_files(
         except Irregular:
             collapsed = True
     if facts is not None:
-        facts.__dict__.update(read.__dict__)
+        for f in fields(RunFileFacts):
+            setattr(facts, f.name, getattr(read, f.name))
     if not read.queries_in_qrels:
         named = "the qrels" if isinstance(qrels, QrelsColumns) else str(qrels)
         raise RetrievalError(
