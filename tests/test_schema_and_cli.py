@@ -66,8 +66,10 @@ def test_evaluate_text_output_and_profile(tmp_path: Path, capsys) -> None:
 def test_evaluate_bad_input_is_one_line(tmp_path: Path) -> None:
     qrels, run = _write(tmp_path)
     run.write_text("q1 Q0 a one 5.0 t\n")
+    # the rank column is read (and must be an integer) when it orders the run: --ties engine;
+    # under --ties trec (the default) it is ignored, as trec_eval ignores it
     p = subprocess.run(
-        [sys.executable, "-m", "pytest_retrieval.cli", "evaluate", str(qrels), str(run)],
+        [sys.executable, "-m", "pytest_retrieval.cli", "evaluate", str(qrels), str(run), "--ties", "engine"],
         capture_output=True,
         text=True,
     )

@@ -34,12 +34,9 @@ Conventions (see :func:`evaluate`):
 from __future__ import annotations
 
 import difflib
-import math
 import operator
 import re
-from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from operator import neg
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -49,7 +46,6 @@ from typing import (
     List,
     Mapping,
     Optional,
-    Sequence,
     Tuple,
     Union,
 )
@@ -58,6 +54,8 @@ from ..types import Ranking
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from .columnar import QrelsColumns, RunColumns
 else:
     np = None  # numpy, imported by the first evaluate(): parsing metric names stays cheap
 
@@ -232,8 +230,8 @@ _TIES = ("engine", "trec")
 
 
 def evaluate(
-    qrels: Mapping[str, Mapping[str, int]],
-    run: Mapping[str, Ranking],
+    qrels: Union[Mapping[str, Mapping[str, int]], QrelsColumns],
+    run: Union[Mapping[str, Ranking], RunColumns, Iterable[RunColumns]],
     metrics: Union[str, Metric, Iterable[Union[str, Metric]]],
     *,
     gain: str = "exp",
@@ -244,51 +242,32 @@ def evaluate(
 
     ``ties="engine"`` keeps each ranking's order as given; ``ties="trec"`` re-orders it
     as trec_eval does: score descending, then document id descending (trec_eval
-    ``form_res_rels.c``: ``comp_sim_docno``). ``gain`` and ``relevance_threshold``: see
-    the module docstring. Which queries count: see :class:`Evaluation`.
+    ``form_res_rels.c``: ``comp_sim_docno``), scores compared as 32-bit floats as trec_eval
+    9.x and pytrec_eval do (see :mod:`~pytest_retrieval.measures.columnar`). ``gain`` and
+    ``relevance_threshold``: see the module docstring. Which queries count: see
+    :class:`Evaluation`.
+
+    ``qrels`` and ``run`` may also be :class:`~pytest_retrieval.measures.columnar.QrelsColumns`
+    and :class:`~pytest_retrieval.measures.columnar.RunColumns` built beforehand (the run
+    built against those qrels, with the same ``ties``), or an iterable of ``RunColumns``
+    batches (each query in one batch): nothing is converted then.
     """
     parsed = _parse_options(metrics, gain, ties, relevance_threshold)
-    global np
-    if np is None:
-        import numpy as np
+    from .columnar import QrelsColumns, RunColumns, evaluate_columns
 
-    # ---- which queries count
-    evaluated: List[str] = []
-    positives: List[List[int]] = []  # grades > 0 of each evaluated query
-    no_relevant: List[str] = []
-    for qid, judged in qrels.items():
-        positive = [g for g in judged.values() if g > 0]
-        if positive:
-            evaluated.append(qid)
-            positives.append(positive)
-        else:
-            no_relevant.append(qid)
-    unjudged = [qid for qid in run if qid not in qrels]
-
-    found = _Found.collect(qrels, run, parsed, evaluated, positives, ties == "trec", relevance_threshold)
-    hits, ideal = found.arrays(ties == "trec", relevance_threshold)
-
-    # ---- metrics, vectorised over all queries
-    n_q = len(evaluated)
-    per_query: Dict[str, Dict[str, float]] = {}
-    aggregate: Dict[str, float] = {}
-    for m in parsed:
-        if m.name == "ndcg":
-            values = _ndcg(hits, ideal, m.k, gain)
-        else:
-            values = _BINARY[m.name](hits, m.k)
-        as_list = values.tolist()
-        per_query[str(m)] = dict(zip(evaluated, as_list))
-        aggregate[str(m)] = math.fsum(as_list) / n_q if n_q else math.nan
-
-    return Evaluation(
-        metrics=tuple(parsed),
-        per_query=per_query,
-        aggregate=aggregate,
-        evaluated=evaluated,
-        missing=found.missing,
-        no_relevant=no_relevant,
-        unjudged_queries=unjudged,
+    # Columns (measures/columnar.py): qrels keyed by one document dictionary, the run's
+    # judged hits found per ranking at C level, every metric vectorised over all queries.
+    qc = qrels if isinstance(qrels, QrelsColumns) else QrelsColumns.from_qrels(qrels)
+    batches: Iterable[RunColumns]
+    if isinstance(run, RunColumns):
+        batches = [run]
+    elif isinstance(run, Mapping):
+        positive_only = not any(m.name == "judged" for m in parsed)
+        batches = [RunColumns.from_run(run, qc, ties=ties, positive_only=positive_only)]
+    else:  # batches of columns, each query in one batch (suite.runfiles streams a file so)
+        batches = run
+    return evaluate_columns(
+        qc, batches, parsed, gain=gain, ties=ties, relevance_threshold=relevance_threshold
     )
 
 
@@ -316,203 +295,6 @@ def _parse_options(
     ):
         raise ValueError(f"relevance_threshold must be an integer >= 1, got {relevance_threshold!r}")
     return parsed
-
-
-@dataclass
-class _Found:
-    """The judged docs found in every evaluated query's ranking, as flat (query, rank, grade),
-    the ideal ranking of each query (nDCG only), R per query, and the evaluated queries with
-    no ranking."""
-
-    n_q: int
-    hit_q: List[int] = field(default_factory=list)
-    hit_rank: List[int] = field(default_factory=list)
-    hit_grade: List[int] = field(default_factory=list)
-    num_rel: List[int] = field(default_factory=list)
-    ideal_q: List[int] = field(default_factory=list)
-    ideal_rank: List[int] = field(default_factory=list)
-    ideal_grade: List[int] = field(default_factory=list)
-    missing: List[str] = field(default_factory=list)
-
-    @classmethod
-    def collect(
-        cls,
-        qrels: Mapping[str, Mapping[str, int]],
-        run: Mapping[str, Ranking],
-        parsed: List[Metric],
-        evaluated: List[str],
-        positives: List[List[int]],
-        trec: bool,
-        relevance_threshold: int,
-    ) -> _Found:
-        # how deep each ranking must be read, and which docs must be found in it
-        full_depth = any(m.k is None and m.name in ("ndcg", "mrr", "map") for m in parsed)
-        fixed_depth = max((m.k for m in parsed if m.k is not None), default=0)
-        wants_rprec = any(m.name == "r-precision" for m in parsed)
-        wants_ndcg = any(m.name == "ndcg" for m in parsed)
-        # Only judged@k needs docs graded <= 0; without it, look up the (fewer) docs > 0.
-        wants_all_judged = any(m.name == "judged" for m in parsed)
-        out = cls(len(evaluated))
-        for qi, (qid, positive) in enumerate(zip(evaluated, positives)):
-            n_rel = len([g for g in positive if g >= relevance_threshold])
-            out.num_rel.append(n_rel)
-            if wants_ndcg:
-                positive.sort(reverse=True)
-                out.ideal_q.extend([qi] * len(positive))
-                out.ideal_rank.extend(range(len(positive)))
-                out.ideal_grade.extend(positive)
-            ranking = run.get(qid)
-            if ranking is None or len(ranking.doc_ids) == 0:
-                out.missing.append(qid)
-                continue
-            if full_depth:
-                depth = len(ranking.doc_ids)
-            else:
-                depth = max(fixed_depth, n_rel) if wants_rprec else fixed_depth
-            ranks, grades = _judged_hits(
-                ranking.doc_ids,
-                ranking.scores if trec else None,
-                qrels[qid],
-                depth,
-                positive_only=not wants_all_judged,
-            )
-            if ranks:
-                out.hit_q.extend([qi] * len(ranks))
-                out.hit_rank.extend(ranks)
-                out.hit_grade.extend(grades)
-        return out
-
-    def arrays(self, trec: bool, relevance_threshold: int) -> Tuple[_Hits, Tuple[Any, Any, Any]]:
-        """(the hits sorted by (query, rank), the ideal rankings as (query, rank, grade) arrays)."""
-        q = np.asarray(self.hit_q, dtype=np.intp)
-        r = np.asarray(self.hit_rank, dtype=np.intp)
-        g = np.asarray(self.hit_grade, dtype=np.float64)
-        if trec and len(q):  # tie-breaking may have swapped ranks inside a query
-            order = np.lexsort((r, q))
-            q, r, g = q[order], r[order], g[order]
-        hits = _Hits(q, r, g, self.n_q, np.asarray(self.num_rel, dtype=np.float64), relevance_threshold)
-        ideal = (
-            np.asarray(self.ideal_q, dtype=np.intp),
-            np.asarray(self.ideal_rank, dtype=np.intp),
-            np.asarray(self.ideal_grade, dtype=np.float64),
-        )
-        return hits, ideal
-
-
-# --------------------------------------------------------------------------- one ranking
-
-
-def _judged_hits(
-    doc_ids: Sequence[str],
-    scores: Optional[Sequence[float]],
-    judged: Mapping[str, int],
-    depth: int,
-    positive_only: bool = False,
-    unique: bool = False,
-) -> Tuple[List[int], List[int]]:
-    """Ranks (0-based) and grades of the judged docs ranked above ``depth`` (only
-    those graded > 0 with ``positive_only``: no metric but judged@k needs the others).
-
-    ``scores is None``: the ranking's own order. Otherwise trec_eval's order (score
-    descending, then doc id descending). Duplicated ids keep their first occurrence.
-    The result may also hold a few ranks >= depth (docs tied at the boundary); the
-    metrics cut by rank themselves.
-
-    Hot path. Per ranking: one ``set`` (finds repeats, and the judged docs present by
-    intersecting with the few judged ids), ``sorted`` to check the score order, then
-    ``list.index`` per judged doc found. All C-level; Python runs per judged doc only.
-    """
-    n = len(doc_ids)
-    if depth <= 0:
-        return [], []
-    if scores is not None and not _non_increasing(scores):
-        # Rare: the engine did not return its hits by descending score. Sort like
-        # trec_eval; the tuple order (score, doc id) reversed is exactly comp_sim_docno.
-        if not unique and len(set(doc_ids)) != n:
-            doc_ids, scores = _first_occurrences(doc_ids, scores)
-        ordered = sorted(zip(scores, doc_ids), reverse=True)
-        return _judged_hits([d for _, d in ordered], None, judged, depth, positive_only, unique=True)
-
-    # Only the head of the ranking can reach the top `depth`; with sorted scores a
-    # doc's trec rank stays inside its tie group, so the head ends with a whole group.
-    if depth >= n:
-        end = n
-    elif scores is None:
-        end = depth
-    else:
-        end = _group_end(scores, depth - 1)
-    head = doc_ids if end == n else doc_ids[:end]
-    present = set(head)
-    if not unique and len(present) != end:
-        # A repeated id moves the docs after it up a rank (and may pull a doc from
-        # below the head into it): drop the repeats and start again.
-        doc_ids, scores = _first_occurrences(doc_ids, scores)
-        return _judged_hits(doc_ids, scores, judged, depth, positive_only, unique=True)
-    found = present.intersection(judged)
-    if positive_only and found:
-        found = {d for d in found if judged[d] > 0}
-    if not found:
-        return [], []
-    positions = _positions(head, found)
-    grades = [judged[head[p]] for p in positions]
-    if scores is None:
-        return positions, grades
-    return [_trec_rank(doc_ids, scores, p) for p in positions], grades
-
-
-def _positions(ids: Sequence[str], found: set) -> List[int]:
-    """Sorted positions in ``ids`` (no repeats) of the ids in ``found``."""
-    if len(found) <= 5:
-        # One list.index scan per doc (~half the ranking each, at C speed).
-        return sorted(map(ids.index, found))
-    # Many: one pass to get them in ranking order, then one index scan for all.
-    index = ids.index
-    out: List[int] = []
-    p = -1
-    for d in filter(found.__contains__, ids):
-        p = index(d, p + 1)
-        out.append(p)
-    return out
-
-
-def _non_increasing(scores: Sequence[float]) -> bool:
-    # sorted() on an already ordered list is one C-level pass (timsort finds the run),
-    # and == then meets the very same objects (identity short-cut).
-    return sorted(scores, reverse=True) == (scores if isinstance(scores, list) else list(scores))
-
-
-def _group_end(scores: Sequence[float], p: int) -> int:
-    """End (exclusive) of the run of scores equal to scores[p] in a non-increasing list."""
-    s = scores[p]
-    if p + 1 == len(scores) or scores[p + 1] != s:
-        return p + 1
-    return bisect_right(scores, -s, lo=p, key=neg)
-
-
-def _trec_rank(doc_ids: Sequence[str], scores: Sequence[float], p: int) -> int:
-    """trec_eval rank of the doc at position p of a score-sorted, duplicate-free list."""
-    s = scores[p]
-    n = len(scores)
-    if (p == 0 or scores[p - 1] != s) and (p + 1 == n or scores[p + 1] != s):
-        return p  # no tie
-    lo = bisect_left(scores, -s, hi=p, key=neg)
-    hi = _group_end(scores, p)
-    d = doc_ids[p]
-    # Inside a tie group trec_eval puts the larger doc id first (strcmp on UTF-8 bytes
-    # orders like Python's code-point comparison of str).
-    return lo + sum(1 for j in range(lo, hi) if doc_ids[j] > d)
-
-
-def _first_occurrences(doc_ids: Sequence[str], scores: Optional[Sequence[float]]):
-    """Drop repeated doc ids, keeping each id's first occurrence (and its score)."""
-    seen = set()
-    keep = []
-    for i, d in enumerate(doc_ids):
-        if d not in seen:
-            seen.add(d)
-            keep.append(i)
-    ids = [doc_ids[i] for i in keep]
-    return ids, (None if scores is None else [scores[i] for i in keep])
 
 
 # --------------------------------------------------------------------------- formulas

@@ -17,7 +17,7 @@ def render_summary(
     result: Any, outcomes: Sequence[Any], regressions: Sequence[Any] = (), baseline_note: str = ""
 ) -> List[str]:
     """The summary lines of one suite run, without a trailing newline each."""
-    lines = _header(result) + _retriever_table(result) + _stage_table(result)
+    lines = _header(result) + _retriever_table(result) + _latency_line(result) + _stage_table(result)
     lines += _gate_lines(outcomes)
     lines += _baseline_lines(regressions, baseline_note)
     lines += _ab_lines(result)
@@ -53,6 +53,22 @@ def _retriever_table(result: Any) -> List[str]:
         row += [_ms(r.latency.p50 if r.latency else None), _ms(r.latency.p95 if r.latency else None)]
         rows.append(row)
     return ["  " + line for line in _table(header, rows)]
+
+
+def _latency_line(result: Any) -> List[str]:
+    """How the latency columns were measured: which queries, how often, one BLAS thread."""
+    timed = next((r.latency for r in result.retrievers.values() if r.latency and r.latency.queries), None)
+    if timed is None:
+        return []
+    how = (
+        "every query"
+        if timed.queries == timed.of_queries
+        else f"a seeded sample of {timed.queries} of {timed.of_queries} queries"
+    )
+    return [
+        f"  latency: {how} timed, {timed.repetitions} pass(es) after {timed.warmup} warm-up "
+        f"request(s), one BLAS thread (latency.max_queries: all times every query)"
+    ]
 
 
 def _stage_table(result: Any) -> List[str]:

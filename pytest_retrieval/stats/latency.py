@@ -65,6 +65,8 @@ class LatencySummary:
     environment: Dict[str, str] = field(default_factory=dict)
     server_p50: Optional[float] = None
     server_p95: Optional[float] = None
+    queries: Optional[int] = None  # queries timed (each ``repetitions`` times)
+    of_queries: Optional[int] = None  # queries of the suite (a sample may time fewer)
 
     def as_dict(self) -> Dict[str, object]:
         out: Dict[str, object] = {
@@ -76,6 +78,9 @@ class LatencySummary:
             "warmup": self.warmup,
             "repetitions": self.repetitions,
         }
+        if self.queries is not None:
+            out["queries_timed"] = self.queries
+            out["queries"] = self.of_queries
         if self.server_took_ms:
             out["server_took_p50"] = self.server_p50
             out["server_took_p95"] = self.server_p95
@@ -93,7 +98,13 @@ def environment() -> Dict[str, str]:
 
 
 def summarize_latency(
-    wall_ms: Sequence[float], took_ms: Sequence[float], *, warmup: int, repetitions: int
+    wall_ms: Sequence[float],
+    took_ms: Sequence[float],
+    *,
+    warmup: int,
+    repetitions: int,
+    queries: Optional[int] = None,
+    of_queries: Optional[int] = None,
 ) -> LatencySummary:
     wall = list(wall_ms)
     took = list(took_ms)
@@ -109,6 +120,8 @@ def summarize_latency(
         environment=environment(),
         server_p50=percentile(took, 50) if took else None,
         server_p95=percentile(took, 95) if took else None,
+        queries=queries,
+        of_queries=of_queries,
     )
 
 

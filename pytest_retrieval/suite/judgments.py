@@ -108,9 +108,9 @@ MAX_DATA_BYTES = 8 * 1024**3  # a judgments, corpus, run or tags file
 MAX_LINE_CHARS = 64 * 1024**2  # one line of such a file
 
 
-def check_data_file(path: Path) -> None:
-    """A data file is a regular file under ``MAX_DATA_BYTES``: a device (``/dev/zero``), a
-    FIFO (opening it blocks), a directory or a missing file is one ``ConfigError``."""
+def check_data_file(path: Path) -> int:
+    """The size of ``path``, a regular file of at most ``MAX_DATA_BYTES``; a missing file, a
+    directory, a device, FIFO or socket, or a larger file is one ``ConfigError`` naming it."""
     import os
     import stat
 
@@ -128,6 +128,7 @@ def check_data_file(path: Path) -> None:
         raise ConfigError(
             f"file is {st.st_size:,} bytes, over the limit of {MAX_DATA_BYTES:,} bytes", file=str(path)
         )
+    return st.st_size
 
 
 def _lines(path: Path) -> Iterator[Tuple[int, str]]:

@@ -1,12 +1,23 @@
 """The latency pass of a suite run: one query at a time through the whole stage tree, as
 production would serve it, after warm-up requests; and the interleaved A/B pass of the retrievers
-gated on a latency ratio against ``latency.baseline``."""
+gated on a latency ratio against ``latency.baseline``.
+
+Two rules keep it cheap and stable (issue #13):
+
+* numpy's BLAS runs on one thread while timing (``threadpoolctl``): what one query costs, not
+  how a loaded runner schedules a thread pool (a 3633x384 mat-vec took 8.1 ms with the
+  default pool on the loaded 2-core machine, 0.11 ms with one thread; embedded kNN p95
+  swung 40x between runs without the pin).
+* By default a seeded sample of the queries is timed (the same ones every run, in suite
+  order): enough for the gated percentile's interval, at least ``MIN_LATENCY_SAMPLE`` and at
+  most ``MAX_LATENCY_SAMPLE``; ``latency.max_queries: all`` times every query, N the first N.
+"""
 
 from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, ContextManager, Dict, List, Sequence, Tuple
 
 from ..backends.base import Backend
 from ..gates.floors import GateKind
@@ -29,17 +40,25 @@ def latency_pass(
 ) -> Tuple[Dict[str, LatencySummary], Dict[str, ABLatency]]:
     """(latency per retriever of ``order``, A/B latency per retriever with a ratio ceiling)."""
     latency: Dict[str, LatencySummary] = {}
-    for name in order:
-        progress(f"latency {name}")
-        latency[name] = measure(suite, single, name, queries)
     ab: Dict[str, ABLatency] = {}
     baseline = suite.model.latency.baseline
     ab_gated = sorted({f.retriever for f in suite.floors if f.kind is GateKind.LATENCY_RATIO})
-    for name in ab_gated:
-        progress(f"latency {name} vs {baseline} (A/B)")
-        assert baseline is not None  # a ratio floor needs latency.baseline (checked at load)
-        ab[name] = measure_ab(suite, single, name, baseline, queries)
+    with one_blas_thread():
+        for name in order:
+            progress(f"latency {name}")
+            latency[name] = measure(suite, single, name, queries)
+        for name in ab_gated:
+            progress(f"latency {name} vs {baseline} (A/B)")
+            assert baseline is not None  # a ratio floor needs latency.baseline (checked at load)
+            ab[name] = measure_ab(suite, single, name, baseline, queries)
     return latency, ab
+
+
+def one_blas_thread() -> ContextManager[Any]:
+    """numpy's BLAS limited to one thread (threadpoolctl) for the block."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def stage_timer(suite: Suite, backend: Backend, plan: StagePlan, doc_texts: Dict[str, str]) -> Single:
@@ -76,21 +95,29 @@ def plan_repetitions(
     """(sampled queries, repetitions) for ``name``'s latency pass. ``auto`` takes enough
     passes for 20 samples above the highest percentile gated (p95: 400 samples); an A/B
     pass takes at least 4 rounds under ``auto`` (2 when set), see
-    ``benchmarks/latency_gate_flakiness.py``."""
+    ``benchmarks/latency_gate_flakiness.py``.
+
+    Which queries: ``max_queries`` unset = a seeded sample of ``sample_size`` queries (in
+    suite order); ``all`` = every query; N = the first N."""
     from ..stats.latency import repetitions_needed
 
     cfg = suite.model.latency
-    sample = list(queries[: cfg.max_queries] if cfg.max_queries else queries)
+    floors = [
+        f
+        for f in suite.floors
+        if f.retriever == name and f.kind is (GateKind.LATENCY_RATIO if ratio else GateKind.LATENCY)
+    ]
+    needed = repetitions_needed(max([f.percentile for f in floors] or [50]))
+    if cfg.max_queries == "all":
+        sample = list(queries)
+    elif cfg.max_queries:
+        sample = list(queries[: cfg.max_queries])
+    else:
+        sample = seeded_sample(queries, sample_size(needed))
     if isinstance(cfg.repetitions, int):
         repetitions = cfg.repetitions
     else:  # auto
-        floors = [
-            f
-            for f in suite.floors
-            if f.retriever == name and f.kind is (GateKind.LATENCY_RATIO if ratio else GateKind.LATENCY)
-        ]
-        qs = [f.percentile for f in floors] or [50]
-        repetitions = max(1, math.ceil(repetitions_needed(max(qs)) / max(len(sample), 1)))
+        repetitions = max(1, math.ceil(needed / max(len(sample), 1)))
     if ratio:  # measured: 2 rounds caught a 30% slowdown 95/100 times, 4 rounds 100/100
         repetitions = max(4 if cfg.repetitions == "auto" else 2, repetitions)
     return sample, repetitions
@@ -113,7 +140,9 @@ def measure(suite: Suite, single: Single, name: str, queries: Sequence[Query]) -
             wall.append((time.perf_counter() - t0) * 1000.0)
             if server is not None:
                 took.append(float(server))
-    return summarize_latency(wall, took, warmup=cfg.warmup, repetitions=repetitions)
+    return summarize_latency(
+        wall, took, warmup=cfg.warmup, repetitions=repetitions, queries=len(sample), of_queries=len(queries)
+    )
 
 
 def measure_ab(suite: Suite, single: Single, name: str, baseline: str, queries: Sequence[Query]) -> ABLatency:
@@ -137,6 +166,28 @@ def measure_ab(suite: Suite, single: Single, name: str, baseline: str, queries: 
     return ABLatency(
         baseline=baseline, baseline_ms=times["A"], current_ms=times["B"], repetitions=repetitions
     )
+
+
+#: Largest default latency sample: p99 (2,000 samples) then takes 2 passes over it.
+MAX_LATENCY_SAMPLE = 1000
+#: Smallest default latency sample (when the suite has that many queries): a p95 with 20
+#: samples above it even when only p50 is gated.
+MIN_LATENCY_SAMPLE = 400
+
+
+def sample_size(needed: int) -> int:
+    """Queries timed by default when ``needed`` samples are wanted (see ``plan_repetitions``)."""
+    return min(MAX_LATENCY_SAMPLE, max(MIN_LATENCY_SAMPLE, needed))
+
+
+def seeded_sample(queries: Sequence[Query], k: int, seed: int = 0) -> List[Query]:
+    """``k`` queries drawn with a fixed seed (the same ones on every run), in suite order."""
+    import random
+
+    if k >= len(queries):
+        return list(queries)
+    picked = sorted(random.Random(seed).sample(range(len(queries)), k))
+    return [queries[i] for i in picked]
 
 
 def _warmup(sample: List[Query], warmup: int) -> List[Query]:

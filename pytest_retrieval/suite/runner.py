@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..backends.base import Backend
 from ..stats.latency import LatencySummary
@@ -25,6 +25,9 @@ from .latency import latency_pass, stage_timer
 from .load import Suite
 from .result import ABLatency, RetrieverResult, SuiteResult
 from .shared import SharedBackend
+
+if TYPE_CHECKING:
+    from ..measures.columnar import QrelsColumns
 
 # the engine clients' loggers: their retries and node-pool warnings are noise during a run
 CLIENT_LOGGERS = ("elastic_transport", "elasticsearch", "opensearch", "opensearchpy", "urllib3")
@@ -101,7 +104,10 @@ class SuiteRunner:
         if missing is not None and missing.missing and suite.model.judgments.missing_documents == "drop":
             js.qrels = missing.drop_from(js.qrels)  # scored (and written out) without them
             missing.dropped = True
-        results = {name: self._result(name, js, got, unanswerable) for name in suite.order}
+        from ..measures.columnar import QrelsColumns
+
+        qrels_columns = QrelsColumns.from_qrels(js.qrels)  # built once, read by every evaluation
+        results = {name: self._result(name, js, got, unanswerable, qrels_columns) for name in suite.order}
         if suite.model.evaluation.exclude_self_hits:
             warnings += self_judged_warnings(js.qrels)
         else:
@@ -163,16 +169,19 @@ class SuiteRunner:
             qids += [q for q in unanswerable if q not in js.qrels]
         return qids, unanswerable
 
-    def _result(self, name: str, js: JudgmentSet, got: Retrieval, unanswerable: List[str]) -> RetrieverResult:
+    def _result(
+        self, name: str, js: JudgmentSet, got: Retrieval, unanswerable: List[str], qrels_columns: QrelsColumns
+    ) -> RetrieverResult:
         """One retriever's evaluation, latency, abstention, and for a stage its window,
-        warnings and the recall its inputs' windows can hold."""
+        warnings and the recall its inputs' windows can hold. ``qrels_columns``: ``js.qrels``
+        as columns (``measures.columnar``), shared by every retriever's evaluation."""
         from ..measures.metrics import evaluate
 
         suite = self.suite
         model = suite.model
         run = got.runs[name]
         ev = evaluate(
-            js.qrels,
+            qrels_columns,
             {q: rk.top(got.depth) for q, rk in run.items()},
             suite.metrics,
             gain="exp" if model.evaluation.profile == "exp" else "linear",
@@ -204,7 +213,10 @@ class SuiteRunner:
             key = f"recall@{rr.window}"
             for inp in suite.inputs(name):
                 rr.candidate_recall[inp] = evaluate(
-                    js.qrels, got.runs[inp], [key], relevance_threshold=model.judgments.relevance_threshold
+                    qrels_columns,
+                    got.runs[inp],
+                    [key],
+                    relevance_threshold=model.judgments.relevance_threshold,
                 ).aggregate[key]
         return rr
 

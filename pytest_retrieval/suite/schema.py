@@ -285,7 +285,11 @@ class LatencyConfig(_Strict):
         description="Passes over the queries; auto = enough for 20 samples above the "
         "gated percentile (p95: 400 samples, p99: 2000).",
     )
-    max_queries: Optional[Annotated[int, Field(ge=1)]] = None
+    max_queries: Union[Annotated[int, Field(ge=1)], Literal["all"], None] = Field(
+        default=None,
+        description="Queries timed. Default: a seeded sample, enough for the gated percentile's "
+        "interval (at least 400, at most 1,000); all = every query; N = the first N.",
+    )
     verdict: Literal["ci", "point"] = Field(
         default="ci",
         description="ci: fail only when the percentile's lower confidence bound is above "

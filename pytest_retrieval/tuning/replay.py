@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..measures.fusion import FusionConfig, fuse, opensearch_rrf_score
 from ..types import Ranking, Run
+
+if TYPE_CHECKING:
+    from ..measures.columnar import QrelsColumns, RunColumns
 
 __all__ = ["Replayer", "query_order", "replay"]
 
@@ -56,6 +59,8 @@ class Replayer:
         self._rrf_cache: Dict[Tuple[str, int], np.ndarray] = {}
         self._all_ge0: Dict[str, List[bool]] = {}
         self._floor: Optional[np.ndarray] = None
+        self._codes: np.ndarray = np.zeros((0, 0), dtype=np.int64)
+        self._codes_for: Optional[QrelsColumns] = None  # the qrels _codes was built for
 
     def _lay_out(self, flat: _Flat, columns: np.ndarray, n_union: np.ndarray) -> None:
         """The (Q, U) union layout: the document ids, each sub-ranking's 1-based rank per cell,
@@ -310,6 +315,71 @@ class Replayer:
             out[q] = Ranking(ids_rows[qi][:m], sc_rows[qi][:m])
         return out
 
+    def columns(
+        self, cfg: FusionConfig, qrels: QrelsColumns, *, ties: str, k: Optional[int] = None
+    ) -> RunColumns:
+        """The fused run as the metric engine's columns (``measures.columnar``), built straight
+        from the fused order: no ``Ranking`` per query, no search for the judged documents per
+        ranking (each union cell's document code is looked up once per replayer and qrels).
+        Equal to ``RunColumns.from_run(self.fuse(cfg, k), qrels, ties=ties)``, which it falls
+        back to when a query needs the reference path."""
+        from ..measures.columnar import RunColumns
+
+        if not self._vectorised(cfg) or not self.qids:
+            return RunColumns.from_run(self.fuse(cfg, k), qrels, ties=ties)
+        scores, order, keep, exact = self.top(cfg, k)
+        if not exact.all():
+            return RunColumns.from_run(self.fuse(cfg, k), qrels, ties=ties)
+        rows_of = np.flatnonzero(keep > 0)  # queries with hits, in replayer order
+        keep_of = keep[rows_of].astype(np.int64)
+        offsets = np.zeros(len(rows_of) + 1, dtype=np.int64)
+        np.cumsum(keep_of, out=offsets[1:])
+        order = order[rows_of]
+        in_top = np.arange(order.shape[1])[None, :] < keep_of[:, None]
+        codes = np.take_along_axis(self._doc_codes(qrels)[rows_of], order, axis=1)
+        seg, pos = np.nonzero(in_top & (codes >= 0))
+        qids = [self.qids[i] for i in rows_of.tolist()]
+        trec = ties == "trec"
+        return RunColumns(
+            qids=qids,
+            offsets=offsets,
+            judged_rows=offsets[seg] + pos,
+            judged_codes=codes[seg, pos],
+            # fused order is float32 score descending: what ties="trec" needs
+            scores=np.take_along_axis(scores[rows_of], order, axis=1)[in_top].astype(np.float64)
+            if trec
+            else None,
+            docs=_UnionDocs(self.ids, rows_of, order, offsets),
+            trec_sorted=trec,
+            unjudged=[q for q in qids if q not in qrels.qids],
+        )
+
+    def _doc_codes(self, qrels: QrelsColumns) -> np.ndarray:
+        """(Q, U): the qrels document code of every union cell, -1 where not judged."""
+        if self._codes_for is not qrels:
+            if qrels.doc_index is None:
+                raise ValueError("Replayer.columns needs QrelsColumns built with from_qrels")
+            get = qrels.doc_index.get
+            flat = self.ids.ravel()
+            codes = np.fromiter(
+                (-1 if d is None else get(d, -1) for d in flat), dtype=np.int64, count=len(flat)
+            )
+            self._codes, self._codes_for = codes.reshape(self.ids.shape), qrels
+        return self._codes
+
+
+class _UnionDocs:
+    """Document ids of fused rows (``RunColumns.docs``), read from the union layout on demand
+    (only trec tie groups holding a judged document ask)."""
+
+    def __init__(self, ids: np.ndarray, rows_of: np.ndarray, order: np.ndarray, offsets: np.ndarray):
+        self.ids, self.rows_of, self.order, self.offsets = ids, rows_of, order, offsets
+
+    def between(self, seg: int, lo: int, hi: int) -> List[str]:
+        base = int(self.offsets[seg])
+        cols = self.order[seg, lo - base : hi - base]
+        return self.ids[int(self.rows_of[seg]), cols].tolist()
+
 
 @dataclass
 class _Flat:
@@ -459,6 +529,11 @@ def query_order(runs: Sequence[Run]) -> List[str]:
     return list(qids)
 
 
+#: Queries laid out at once by :func:`replay`: the union matrices stay bounded (a 10,000-query
+#: run of 100 hits fused in blocks of this size took the same time as in one block).
+REPLAY_BLOCK = 2000
+
+
 def replay(
     runs: Sequence[Run], config: FusionConfig, k: Optional[int] = None, qids: Optional[Sequence[str]] = None
 ) -> Run:
@@ -466,7 +541,8 @@ def replay(
     ``runs``, or ``qids`` restricted to queries present in some run), the same documents in
     the same order, bit-identical scores. Vectorised for ``weighted`` and for ``rrf`` with
     ``opensearch`` / ``elasticsearch`` semantics; other methods go through
-    :func:`~pytest_retrieval.measures.fusion.fuse` query by query."""
+    :func:`~pytest_retrieval.measures.fusion.fuse` query by query. Queries are fused
+    ``REPLAY_BLOCK`` at a time (fusion is per query), so memory does not grow with the run."""
     if not isinstance(config, FusionConfig):
         raise ValueError(f"replay needs a FusionConfig, got {type(config).__name__}")
     if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
@@ -475,4 +551,8 @@ def replay(
     if qids is not None:
         have = set(present)
         present = [q for q in dict.fromkeys(qids) if q in have]
-    return Replayer(list(runs), present, config.window, config.tie_break).fuse(config, k)
+    out: Run = {}
+    for start in range(0, max(len(present), 1), REPLAY_BLOCK):
+        block = present[start : start + REPLAY_BLOCK]
+        out.update(Replayer(list(runs), block, config.window, config.tie_break).fuse(config, k))
+    return out

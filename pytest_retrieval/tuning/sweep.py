@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..measures.fusion import FusionConfig
 from ..measures.metrics import Evaluation, evaluate, parse_metric
@@ -24,6 +24,9 @@ from ..types import Run
 from .grid import SweepGrid, default_configs, describe
 from .replay import Replayer, query_order
 from .selection import Qrels, SweepResult, VariantScore, check_disjoint, paired_comparison, selection_key
+
+if TYPE_CHECKING:
+    from ..measures.columnar import QrelsColumns, RunColumns
 
 __all__ = ["sweep"]
 
@@ -73,16 +76,19 @@ def sweep(
     )
     variants, default_scores = _variants(grid_configs, defaults)
     replays = _Replays(run_list, present)
+    from ..measures.columnar import QrelsColumns
 
+    # each split's qrels become columns once (measures/columnar.py), read by every variant
+    tune_columns, eval_columns = QrelsColumns.from_qrels(tune_qrels), QrelsColumns.from_qrels(eval_qrels)
     _score_tuning(
-        variants, replays, tune_ids, tune_qrels, objective, scoring.tune_k(objective, depth), scoring
+        variants, replays, tune_ids, tune_columns, objective, scoring.tune_k(objective, depth), scoring
     )
     best = min(variants, key=selection_key)
     evaluation: Dict[str, Evaluation] = {}
     for v in [best] + default_scores:
         if v.label not in evaluation:
-            run = replays.fuse(v.config, eval_ids, True, k=depth)
-            evaluation[v.label] = scoring.evaluate(eval_qrels, run, report)
+            run = replays.columns(v.config, eval_ids, True, depth, eval_columns, scoring.ties)
+            evaluation[v.label] = scoring.evaluate(eval_columns, run, report)
     comparison: Dict[str, Dict[str, float]] = {}
     for d in default_scores:
         if d.label != best.label:
@@ -113,7 +119,7 @@ class _Scoring:
     ties: str
     relevance_threshold: int
 
-    def evaluate(self, qrels: Qrels, run: Run, metrics: Sequence[str]) -> Evaluation:
+    def evaluate(self, qrels: QrelsColumns, run: RunColumns, metrics: Sequence[str]) -> Evaluation:
         return evaluate(
             qrels, run, metrics, gain=self.gain, ties=self.ties, relevance_threshold=self.relevance_threshold
         )
@@ -136,12 +142,15 @@ class _Replays:
         self.present = set(present)
         self._replayers: Dict[Tuple[int, str, bool], Replayer] = {}
 
-    def fuse(self, cfg: FusionConfig, ids: Sequence[str], split: bool, k: int) -> Run:
+    def columns(
+        self, cfg: FusionConfig, ids: Sequence[str], split: bool, k: int, qrels: QrelsColumns, ties: str
+    ) -> RunColumns:
+        """The fused run of ``ids`` as the metric engine's columns (``Replayer.columns``)."""
         key = (cfg.window, cfg.tie_break, split)
         if key not in self._replayers:
             qids = [q for q in ids if q in self.present]
             self._replayers[key] = Replayer(self.runs, qids, cfg.window, cfg.tie_break)
-        return self._replayers[key].fuse(cfg, k=k)
+        return self._replayers[key].columns(cfg, qrels, ties=ties, k=k)
 
 
 def _named_runs(runs: Union[Mapping[str, Run], Sequence[Run]]) -> Tuple[Tuple[str, ...], List[Run]]:
@@ -229,12 +238,12 @@ def _score_tuning(
     variants: List[VariantScore],
     replays: _Replays,
     tune_ids: List[str],
-    tune_qrels: Qrels,
+    tune_qrels: QrelsColumns,
     objective: str,
     k: int,
     scoring: _Scoring,
 ) -> None:
     """Every variant's objective on the tuning split (``VariantScore.tune``)."""
     for v in variants:
-        run = replays.fuse(v.config, tune_ids, False, k=k)
+        run = replays.columns(v.config, tune_ids, False, k, tune_qrels, scoring.ties)
         v.tune = scoring.evaluate(tune_qrels, run, [objective]).aggregate[objective]

@@ -86,3 +86,59 @@ def test_exp_to_f32_is_bit_identical_to_math_exp():
         dtype=np.float32,
     )
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # "huge" scores
+@pytest.mark.parametrize("seed", range(4))
+def test_fused_columns_score_like_the_fused_rankings(seed):
+    """``Replayer.columns`` (no Ranking per query) gives every metric value of
+    ``evaluate(qrels, Replayer.fuse(...))``, under both tie rules. Seed 0 keeps the rankings
+    whose scores only the reference path takes (the columns then come from the rankings); the
+    others drop them, so the columns are built from the fused order."""
+    from pytest_retrieval.measures.columnar import QrelsColumns
+    from pytest_retrieval.measures.metrics import evaluate
+    from pytest_retrieval.tuning.replay import Replayer
+
+    rng = random.Random(100 + seed)
+    n_subs = (2, 3)[seed % 2]
+    runs = random_runs(rng, n_subs)
+    if seed:
+        runs = [{q: r for q, r in run.items() if all(abs(x) < 1e18 for x in r.scores)} for run in runs]
+    qrels = {
+        f"q{i}": {f"d{d}": rng.choice([-1, 0, 1, 2, 3]) for d in rng.sample(range(40), rng.randint(1, 12))}
+        for i in range(32)  # q30, q31: judged, in no run
+    }
+    qrels["q5"] = {"d1": 0}  # no relevant document
+    qc = QrelsColumns.from_qrels(qrels)
+    metrics = ["ndcg@10", "map", "mrr", "recall@20", "precision@5", "judged@10", "r-precision"]
+    present = [f"q{i}" for i in range(30) if any(f"q{i}" in r for r in runs)]
+    from_order = 0
+    for tie_break in ("doc_id", "input_order"):
+        semantics = ("opensearch", "elasticsearch")[seed % 2]
+        grid = SweepGrid(weight_step=0.25, tie_break=tie_break, rrf_semantics=semantics)
+        window = rng.choice([3, 10, 25])
+        replayer = Replayer(runs, present, window, tie_break)
+        for cfg in grid.configs(n_subs, window):
+            k = rng.choice([None, 5, 20])
+            for ties in ("engine", "trec"):
+                want = evaluate(qc, replayer.fuse(cfg, k=k), metrics, ties=ties)
+                columns = replayer.columns(cfg, qc, ties=ties, k=k)
+                from_order += type(columns.docs).__name__ == "_UnionDocs"
+                got = evaluate(qc, columns, metrics, ties=ties)
+                where = f"{describe(cfg)} k={k} ties={ties}"
+                assert got.per_query == want.per_query, where
+                assert (got.missing, got.unjudged_queries) == (want.missing, want.unjudged_queries), where
+    assert from_order > 0 if seed else from_order == 0
+
+
+def test_replay_in_blocks_equals_fuse_runs(monkeypatch):
+    from pytest_retrieval.tuning import replay as replay_module
+
+    monkeypatch.setattr(replay_module, "REPLAY_BLOCK", 7)  # 30 queries: 5 blocks
+    runs = random_runs(random.Random(7), 2)
+    for cfg in (
+        FusionConfig(method="rrf", semantics="elasticsearch", window=10),
+        FusionConfig(method="weighted", window=10, weights=(0.3, 0.7)),
+        FusionConfig(method="linear", normalization="minmax", weights=(0.3, 0.7), window=10),
+    ):
+        assert_same_run(fuse_runs(runs, cfg, k=5), replay(runs, cfg, k=5), describe(cfg))

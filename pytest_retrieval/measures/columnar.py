@@ -1,0 +1,467 @@
+"""Columnar runs and qrels: the representation the metric engine evaluates.
+
+A run is held as columns, grouped by query: ``offsets`` (the rows of query ``i`` are
+``offsets[i]:offsets[i+1]``, in the engine's order), ``scores`` (float64, one per row), the
+document ids (a list or an Arrow array, only read to break score ties), and, for the few
+rows whose document is judged, ``judged_rows`` and ``judged_codes``: the document's code
+in the one document dictionary shared with the qrels (:class:`QrelsColumns`). The grade of
+a hit is then a lookup of ``query * n_docs + doc`` in the qrels' sorted keys, vectorised
+over every judged hit at once; no per-query Python walks the rankings.
+
+Where the columns come from:
+
+* :meth:`RunColumns.from_run`: a ``Run`` held in memory (suites, sweeps, ``fuse``); one
+  ``set`` per ranking finds repeated ids and the judged docs present (C level, per ranking).
+* ``suite.runfiles.stream_run_columns``: a TREC run file, parsed by pyarrow's CSV reader
+  and evaluated batch by batch (memory O(qrels + one batch)).
+
+:func:`evaluate_columns` turns any number of run batches into an
+:class:`~pytest_retrieval.measures.metrics.Evaluation`; the formulas are the metric
+engine's own (``metrics._Hits`` and friends), computed once over every judged hit.
+
+Tie rule ``ties="trec"`` (trec_eval ``form_res_rels.c``, ``comp_sim_docno``): score
+descending, then document id descending by ``strcmp``. Scores are compared as 32-bit
+floats: trec_eval up to 9.0.8 keeps the score in a C ``float`` (``trec_format.h``:
+``float sim;``; ``get_trec_results.c``: ``sim = atof(...)``, the double parsed from the
+file rounded to float on assignment; ``form_res_rels.c``: ``DOCNO_INFO.sim`` is a
+``float`` and ``comp_sim_docno`` compares those floats), and so does pytrec_eval-terrier
+0.5.11, the reference of our parity tests (``{"a": 1.0000000001, "b": 1.0}`` with ``a``
+relevant gives ``recip_rank`` 0.5: a and b are tied, ``b`` goes first). trec_eval 10.0
+changed ``sim`` to ``double`` (usnistgov/trec_eval commit dc0c991, "Convert float to
+double", 2023); we follow the released 9.x behaviour that pytrec_eval ships. The
+rounding is numpy's float64 -> float32 (round to nearest, ties to even), which is C's
+double -> float conversion under the default rounding mode.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from itertools import chain
+from operator import neg
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..types import Ranking
+from . import metrics as _metrics
+from .metrics import _BINARY, Evaluation, Metric, _Hits, _ndcg
+
+__all__ = ["QrelsColumns", "RunColumns", "evaluate_columns", "judged_hits"]
+
+
+# --------------------------------------------------------------------------- qrels
+
+
+@dataclass
+class QrelsColumns:
+    """Qrels as columns. ``evaluated``: queries with a grade > 0 (qrels order); their
+    judgments (any grade) are keyed ``query * n_docs + doc`` in ``keys`` (sorted) with
+    the grade in ``grades``. ``docs``/``doc_index``: the document dictionary (every doc
+    judged for an evaluated query), shared with the runs' ``judged_codes``."""
+
+    qids: Dict[str, None]  # every qrels query, in qrels order
+    evaluated: List[str]
+    no_relevant: List[str]
+    eval_index: Dict[str, int]
+    docs: Sequence[Any]  # list of str, or an Arrow binary array (files)
+    doc_index: Optional[Dict[str, int]]  # doc -> code; in-memory qrels only
+    keys: np.ndarray
+    grades: np.ndarray
+    judged_q: np.ndarray  # evaluated index of each judgment (aligned with keys)
+    # per evaluated query: its judgments (doc -> grade); for in-memory runs only
+    judged: Optional[List[Mapping[str, int]]] = None
+    cache: Dict[str, Any] = field(default_factory=dict, repr=False)  # readers' derived data
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.docs)
+
+    @classmethod
+    def from_qrels(cls, qrels: Mapping[str, Mapping[str, int]]) -> QrelsColumns:
+        evaluated: List[str] = []
+        no_relevant: List[str] = []
+        judged: List[Mapping[str, int]] = []
+        counts: List[int] = []
+        for qid, per_q in qrels.items():
+            if any(g > 0 for g in per_q.values()):
+                evaluated.append(qid)
+                judged.append(per_q)
+                counts.append(len(per_q))
+            else:
+                no_relevant.append(qid)
+        doc_ids = list(chain.from_iterable(judged))
+        grade_list = list(chain.from_iterable(j.values() for j in judged))
+        doc_index: Dict[str, int] = {}
+        for d in doc_ids:
+            if d not in doc_index:
+                doc_index[d] = len(doc_index)
+        codes = np.fromiter(map(doc_index.__getitem__, doc_ids), dtype=np.int64, count=len(doc_ids))
+        q = np.repeat(np.arange(len(evaluated), dtype=np.int64), counts)
+        g = np.asarray(grade_list, dtype=np.int64)
+        return cls._build(
+            dict.fromkeys(qrels), evaluated, no_relevant, list(doc_index), doc_index, q, codes, g, judged
+        )
+
+    @classmethod
+    def _build(cls, qids, evaluated, no_relevant, docs, doc_index, q, codes, g, judged=None) -> QrelsColumns:
+        keys = q * max(len(docs), 1) + codes
+        order = np.argsort(keys, kind="stable")
+        return cls(
+            qids=qids,
+            evaluated=evaluated,
+            no_relevant=no_relevant,
+            eval_index={qid: i for i, qid in enumerate(evaluated)},
+            docs=docs,
+            doc_index=doc_index,
+            keys=keys[order],
+            grades=g[order],
+            judged_q=q[order],
+            judged=judged,
+        )
+
+    def positive_judged(self) -> List[Mapping[str, int]]:
+        """Per evaluated query, its judgments graded > 0."""
+        if "positive" not in self.cache:
+            self.cache["positive"] = [{d: g for d, g in j.items() if g > 0} for j in self.judged or []]
+        return self.cache["positive"]
+
+    def num_rel(self, threshold: int) -> np.ndarray:
+        """R of every evaluated query: judged docs graded ``>= threshold``."""
+        return np.bincount(self.judged_q[self.grades >= threshold], minlength=len(self.evaluated)).astype(
+            np.float64
+        )
+
+    def ideal(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(query, 0-based rank, grade) of the ideal ranking: grades > 0, best first."""
+        if "ideal" not in self.cache:
+            pos = self.grades > 0
+            iq, ig = self.judged_q[pos], self.grades[pos]
+            order = np.lexsort((-ig, iq))
+            iq, ig = iq[order], ig[order]
+            ir = np.arange(len(iq), dtype=np.int64) - np.searchsorted(iq, iq, side="left")
+            self.cache["ideal"] = (iq, ir, ig.astype(np.float64))
+        return self.cache["ideal"]
+
+
+# --------------------------------------------------------------------------- runs
+
+
+class _ListDocs:
+    """Document ids of an in-memory run: one list per query."""
+
+    def __init__(self, lists: List[Sequence[str]], offsets: np.ndarray):
+        self.lists = lists
+        self.offsets = offsets
+
+    def between(self, seg: int, lo: int, hi: int) -> List[str]:
+        base = int(self.offsets[seg])
+        return list(self.lists[seg][lo - base : hi - base])
+
+
+@dataclass
+class RunColumns:
+    """One batch of a run, grouped by query (see the module docstring).
+
+    Rows of a query are in the engine's order (``ties="engine"``), or, with
+    ``trec_sorted``, in non-increasing float32 score order (what ``ties="trec"`` needs;
+    equal scores in any order: the doc-id tie-break is applied by :func:`judged_hits`).
+    ``unjudged``: queries of the run absent from the qrels (in run order)."""
+
+    qids: List[str]
+    offsets: np.ndarray
+    judged_rows: np.ndarray
+    judged_codes: np.ndarray
+    scores: Optional[np.ndarray] = None
+    docs: Any = None  # .between(seg, lo, hi) -> the ids of rows lo:hi (of query seg)
+    trec_sorted: bool = False
+    unjudged: List[str] = field(default_factory=list)
+    # trec_eval ranks of the judged rows, when the builder computed them (in-memory runs:
+    # cheaper per judged doc than flattening every score)
+    judged_trec_ranks: Optional[np.ndarray] = None
+    positive_only: bool = False  # only docs graded > 0 were looked for (no judged@k then)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.offsets[-1]) if len(self.offsets) else 0
+
+    @classmethod
+    def from_run(
+        cls,
+        run: Mapping[str, Ranking],
+        qrels: QrelsColumns,
+        *,
+        ties: str = "engine",
+        positive_only: bool = False,
+    ) -> RunColumns:
+        """Columns of the rankings of ``qrels.evaluated`` queries in ``run`` (the others
+        cannot change a number). A repeated doc id keeps its first occurrence. With
+        ``positive_only`` only the docs graded > 0 are looked for (every metric but
+        judged@k: fewer docs to find)."""
+        if qrels.judged is None:
+            raise ValueError("RunColumns.from_run needs QrelsColumns built with from_qrels")
+        trec = ties == "trec"
+        eval_index = qrels.eval_index
+        doc_index = qrels.doc_index
+        assert doc_index is not None  # from_qrels builds it with ``judged``
+        judged = qrels.positive_judged() if positive_only else qrels.judged
+        all_qids = qrels.qids
+        qids: List[str] = []
+        lengths: List[int] = []
+        id_lists: List[Sequence[str]] = []
+        ranks: List[int] = []
+        rows: List[int] = []
+        codes: List[int] = []
+        unjudged: List[str] = []
+        base = 0
+        for qid, ranking in run.items():
+            ei = eval_index.get(qid)
+            if ei is None:
+                if qid not in all_qids:
+                    unjudged.append(qid)
+                continue
+            ids = ranking.doc_ids
+            n = len(ids)
+            if n == 0:
+                continue
+            present = set(ids)
+            scores = ranking.scores
+            if len(present) != n:
+                ids, scores = _first_occurrences(ids, scores)
+                n = len(ids)
+            if trec and not _non_increasing(scores):
+                ids, scores = _trec_sorted(ids, scores)
+            found = present.intersection(judged[ei])
+            if found:
+                positions = _positions(ids, found)
+                rows.extend([base + p for p in positions])
+                codes.extend([doc_index[ids[p]] for p in positions])
+                if trec:
+                    ranks.extend([_trec_rank(ids, scores, p) for p in positions])
+            qids.append(qid)
+            lengths.append(n)
+            id_lists.append(ids)
+            base += n
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return cls(
+            qids=qids,
+            offsets=offsets,
+            judged_rows=np.asarray(rows, dtype=np.int64),
+            judged_codes=np.asarray(codes, dtype=np.int64),
+            docs=_ListDocs(id_lists, offsets),
+            trec_sorted=trec,
+            unjudged=unjudged,
+            judged_trec_ranks=np.asarray(ranks, dtype=np.int64) if trec else None,
+            positive_only=positive_only,
+        )
+
+
+def _positions(ids: Sequence[str], found: set) -> List[int]:
+    """Sorted positions in ``ids`` (no repeats) of the ids in ``found``."""
+    if len(found) <= 5:
+        return sorted(map(ids.index, found))  # one C-level scan per doc
+    index = ids.index
+    out: List[int] = []
+    p = -1
+    for d in filter(found.__contains__, ids):
+        p = index(d, p + 1)
+        out.append(p)
+    return out
+
+
+def _non_increasing(scores: Sequence[float]) -> bool:
+    # sorted() of an ordered list is one C-level pass; == then meets the same objects
+    return sorted(scores, reverse=True) == (scores if isinstance(scores, list) else list(scores))
+
+
+_F32 = struct.Struct("f")
+_F32_CLOSE = 2.0**-22  # two doubles further apart than this (relative) differ as float32
+
+
+def _f32(x: float) -> float:
+    """``x`` rounded to float32 (C's double -> float conversion), as a Python float."""
+    try:
+        return _F32.unpack(_F32.pack(x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def _same_f32(a: float, b: float) -> bool:
+    if a == b:
+        return True
+    if abs(a - b) > _F32_CLOSE * max(abs(a), abs(b)) + 3e-45:
+        return False
+    return _f32(a) == _f32(b)
+
+
+def _trec_rank(doc_ids: Sequence[str], scores: Sequence[float], p: int) -> int:
+    """trec_eval rank (0-based) of position ``p`` of a ranking sorted by non-increasing
+    score: the start of its group of float32-equal scores, plus the members of the group
+    with a larger doc id."""
+    s = scores[p]
+    n = len(scores)
+    if (p == 0 or not _same_f32(scores[p - 1], s)) and (p + 1 == n or not _same_f32(scores[p + 1], s)):
+        return p  # no tie
+    lo = bisect_left(scores, -s, hi=p, key=neg)  # the run of equal doubles, then float32 ties
+    while lo > 0 and _same_f32(scores[lo - 1], s):
+        lo -= 1
+    hi = bisect_right(scores, -s, lo=p, key=neg)
+    while hi < n and _same_f32(scores[hi], s):
+        hi += 1
+    d = doc_ids[p]
+    return lo + sum(1 for j in range(lo, hi) if doc_ids[j] > d)
+
+
+def _first_occurrences(doc_ids: Sequence[str], scores: Sequence[float]):
+    """Drop repeated doc ids, keeping each id's first occurrence (and its score)."""
+    seen: set = set()
+    keep = []
+    for i, d in enumerate(doc_ids):
+        if d not in seen:
+            seen.add(d)
+            keep.append(i)
+    return [doc_ids[i] for i in keep], [scores[i] for i in keep]
+
+
+def _trec_sorted(doc_ids: Sequence[str], scores: Sequence[float]):
+    """A ranking in trec_eval's order: float32 score descending, then doc id descending."""
+    s32 = np.asarray(scores, dtype=np.float64).astype(np.float32).tolist()
+    order = sorted(range(len(doc_ids)), key=lambda i: (s32[i], doc_ids[i]), reverse=True)
+    # the float32 scores: what the order (and _trec_rank's tie groups) is made of
+    return [doc_ids[i] for i in order], [s32[i] for i in order]
+
+
+# --------------------------------------------------------------------------- judged hits
+
+
+def judged_hits(
+    qrels: QrelsColumns, run: RunColumns, *, trec: bool, positive_only: bool
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(query, rank, grade)`` of the judged docs of ``run``: ``query`` indexes
+    ``qrels.evaluated``, ``rank`` is 0-based (the engine's order, or trec_eval's with
+    ``trec``). Only grades > 0 with ``positive_only`` (no metric but judged@k needs the
+    others)."""
+    empty = np.zeros(0, dtype=np.int64)
+    if run.positive_only and not positive_only:
+        raise ValueError("judged@k needs RunColumns built with positive_only=False")
+    if not len(run.judged_rows) or not len(qrels.keys):
+        return empty, empty, empty
+    offsets = run.offsets
+    seg_eval = np.fromiter(
+        (qrels.eval_index.get(q, -1) for q in run.qids), dtype=np.int64, count=len(run.qids)
+    )
+    rows = run.judged_rows
+    seg = np.searchsorted(offsets, rows, side="right") - 1
+    qi = seg_eval[seg]
+    key = qi * max(qrels.n_docs, 1) + run.judged_codes
+    at = np.searchsorted(qrels.keys, key)
+    np.minimum(at, len(qrels.keys) - 1, out=at)
+    keep = (qi >= 0) & (qrels.keys[at] == key)
+    grade = qrels.grades[at]
+    if positive_only:
+        keep &= grade > 0
+    rows, seg, qi, grade = rows[keep], seg[keep], qi[keep], grade[keep]
+    if not trec:
+        return qi, rows - offsets[seg], grade
+    if not run.trec_sorted:
+        raise ValueError("ties='trec' needs columns sorted by score (RunColumns.trec_sorted)")
+    if run.judged_trec_ranks is not None:
+        return qi, run.judged_trec_ranks[keep], grade
+    return qi, _trec_ranks(run, rows, seg), grade
+
+
+def _trec_ranks(run: RunColumns, rows: np.ndarray, seg: np.ndarray) -> np.ndarray:
+    """trec_eval rank (0-based) of ``rows`` in score-sorted columns: the start of the row's
+    group of equal float32 scores, plus the group members with a larger doc id."""
+    offsets = run.offsets
+    if run.scores is None:
+        raise ValueError("ties='trec' needs the run's scores (RunColumns.scores)")
+    s32 = run.scores.astype(np.float32)
+    n = len(s32)
+    new_group = np.ones(n, dtype=bool)
+    if n > 1:
+        np.not_equal(s32[1:], s32[:-1], out=new_group[1:])
+        new_group[offsets[1:-1]] = True  # a query starts a group
+    starts = np.flatnonzero(new_group)
+    group = np.cumsum(new_group)[rows] - 1
+    lo = starts[group]
+    hi = np.append(starts, n)[group + 1]
+    rank = lo - offsets[seg]
+    tied = np.flatnonzero(hi - lo > 1)
+    if len(tied):
+        # Rare: a judged doc shares its score with others; order the group by doc id.
+        by_group: Dict[int, List[int]] = {}
+        for j in tied.tolist():
+            by_group.setdefault(int(group[j]), []).append(j)
+        for js in by_group.values():
+            j0 = js[0]
+            g_lo, g_hi, s = int(lo[j0]), int(hi[j0]), int(seg[j0])
+            ids = run.docs.between(s, g_lo, g_hi)
+            ascending = sorted(ids)
+            for j in js:
+                mine = ids[int(rows[j]) - g_lo]
+                rank[j] += len(ascending) - bisect_right(ascending, mine)
+    return rank
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+def evaluate_columns(
+    qrels: QrelsColumns,
+    batches: Iterable[RunColumns],
+    metrics: Sequence[Metric],
+    *,
+    gain: str = "exp",
+    ties: str = "engine",
+    relevance_threshold: int = 1,
+) -> Evaluation:
+    """Score run batches (each query in one batch) against ``qrels``. Arguments are
+    checked by :func:`~pytest_retrieval.measures.metrics.evaluate`; see it for the rules."""
+    if _metrics.np is None:  # metrics imports numpy lazily (cheap metric-name parsing)
+        _metrics.np = np
+    trec = ties == "trec"
+    positive_only = not any(m.name == "judged" for m in metrics)
+    n_q = len(qrels.evaluated)
+    has_hits = np.zeros(n_q, dtype=bool)
+    parts: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    unjudged: List[str] = []
+    seen_unjudged: set = set()
+    for batch in batches:
+        for qid in batch.unjudged:
+            if qid not in seen_unjudged:
+                seen_unjudged.add(qid)
+                unjudged.append(qid)
+        present = [qrels.eval_index[q] for q in batch.qids if q in qrels.eval_index]
+        has_hits[present] = True
+        parts.append(judged_hits(qrels, batch, trec=trec, positive_only=positive_only))
+    if parts:
+        q, r, g = (np.concatenate([p[i] for p in parts]) for i in range(3))
+    else:
+        q = r = g = np.zeros(0, dtype=np.int64)
+    order = np.lexsort((r, q))
+    q, r, g = q[order].astype(np.intp), r[order].astype(np.intp), g[order].astype(np.float64)
+    hits = _Hits(q, r, g, n_q, qrels.num_rel(relevance_threshold), relevance_threshold)
+    iq, ir, ig = qrels.ideal()
+    ideal = (iq.astype(np.intp), ir.astype(np.intp), ig)
+
+    evaluated = qrels.evaluated
+    per_query: Dict[str, Dict[str, float]] = {}
+    aggregate: Dict[str, float] = {}
+    for m in metrics:
+        values = _ndcg(hits, ideal, m.k, gain) if m.name == "ndcg" else _BINARY[m.name](hits, m.k)
+        as_list = values.tolist()
+        per_query[str(m)] = dict(zip(evaluated, as_list))
+        aggregate[str(m)] = math.fsum(as_list) / n_q if n_q else math.nan
+    return Evaluation(
+        metrics=tuple(metrics),
+        per_query=per_query,
+        aggregate=aggregate,
+        evaluated=list(evaluated),
+        missing=[qid for qid, hit in zip(evaluated, has_hits.tolist()) if not hit],
+        no_relevant=list(qrels.no_relevant),
+        unjudged_queries=unjudged,
+    )
