@@ -10,11 +10,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy.fft  # noqa: F401
 import pytest
 
 from tests.ci import unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
+# numpy.fft is imported here, once: an in-process pytester run that imports it first (through
+# scipy, from a golden-query model) would have it dropped from sys.modules on restore, and numpy 2
+# refuses to load its C extension a second time ("cannot load module more than once per process").
+
 SHARED = Path(os.environ.get("PYTEST_RETRIEVAL_SHARED", ROOT.parent / "shared"))
 
 
