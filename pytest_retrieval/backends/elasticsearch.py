@@ -23,7 +23,8 @@ from .search_engine import (
     request_headers,
 )
 from .search_engine.dsl import default_num_candidates
-from .search_engine.http import import_client
+from .search_engine.http import EngineBadAnswer, import_client, not_json
+from .search_engine.retry import RETRY_STATUSES
 
 _SIMILARITIES = {
     "cosine": "cosine",
@@ -47,8 +48,9 @@ class ElasticsearchBackend(SearchEngineBackend):
         kwargs: Dict[str, Any] = {
             "hosts": conn.hosts,
             "request_timeout": conn.request_timeout,
-            "max_retries": conn.max_retries,
-            "retry_on_timeout": conn.retry_on_timeout,
+            # retried by the plugin's one policy (search_engine/retry.py), never by the client
+            "max_retries": 0,
+            "retry_on_timeout": False,
             "verify_certs": conn.verify_certs,
         }
         if conn.ca_certs:
@@ -66,7 +68,7 @@ class ElasticsearchBackend(SearchEngineBackend):
     def _raw_request(
         self, method: str, path: str, params: Optional[Mapping[str, Any]], body: Any, ndjson: bool
     ) -> Any:
-        from elastic_transport import TransportError
+        from elastic_transport import ConnectionTimeout, SerializationError, TransportError
         from elasticsearch import ApiError
 
         try:
@@ -78,10 +80,27 @@ class ElasticsearchBackend(SearchEngineBackend):
                 body=body,
             )
         except ApiError as exc:
-            raise EngineHTTPError(int(exc.meta.status), exc.body) from None
+            status = int(exc.meta.status)
+            if 200 <= status < 300:  # e.g. an HTML page from a proxy: "not Elasticsearch"
+                raise not_json(status, exc.meta.headers.get("content-type"), exc.body) from None
+            raise EngineHTTPError(status, exc.body, dict(exc.meta.headers or {})) from None
+        except SerializationError as exc:
+            raise EngineBadAnswer(f"the answer is not JSON: {exc.message}") from None
         except TransportError as exc:
-            raise EngineUnreachable(f"{type(exc).__name__}: {exc.message}") from None
+            raise EngineUnreachable(
+                f"{type(exc).__name__}: {exc.message}", timeout=isinstance(exc, ConnectionTimeout)
+            ) from None
+        if not isinstance(resp.body, (dict, list)):  # text/* bodies come back as str
+            raise not_json(resp.meta.status, resp.meta.headers.get("content-type"), resp.body)
         return resp.body
+
+    def _bulk_client(self) -> Any:
+        conn = self._conn
+        return self._client.options(
+            max_retries=conn.max_retries,
+            retry_on_timeout=conn.retry_on_timeout,
+            retry_on_status=tuple(sorted(RETRY_STATUSES)),
+        )
 
     def _helpers(self) -> Any:
         from elasticsearch import helpers

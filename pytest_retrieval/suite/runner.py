@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..backends.base import Backend
+from ..errors import cleanup_after_failure
 from ..stats.latency import LatencySummary
 from ..types import Document, DocVectors, Query, Run
 from .build import StagePlan, load_judgments, make_backend, needs_corpus
@@ -215,9 +216,12 @@ class SuiteRunner:
             if latency:
                 single = stage_timer(suite, backend, plan, doc_texts)
                 out.latency, out.ab = latency_pass(suite, single, order, queries, self.progress)
-        finally:
-            if self._backend is None:
-                backend.close()
+        except BaseException as exc:
+            if self._backend is None:  # the cause stays first, a failed clean-up second
+                cleanup_after_failure(backend.close, exc)
+            raise
+        if self._backend is None:
+            backend.close()
         return out
 
     def _doc_texts(self, js: JudgmentSet, plan: StagePlan) -> Dict[str, str]:

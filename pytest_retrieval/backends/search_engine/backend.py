@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
-from ...errors import ConfigError, InfrastructureError
+from ...errors import ConfigError, InfrastructureError, cleanup_after_failure
 from ...types import Document, DocVectors, Query, Run
 from ..base import Backend, KnnSpec, SearchResult, TemplateSpec
 from .dsl import check_k, search_body
@@ -59,7 +59,9 @@ class SearchEngineBackend(Backend):
             self._config,
             vector_mapping=self._vector_mapping,
             extra_settings=self._extra_index_settings,
-            bulk=lambda actions, **options: self._helpers().streaming_bulk(self._client, actions, **options),
+            bulk=lambda actions, **options: self._helpers().streaming_bulk(
+                self._bulk_client(), actions, **options
+            ),
         )
         self._searcher = Searcher(self._http, self._conn.batch_size, self._conn.concurrency)
         self._check_fields = FieldCheck(self._http, self.vector_field_types)
@@ -81,6 +83,12 @@ class SearchEngineBackend(Backend):
     def _helpers(self) -> Any:
         """The client's ``helpers`` module (``streaming_bulk``)."""
         raise NotImplementedError
+
+    def _bulk_client(self) -> Any:
+        """The client ``streaming_bulk`` indexes with. Bulk requests bypass ``EngineHTTP``, so
+        adapters return a client retrying like the policy of retry.py (same ``max_retries``,
+        the same statuses and connection errors); ``streaming_bulk`` retries 429 items."""
+        return self._client
 
     def _vector_mapping(self, dims: int, similarity: str) -> Dict[str, Any]:
         raise NotImplementedError
@@ -184,7 +192,11 @@ class SearchEngineBackend(Backend):
         if self._closed:
             return
         try:
-            self._close_extras()
+            try:
+                self._close_extras()
+            except Exception as exc:  # the index is deleted all the same
+                cleanup_after_failure(self._index.delete, exc)
+                raise
             self._index.delete()
         finally:
             self._closed = True

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from ...errors import ConfigError, InfrastructureError
+from ...errors import ConfigError, InfrastructureError, cleanup_after_failure
 from ...progress import progress_bar
 from ...types import Document, DocVectors
 from ..base import BM25Spec, KnnSpec
@@ -371,14 +371,15 @@ class ThrowawayIndex:
                 what=f"merging index {name!r} to one segment",
             )
             self.doc_count = count_docs(http, name)
-        except BaseException:
-            self.delete()
+        except BaseException as exc:
+            cleanup_after_failure(self.delete, exc)
             raise
         if self.doc_count != expected:
-            self.delete()
-            raise InfrastructureError(
+            wrong = InfrastructureError(
                 f"{http.name}: index {name!r} holds {self.doc_count} documents after indexing {expected}"
             )
+            cleanup_after_failure(self.delete, wrong)
+            raise wrong
 
     def _actions(self, name: str, rows: Dict[str, int], seen: set) -> Iterator[Dict[str, Any]]:
         """Bulk actions: every document (with its vector, if any), then the vectors of

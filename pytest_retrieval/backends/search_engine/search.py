@@ -140,17 +140,14 @@ class Searcher:
         for _qid, body in batch:
             lines.append("{}")
             lines.append(json.dumps(body, separators=(",", ":")))
+        what = f"_msearch of {len(batch)} queries (first {batch[0][0]!r})"
         resp = self._http.request(
-            "POST",
-            f"/{index}/_msearch",
-            body="\n".join(lines) + "\n",
-            ndjson=True,
-            what=f"_msearch of {len(batch)} queries (first {batch[0][0]!r})",
+            "POST", f"/{index}/_msearch", body="\n".join(lines) + "\n", ndjson=True, what=what
         )
         responses = (resp or {}).get("responses")
         if not isinstance(responses, list) or len(responses) != len(batch):
             raise self._http.fail(
-                "_msearch failed",
+                f"{what} failed",
                 f"expected {len(batch)} responses, got "
                 f"{len(responses) if isinstance(responses, list) else 'none'}",
             )
