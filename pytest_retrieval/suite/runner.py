@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..backends.base import Backend
-from ..errors import cleanup_after_failure
+from ..errors import ConfigError, cleanup_after_failure
 from ..stats.latency import LatencySummary
 from ..types import Document, DocVectors, Query, Run
 from .build import StagePlan, load_judgments, make_backend, needs_corpus
@@ -295,12 +295,7 @@ class SuiteRunner:
         for name in plan.order:
             self.progress(f"retrieving {name}")
             if name in plan.leaves:
-                if suite.model.evaluation.exclude_self_hits:
-                    # one hit more: a query's own document is at most one hit of its ranking
-                    run = backend.search_batch(plan.leaves[name], queries, plan.leaf_depth + 1)
-                    out.runs[name], _ = without_self_hits(run, plan.leaf_depth)
-                else:
-                    out.runs[name] = backend.search_batch(plan.leaves[name], queries, plan.leaf_depth)
+                out.runs[name] = self._leaf_pass(backend, name, plan, queries)
             elif name in plan.rerankers:
                 from ..models.rerankers import rerank_run
 
@@ -314,6 +309,20 @@ class SuiteRunner:
 
                 subs = [out.runs[s] for s in suite.inputs(name)]
                 out.runs[name] = fuse_runs(subs, plan.fusions[name], k=plan.leaf_depth)
+
+    def _leaf_pass(self, backend: Backend, name: str, plan: StagePlan, queries: List[Query]) -> Run:
+        """One leaf retriever over all queries; a backend's refusal of the retriever's
+        options (key ``retrievers``) is located at this retriever in the suite file."""
+        try:
+            if not self.suite.model.evaluation.exclude_self_hits:
+                return backend.search_batch(plan.leaves[name], queries, plan.leaf_depth)
+            # one hit more: a query's own document is at most one hit of its ranking
+            run = backend.search_batch(plan.leaves[name], queries, plan.leaf_depth + 1)
+            return without_self_hits(run, plan.leaf_depth)[0]
+        except ConfigError as exc:
+            if exc.key != "retrievers" or exc.file:
+                raise
+            raise self.suite.error(("retrievers", name), exc.detail) from None
 
     def queries(self, js: JudgmentSet, qids: Sequence[str], embedder: Any = None) -> List[Query]:
         """The queries ``qids`` as the backends take them, with vectors from ``embedder``

@@ -22,6 +22,7 @@ from ...errors import ConfigError, InfrastructureError, cleanup_after_failure
 from ...types import Document, DocVectors, Query, Run
 from ..base import Backend, KnnSpec, SearchResult, TemplateSpec
 from .dsl import check_k, search_body
+from .existing import refuse_index_options
 from .http import ConnectionSettings, EngineHTTP, connect
 from .index import INDEX_PREFIX, IndexConfig, ThrowawayIndex, count_docs, reap_indices
 from .search import FieldCheck, Searcher
@@ -225,6 +226,8 @@ class SearchEngineBackend(Backend):
         index = self._target()
         for spec in specs:
             self._check_fields(index, spec)
+            if self._config.existing is not None:
+                refuse_index_options(self._http, index, spec)
         return self._target()
 
     def build_body(self, spec: Any, query: Query, k: int) -> Dict[str, Any]:
