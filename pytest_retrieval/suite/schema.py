@@ -133,9 +133,10 @@ class ConnectionConfig(_Strict):
     )
     preference: Optional[str] = Field(
         None,
-        description="Every search's preference (which shard copies answer). Default: a string "
-        "derived from the suite name, so every query and every rerun of the suite reads the same "
-        "copies; _local or _primary (Elasticsearch < 7.x / OpenSearch) also work.",
+        description="Every search's preference (which shard copies answer). Default: "
+        "'pytest-retrieval-<suite>', so every query and every rerun of the suite reads the same "
+        "copies. _local: copies on the node that receives the search; _primary: primaries "
+        "only (OpenSearch; Elasticsearch 8 refuses it).",
     )
     search_type: Optional[Literal["query_then_fetch", "dfs_query_then_fetch"]] = Field(
         None,

@@ -23,6 +23,7 @@ from ...types import Document, DocVectors, Query, Run
 from ..base import Backend, KnnSpec, SearchResult, TemplateSpec
 from .dsl import check_k, search_body
 from .existing import refuse_index_options
+from .facts import index_facts
 from .http import ConnectionSettings, EngineHTTP, connect
 from .index import INDEX_PREFIX, IndexConfig, ThrowawayIndex, count_docs, reap_indices
 from .search import FieldCheck, Searcher
@@ -64,11 +65,23 @@ class SearchEngineBackend(Backend):
                 self._bulk_client(), actions, **options
             ),
         )
-        self._searcher = Searcher(self._http, self._conn.batch_size, self._conn.concurrency)
+        self._searcher = Searcher(
+            self._http, self._conn.batch_size, self._conn.concurrency, self._search_settings()
+        )
         self._check_fields = FieldCheck(self._http, self.vector_field_types)
         self._existing_count: Optional[int] = None
         self._closed = False
         self._client = connect(self.name, self._conn, self._make_client)
+
+    def _search_settings(self) -> Dict[str, str]:
+        """What every search carries: ``preference`` (``connection.preference``, default a
+        string derived from the suite name, so every query of a run and every rerun of the
+        suite read the same shard copies: copies of a shard may hold different deleted-document
+        statistics, hence different BM25 scores) and ``search_type`` when set."""
+        out = {"preference": self._conn.preference or f"{INDEX_PREFIX}{self._config.suite_slug}"}
+        if self._conn.search_type:
+            out["search_type"] = self._conn.search_type
+        return out
 
     # ---- engine adapter (subclasses) -------------------------------------------------
 
@@ -156,14 +169,18 @@ class SearchEngineBackend(Backend):
     def describe(self) -> Dict[str, Any]:
         engine, version = self.engine_info()
         existing = self._config.existing
-        return {
+        out = {
             "backend": self.name,
             "engine": engine,
             "version": version,
             "index": self.index_name,
             "doc_count": self._existing_count if existing else self._index.doc_count,
             "index_mode": "existing" if existing else "throwaway",
+            "search": dict(self._searcher.settings),
         }
+        if self.index_name is not None and not self._closed:
+            out.update(index_facts(self._http, self.index_name, self._config.vector_field))
+        return out
 
     # ---- life cycle -------------------------------------------------------------------
 

@@ -124,10 +124,18 @@ class Searcher:
     """Sends search bodies and reads rankings: batched and concurrent for quality, one
     request at a time for latency."""
 
-    def __init__(self, http: EngineHTTP, batch_size: int, concurrency: int):
+    def __init__(
+        self,
+        http: EngineHTTP,
+        batch_size: int,
+        concurrency: int,
+        settings: Optional[Mapping[str, str]] = None,
+    ):
         self._http = http
         self._batch_size = batch_size
         self._concurrency = concurrency
+        # carried by every search: preference (the shard copies that answer), search_type
+        self.settings: Dict[str, str] = dict(settings or {})
 
     def msearch(self, index: str, bodies: Bodies, k: int) -> Run:
         """Every body through ``_msearch`` requests of ``batch_size``, ``concurrency`` at a time."""
@@ -137,8 +145,9 @@ class Searcher:
 
     def _msearch_batch(self, index: str, batch: Bodies, k: int) -> List[Tuple[str, Ranking]]:
         lines = []
+        header = json.dumps(self.settings, separators=(",", ":"))
         for _qid, body in batch:
-            lines.append("{}")
+            lines.append(header)
             lines.append(json.dumps(body, separators=(",", ":")))
         what = f"_msearch of {len(batch)} queries (first {batch[0][0]!r})"
         resp = self._http.request(
@@ -169,7 +178,11 @@ class Searcher:
         def run_one(item: Tuple[str, Dict[str, Any]]) -> List[Tuple[str, Ranking]]:
             qid, body = item
             resp = self._http.request(
-                "POST", f"/{index}/_search", params=params, body=body, what=f"search for query {qid!r}"
+                "POST",
+                f"/{index}/_search",
+                params={**self.settings, **params},
+                body=body,
+                what=f"search for query {qid!r}",
             )
             return [(qid, read_hits(resp, qid, k, self._http.fail)[0])]
 
@@ -179,7 +192,7 @@ class Searcher:
         self, index: str, qid: str, body: Dict[str, Any], params: Mapping[str, Any], k: int
     ) -> Tuple[Ranking, Optional[float]]:
         """The latency pass: one request, the request cache off; the ranking and ``took``."""
-        params = dict(params)
+        params = {**self.settings, **params}
         params["request_cache"] = "false"
         resp = self._http.request(
             "POST", f"/{index}/_search", params=params, body=body, what=f"search for query {qid!r}"
