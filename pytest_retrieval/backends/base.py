@@ -86,6 +86,11 @@ class Backend(abc.ABC):
         cannot tell (the runner then checks the suite's corpus)."""
         return None
 
+    def exact_knn(self, spec: KnnSpec, queries: Sequence[Query], k: int) -> Optional[Run]:
+        """The exact top ``k`` of a kNN spec (brute force), against which ``ann_recall@k``
+        scores the approximate search; None when this backend's kNN is exact already."""
+        return None
+
     def describe(self) -> Dict[str, Any]:
         """Engine name/version and index facts, for reports and baseline fingerprints."""
         return {"backend": self.name}

@@ -118,6 +118,21 @@ class ElasticsearchBackend(SearchEngineBackend):
             "index_options": {"type": "hnsw"},
         }
 
+    def _exact_knn_body(self, spec: KnnSpec, vector: List[float], k: int, similarity: str) -> Dict[str, Any]:
+        # brute force over every vector (the knn query's filter, if any); a score that is
+        # monotonic in the similarity, as the script_score docs write them
+        scripts = {
+            "cosine": "cosineSimilarity(params.v, params.f) + 1.0",
+            "dot_product": "double d = dotProduct(params.v, params.f); return d < 0 ? 1 / (1 - d) : d + 1;",
+            "max_inner_product": "double d = dotProduct(params.v, params.f); return d < 0 ? 1 / (1 - d) : d + 1;",
+            "l2_norm": "1 / (1 + l2norm(params.v, params.f))",
+        }
+        if similarity not in scripts:
+            raise ConfigError(f"ann_recall: no exact search for the vector similarity {similarity!r}")
+        query = spec.filter or {"exists": {"field": spec.field}}
+        script = {"source": scripts[similarity], "params": {"v": vector, "f": spec.field}}
+        return {"query": {"script_score": {"query": query, "script": script}}, "size": k, "_source": False}
+
     def _knn_body(self, spec: KnnSpec, vector: List[float], k: int) -> Dict[str, Any]:
         knn: Dict[str, Any] = {
             "field": spec.field,

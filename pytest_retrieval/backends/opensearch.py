@@ -197,6 +197,17 @@ class OpenSearchBackend(SearchEngineBackend):
             clause["filter"] = spec.filter
         return {"knn": {spec.field: clause}}
 
+    def _exact_knn_body(self, spec: KnnSpec, vector: List[float], k: int, similarity: str) -> Dict[str, Any]:
+        # the k-NN plugin's exact search: a script_score with its knn_score script
+        space = _SPACE_TYPES.get(similarity, similarity)
+        query = spec.filter or {"exists": {"field": spec.field}}
+        script = {
+            "source": "knn_score",
+            "lang": "knn",
+            "params": {"field": spec.field, "query_value": vector, "space_type": space},
+        }
+        return {"query": {"script_score": {"query": query, "script": script}}, "size": k, "_source": False}
+
     def _knn_body(self, spec: KnnSpec, vector: List[float], k: int) -> Dict[str, Any]:
         return {"query": self.knn_query(spec, vector, k)}
 

@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..backends.base import Backend
+from ..backends.base import Backend, KnnSpec
 from ..errors import ConfigError, cleanup_after_failure
 from ..stats.latency import LatencySummary
 from ..types import Document, DocVectors, Query, Run
@@ -25,6 +25,8 @@ from .judgments import JudgmentSet, check_overlap, without_self_hits
 from .latency import latency_pass, stage_timer
 from .load import Suite
 from .result import ABLatency, RetrieverResult, SuiteResult
+
+ANN_RECALL = "ann_recall@"
 
 # the engine clients' loggers: their retries and node-pool warnings are noise during a run
 CLIENT_LOGGERS = ("elastic_transport", "elasticsearch", "opensearch", "opensearchpy", "urllib3")
@@ -57,6 +59,7 @@ class Retrieval:
     queries: List[Query] = field(default_factory=list)  # as sent, with vectors when embedded
     backend_info: Dict[str, Any] = field(default_factory=dict)
     missing_documents: Optional[MissingDocuments] = None  # when asked to check the judged docs
+    exact: Dict[str, Run] = field(default_factory=dict)  # kNN leaf -> its exact top k (ann_recall@k)
 
 
 class SuiteRunner:
@@ -153,6 +156,12 @@ class SuiteRunner:
             ties=model.evaluation.ties,
             relevance_threshold=model.judgments.relevance_threshold,
         )
+        if name in got.exact:  # ann_recall@k: against the exact kNN run, over the same queries
+            from ..measures.ann import ann_recall, mean
+
+            for m in [m for m in suite.metrics if m.startswith(ANN_RECALL)]:
+                ev.per_query[m] = ann_recall(run, got.exact[name], _metric_k(m), ev.evaluated)
+                ev.aggregate[m] = mean(ev.per_query[m])
         rr = RetrieverResult(
             name, model.retrievers[name].type, run, ev, latency=got.latency.get(name), ab=got.ab.get(name)
         )
@@ -213,6 +222,7 @@ class SuiteRunner:
             if check_documents:
                 out.missing_documents = self._check_documents(backend, js)
             self._quality_pass(backend, plan, queries, doc_texts, out)
+            self._exact_pass(backend, plan, queries, out)
             if latency:
                 single = stage_timer(suite, backend, plan, doc_texts)
                 out.latency, out.ab = latency_pass(suite, single, order, queries, self.progress)
@@ -309,6 +319,18 @@ class SuiteRunner:
 
                 subs = [out.runs[s] for s in suite.inputs(name)]
                 out.runs[name] = fuse_runs(subs, plan.fusions[name], k=plan.leaf_depth)
+
+    def _exact_pass(self, backend: Backend, plan: StagePlan, queries: List[Query], out: Retrieval) -> None:
+        """The exact top k of every kNN leaf, when the suite measures ``ann_recall@k``."""
+        ks = [_metric_k(m) for m in self.suite.metrics if m.startswith(ANN_RECALL)]
+        if not ks:
+            return
+        for name, spec in plan.leaves.items():
+            if isinstance(spec, KnnSpec):
+                self.progress(f"exact kNN of {name} (ann_recall@{max(ks)})")
+                exact = backend.exact_knn(spec, queries, max(ks))
+                if exact is not None:
+                    out.exact[name] = exact
 
     def _leaf_pass(self, backend: Backend, name: str, plan: StagePlan, queries: List[Query]) -> Run:
         """One leaf retriever over all queries; a backend's refusal of the retriever's

@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 from ...errors import ConfigError, InfrastructureError, cleanup_after_failure
 from ...types import Document, DocVectors, Query, Run
 from ..base import Backend, KnnSpec, SearchResult, TemplateSpec
-from .dsl import check_k, search_body
+from .dsl import check_k, search_body, vector_to_list
 from .existing import refuse_index_options
 from .facts import index_facts
 from .http import ConnectionSettings, EngineHTTP, connect
@@ -258,6 +258,45 @@ class SearchEngineBackend(Backend):
         if params:  # _msearch takes no search pipeline: one _search per query, concurrently
             return self._searcher.each(index, bodies, params, k)
         return self._searcher.msearch(index, bodies, k)
+
+    def exact_knn(self, spec: KnnSpec, queries: Sequence[Query], k: int) -> Optional[Run]:
+        """The exact top ``k``: client-side from the document vectors of a throwaway index
+        (without a filter), else on the engine with a brute-force ``script_score`` query
+        (:meth:`_exact_knn_body`) with the index's own vector similarity."""
+        self._ready(k, spec)
+        vectors = self._index.vectors
+        if vectors is not None and spec.field == self._config.vector_field and not spec.filter:
+            import numpy as np
+
+            from ...measures.ann import exact_top_k
+
+            with_vectors = [q for q in queries if q.vector is not None]
+            matrix = np.stack([np.asarray(q.vector, dtype=np.float32) for q in with_vectors])
+            qids = [q.qid for q in with_vectors]
+            return exact_top_k(
+                qids, matrix, vectors.doc_ids, vectors.matrix, self._index.variant["similarity"], k
+            )
+        return self.exact_knn_on_engine(spec, queries, k)
+
+    def exact_knn_on_engine(self, spec: KnnSpec, queries: Sequence[Query], k: int) -> Run:
+        """The exact top ``k`` by the engine's brute-force ``script_score`` search, with the
+        similarity the index's mapping gives the field."""
+        index = self._ready(k, spec)
+        similarity = self._field_similarity(index, spec.field)
+        bodies = []
+        for q in queries:
+            if q.vector is None:
+                raise ConfigError(f"query {q.qid!r} has no vector: ann_recall needs query embeddings")
+            bodies.append((q.qid, self._exact_knn_body(spec, vector_to_list(q.vector), k, similarity)))
+        return self._searcher.msearch(index, bodies, k)
+
+    def _field_similarity(self, index: str, field: str) -> str:
+        """The vector similarity the index's mapping gives ``field``, in the adapter's terms."""
+        facts = index_facts(self._http, index, field).get("hnsw") or {}
+        return str(facts.get("similarity") or facts.get("space_type") or "cosine")
+
+    def _exact_knn_body(self, spec: KnnSpec, vector: List[float], k: int, similarity: str) -> Dict[str, Any]:
+        raise NotImplementedError
 
     def existing_ids(self, doc_ids: Sequence[str], batch: int = 1000) -> Optional[Set[str]]:
         """Which of ``doc_ids`` the index (or alias) holds: batched read-only ``ids`` queries

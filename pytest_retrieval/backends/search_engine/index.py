@@ -309,6 +309,11 @@ class ThrowawayIndex:
         self._vectors = vectors
         self._build()
 
+    @property
+    def vectors(self) -> Optional[DocVectors]:
+        """The document vectors the index holds (None for an index without vectors)."""
+        return self._vectors
+
     def assert_owned(self, index: str) -> None:
         """Guard of every write: only the throwaway index this backend created."""
         if self._config.existing is not None or index != self.name or not index.startswith(INDEX_PREFIX):
