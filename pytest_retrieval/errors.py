@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 
 class RetrievalError(Exception):
     """Base class for errors the plugin reports as one readable line."""
@@ -40,3 +42,22 @@ class ConfigError(RetrievalError):
 
 class InfrastructureError(RetrievalError):
     """The engine or a model could not answer; the gate cannot be judged."""
+
+
+def cleanup_after_failure(cleanup: Callable[[], Any], primary: BaseException) -> None:
+    """Run ``cleanup`` (e.g. delete the throwaway index) while ``primary`` is being raised.
+    A clean-up that fails too does not replace the cause: its failure is appended to
+    ``primary``'s message, second ("...; clean-up also failed: ..."), and ``primary`` is what
+    the caller re-raises. (A hung engine times out the search, then the index delete: the
+    report must name the search.)"""
+    try:
+        cleanup()
+    except Exception as failure:  # noqa: BLE001 - reported as the secondary failure
+        note = f"clean-up also failed: {failure}"
+        if isinstance(primary, ConfigError):
+            primary.detail = f"{primary.detail}; {note}"
+            primary.args = (primary.format(),)
+        elif primary.args and isinstance(primary.args[0], str):
+            primary.args = (f"{primary.args[0]}; {note}",) + tuple(primary.args[1:])
+        else:
+            primary.args = (f"{primary}; {note}",)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Sequence, Set, Tuple
 
 from ..types import Document, DocVectors, Query, Ranking, Run
@@ -24,6 +24,9 @@ class BM25Spec:
     k1: float = 1.2
     b: float = 0.75
     stopwords: Optional[str] = None  # None = no stop words (ES standard analyzer default)
+    # which of k1/b/stopwords the suite wrote (they belong to an index's settings, so an
+    # existing index refuses them); empty: those that differ from the defaults above
+    index_options: Tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,11 @@ class Backend(abc.ABC):
     def existing_ids(self, doc_ids: Sequence[str]) -> Optional[Set[str]]:
         """Which of ``doc_ids`` the prepared index holds (read-only); None when this backend
         cannot tell (the runner then checks the suite's corpus)."""
+        return None
+
+    def exact_knn(self, spec: KnnSpec, queries: Sequence[Query], k: int) -> Optional[Run]:
+        """The exact top ``k`` of a kNN spec (brute force), against which ``ann_recall@k``
+        scores the approximate search; None when this backend's kNN is exact already."""
         return None
 
     def describe(self) -> Dict[str, Any]:

@@ -26,8 +26,8 @@ from .search_engine import (
     versions,
 )
 from .search_engine.dsl import default_num_candidates
-from .search_engine.http import import_client
-from .search_engine.search import UnexpectedAnswer, describe_answer
+from .search_engine.http import EngineBadAnswer, describe_answer, import_client, not_json
+from .search_engine.retry import RETRY_STATUSES
 
 _SIMILARITIES = {
     "cosine": "cosine",
@@ -52,8 +52,9 @@ class ElasticsearchBackend(SearchEngineBackend):
         kwargs: Dict[str, Any] = {
             "hosts": conn.hosts,
             "request_timeout": conn.request_timeout,
-            "max_retries": conn.max_retries,
-            "retry_on_timeout": conn.retry_on_timeout,
+            # retried by the plugin's one policy (search_engine/retry.py), never by the client
+            "max_retries": 0,
+            "retry_on_timeout": False,
             "verify_certs": conn.verify_certs,
         }
         if conn.ca_certs:
@@ -71,7 +72,7 @@ class ElasticsearchBackend(SearchEngineBackend):
     def _raw_request(
         self, method: str, path: str, params: Optional[Mapping[str, Any]], body: Any, ndjson: bool
     ) -> Any:
-        from elastic_transport import SerializationError, TransportError
+        from elastic_transport import ConnectionTimeout, SerializationError, TransportError
         from elasticsearch import ApiError
 
         try:
@@ -84,13 +85,28 @@ class ElasticsearchBackend(SearchEngineBackend):
             )
         except ApiError as exc:
             self._server_answered = True  # (engine_info: a refusal, not an unreachable server)
+            status = int(exc.meta.status)
+            if 200 <= status < 300:  # e.g. an HTML page from a proxy: "not Elasticsearch"
+                raise not_json(status, exc.meta.headers.get("content-type"), exc.body) from None
             body = exc.body if isinstance(exc.body, Mapping) else describe_answer(exc.body, self._conn.hosts)
-            raise EngineHTTPError(int(exc.meta.status), body) from None
+            raise EngineHTTPError(status, body, dict(exc.meta.headers or {})) from None
         except SerializationError as exc:  # an answer, but not JSON (a TransportError too)
-            raise UnexpectedAnswer(describe_answer(exc.message, self._conn.hosts)) from None
+            raise EngineBadAnswer(describe_answer(exc.message, self._conn.hosts)) from None
         except TransportError as exc:
-            raise EngineUnreachable(f"{type(exc).__name__}: {exc.message}") from None
+            raise EngineUnreachable(
+                f"{type(exc).__name__}: {exc.message}", timeout=isinstance(exc, ConnectionTimeout)
+            ) from None
+        if not isinstance(resp.body, (dict, list)):  # text/* bodies come back as str
+            raise not_json(resp.meta.status, resp.meta.headers.get("content-type"), resp.body)
         return resp.body
+
+    def _bulk_client(self) -> Any:
+        conn = self._conn
+        return self._client.options(
+            max_retries=conn.max_retries,
+            retry_on_timeout=conn.retry_on_timeout,
+            retry_on_status=tuple(sorted(RETRY_STATUSES)),
+        )
 
     def _helpers(self) -> Any:
         from elasticsearch import helpers
@@ -139,6 +155,21 @@ class ElasticsearchBackend(SearchEngineBackend):
             raise ConfigError(f"similarity must be one of {', '.join(_SIMILARITIES)}, not {similarity!r}")
         quant = self._config.quantization
         return versions.es_vector_mapping(dims, _SIMILARITIES[similarity], quant, self.engine_info()[1])
+
+    def _exact_knn_body(self, spec: KnnSpec, vector: List[float], k: int, similarity: str) -> Dict[str, Any]:
+        # brute force over every vector (the knn query's filter, if any); a score that is
+        # monotonic in the similarity, as the script_score docs write them
+        scripts = {
+            "cosine": "cosineSimilarity(params.v, params.f) + 1.0",
+            "dot_product": "double d = dotProduct(params.v, params.f); return d < 0 ? 1 / (1 - d) : d + 1;",
+            "max_inner_product": "double d = dotProduct(params.v, params.f); return d < 0 ? 1 / (1 - d) : d + 1;",
+            "l2_norm": "1 / (1 + l2norm(params.v, params.f))",
+        }
+        if similarity not in scripts:
+            raise ConfigError(f"ann_recall: no exact search for the vector similarity {similarity!r}")
+        query = spec.filter or {"exists": {"field": spec.field}}
+        script = {"source": scripts[similarity], "params": {"v": vector, "f": spec.field}}
+        return {"query": {"script_score": {"query": query, "script": script}}, "size": k, "_source": False}
 
     def _knn_body(self, spec: KnnSpec, vector: List[float], k: int) -> Dict[str, Any]:
         knn: Dict[str, Any] = {

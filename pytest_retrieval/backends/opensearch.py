@@ -19,7 +19,7 @@ import secrets
 import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
-from ..errors import ConfigError
+from ..errors import ConfigError, cleanup_after_failure
 from ..types import Query, Run
 from .base import BM25Spec, KnnSpec, TemplateSpec
 from .search_engine import (
@@ -33,9 +33,9 @@ from .search_engine import (
     versions,
 )
 from .search_engine.dsl import bm25_query, default_num_candidates, vector_to_list
-from .search_engine.http import import_client
+from .search_engine.http import connect, describe_answer, import_client, not_json
 from .search_engine.index import creation_meta, is_stale
-from .search_engine.search import UnexpectedAnswer, describe_answer
+from .search_engine.retry import RETRY_STATUSES
 
 log = logging.getLogger("pytest_retrieval.backends")
 
@@ -46,6 +46,7 @@ _SPACE_TYPES = {
     "max_inner_product": "innerproduct",
 }
 _PIPELINE_DESCRIPTION_PREFIX = f"{META_CREATOR} "
+_ANY_STATUS = tuple(range(100, 600))  # a connection that raises on none: statuses are read here
 
 
 def normalization_pipeline(
@@ -99,19 +100,23 @@ class OpenSearchBackend(SearchEngineBackend):
 
     def __init__(self, connection, index, *, suite: Optional[str] = None):
         self._pipelines: List[str] = []
+        self._bulk: Any = None
         super().__init__(connection, index, suite=suite)
 
     # ---- adapter -------------------------------------------------------------------------
 
-    def _make_client(self, conn: ConnectionSettings) -> Any:
+    def _make_client(self, conn: ConnectionSettings, retries: bool = False) -> Any:
         client_class = import_client(self.name, "opensearchpy", "OpenSearch", "opensearch-py")
         if conn.api_key:
             raise ConfigError("OpenSearch has no API keys: use username/password", key="connection.api_key")
         kwargs: Dict[str, Any] = {
             "hosts": conn.hosts,
             "timeout": conn.request_timeout,
-            "max_retries": conn.max_retries,
-            "retry_on_timeout": conn.retry_on_timeout,
+            # retried by the plugin's one policy (search_engine/retry.py), never by the
+            # client, except bulk indexing (see _bulk_client)
+            "max_retries": conn.max_retries if retries else 0,
+            "retry_on_timeout": conn.retry_on_timeout and retries,
+            "retry_on_status": tuple(sorted(RETRY_STATUSES)),
             "verify_certs": conn.verify_certs,
             "ssl_show_warn": conn.verify_certs,
             # one pooled connection per concurrent search, or urllib3 discards and reconnects
@@ -126,22 +131,51 @@ class OpenSearchBackend(SearchEngineBackend):
     def _raw_request(
         self, method: str, path: str, params: Optional[Mapping[str, Any]], body: Any, ndjson: bool
     ) -> Any:
-        from opensearchpy.exceptions import SerializationError, TransportError
+        # One connection of the pool, not the client's transport: the transport drops the
+        # headers of an error answer (Retry-After) and retries by its own rules.
+        from opensearchpy.exceptions import ConnectionTimeout, TransportError
 
+        transport = self._client.transport
+        if body is not None and not isinstance(body, (str, bytes)):
+            body = transport.serializer.dumps(body)
+        if isinstance(body, str):
+            body = body.encode("utf-8", "surrogatepass")
         try:
-            return self._client.transport.perform_request(
-                method, path, params=dict(params or {}), body=body, headers=request_headers(body, ndjson)
+            status, headers, raw = transport.get_connection().perform_request(
+                method,
+                path,
+                dict(params or {}),
+                body,
+                headers=request_headers(body, ndjson),
+                ignore=_ANY_STATUS,
             )
-        except SerializationError as exc:  # an answer, but not JSON
-            raise UnexpectedAnswer(
-                describe_answer(exc.args[0] if exc.args else exc, self._conn.hosts)
-            ) from None
         except TransportError as exc:
-            if isinstance(exc.status_code, int):
-                body = exc.info if exc.info is not None else exc.error
-                body = body if isinstance(body, Mapping) else describe_answer(body, self._conn.hosts)
-                raise EngineHTTPError(exc.status_code, body) from None
-            raise EngineUnreachable(f"{type(exc).__name__}: {exc.error}") from None
+            raise EngineUnreachable(
+                f"{type(exc).__name__}: {exc.error}", timeout=isinstance(exc, ConnectionTimeout)
+            ) from None
+        content_type = str(headers.get("content-type") or "").split(";")[0].strip()
+        try:
+            data = json.loads(raw) if raw and content_type == "application/json" else None
+        except ValueError:
+            data = None
+        if not 200 <= status < 300:
+            body = data if data is not None else describe_answer(raw, self._conn.hosts)
+            raise EngineHTTPError(status, body, dict(headers))
+        if data is None:
+            raise not_json(status, content_type, raw)
+        return data
+
+    def _bulk_client(self) -> Any:
+        if self._bulk is None:
+            self._bulk = connect(self.name, self._conn, lambda conn: self._make_client(conn, retries=True))
+        return self._bulk
+
+    def _close_extras(self) -> None:
+        if self._bulk is not None:
+            self._bulk.close()
+            self._bulk = None
+        for name in list(self._pipelines):
+            self.delete_search_pipeline(name)
 
     def _helpers(self) -> Any:
         from opensearchpy import helpers
@@ -163,6 +197,17 @@ class OpenSearchBackend(SearchEngineBackend):
         if spec.filter:
             clause["filter"] = spec.filter
         return {"knn": {spec.field: clause}}
+
+    def _exact_knn_body(self, spec: KnnSpec, vector: List[float], k: int, similarity: str) -> Dict[str, Any]:
+        # the k-NN plugin's exact search: a script_score with its knn_score script
+        space = _SPACE_TYPES.get(similarity, similarity)
+        query = spec.filter or {"exists": {"field": spec.field}}
+        script = {
+            "source": "knn_score",
+            "lang": "knn",
+            "params": {"field": spec.field, "query_value": vector, "space_type": space},
+        }
+        return {"query": {"script_score": {"query": query, "script": script}}, "size": k, "_source": False}
 
     def _knn_body(self, spec: KnnSpec, vector: List[float], k: int) -> Dict[str, Any]:
         return {"query": self.knn_query(spec, vector, k)}
@@ -199,10 +244,6 @@ class OpenSearchBackend(SearchEngineBackend):
             "DELETE", f"/_search/pipeline/{name}", what=f"deleting search pipeline {name!r}", ok_status=(404,)
         )
         self._pipelines.remove(name)
-
-    def _close_extras(self) -> None:
-        for name in list(self._pipelines):
-            self.delete_search_pipeline(name)
 
     def reap_leftovers(self) -> List[str]:
         reaped = super().reap_leftovers()
@@ -278,7 +319,11 @@ class OpenSearchBackend(SearchEngineBackend):
         else:
             raise ConfigError("search_hybrid needs a pipeline name or a pipeline body")
         try:
-            return self._searcher.each(index, bodies, {"search_pipeline": name}, k)
-        finally:
+            run = self._searcher.each(index, bodies, {"search_pipeline": name}, k)
+        except BaseException as exc:
             if temporary is not None:
-                self.delete_search_pipeline(temporary)
+                cleanup_after_failure(lambda: self.delete_search_pipeline(temporary), exc)
+            raise
+        if temporary is not None:
+            self.delete_search_pipeline(temporary)
+        return run

@@ -107,6 +107,7 @@ def fingerprint(
     plugin_version: Optional[str] = None,
     metric_profile: Optional[Mapping[str, Any]] = None,
     retrievers: Optional[Mapping[str, Any]] = None,
+    search: Optional[Mapping[str, Any]] = None,
 ) -> Dict[str, Any]:
     """The inputs of a suite run as a JSON-able dict of hashes and plain facts.
 
@@ -122,6 +123,8 @@ def fingerprint(
     * ``embedder``, ``engine`` (name + version), ``client`` (the engine's Python client and
       its version), ``plugin_version``, ``metric_profile``
       (e.g. ``{"profile", "ties", "relevance_threshold", "depth"}``) are kept as they are.
+    * ``search``: how an engine searched, kept as it is: shards, replicas, the search
+      settings every search carried (preference, search_type) and the HNSW parameters.
     """
     out: Dict[str, Any] = {}
     h, n = _hash_lines(sorted([str(q), str(t)] for q, t in queries.items()))
@@ -155,6 +158,8 @@ def fingerprint(
         out["metric_profile"] = json.loads(canonical_json(dict(metric_profile)))
     if retrievers is not None:
         out["retrievers"] = {str(k): sha256_json(v) for k, v in sorted(retrievers.items())}
+    if search:
+        out["search"] = json.loads(canonical_json(dict(search)))
     return out
 
 
@@ -208,7 +213,12 @@ def fingerprint_from_result(
             "depth": model.evaluation.depth,
         },
         retrievers=retrievers,
+        search={k: info[k] for k in SEARCH_FACTS if info.get(k) is not None} or None,
     )
+
+
+#: backend_info keys recorded in the ``search`` component (search_engine/facts.py)
+SEARCH_FACTS = ("shards", "replicas", "search", "hnsw", "ef_search")
 
 
 def _short(h: Any) -> str:
@@ -323,6 +333,16 @@ def _diff_engine(key: str, a: Dict[str, Any], b: Dict[str, Any], add: _Add) -> N
         )
 
 
+def _diff_search(key: str, a: Dict[str, Any], b: Dict[str, Any], add: _Add) -> None:
+    parts = [
+        f"{k} {_fmt(canonical_json(a.get(k)) if isinstance(a.get(k), dict) else a.get(k))} -> "
+        f"{_fmt(canonical_json(b.get(k)) if isinstance(b.get(k), dict) else b.get(k))}"
+        for k in sorted(set(a) | set(b))
+        if a.get(k) != b.get(k)
+    ]
+    add(key, "search settings changed: " + ", ".join(parts))
+
+
 def _diff_metric_profile(key: str, a: Dict[str, Any], b: Dict[str, Any], add: _Add) -> None:
     parts = [
         f"{k} {_fmt(a.get(k))} -> {_fmt(b.get(k))}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)
@@ -345,6 +365,7 @@ _DESCRIBE: Dict[str, Callable[[str, Dict[str, Any], Dict[str, Any], _Add], None]
     "engine": _diff_engine,
     "metric_profile": _diff_metric_profile,
     "retrievers": _diff_retrievers,
+    "search": _diff_search,
 }
 
 

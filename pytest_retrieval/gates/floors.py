@@ -231,12 +231,28 @@ def _check_lift(model: Any, suite: Any, key: _Key, r_name: str, canon: str, valu
 
 
 def _check_quality(model: Any, suite: Any, key: _Key, r_name: str, canon: str, value: Any) -> None:
+    if canon.startswith("ann_recall@"):
+        _check_ann_recall(model, suite, key, r_name, canon)
     if not 0.0 <= float(value) <= 1.0:
         raise suite.error(
             key,
             f"{canon} lies in [0, 1]; floor {value!r} can never be met"
             if value > 1
             else f"floor {value!r} is below 0",
+        )
+
+
+def _check_ann_recall(model: Any, suite: Any, key: _Key, r_name: str, canon: str) -> None:
+    """ann_recall@k compares a kNN retriever's approximate (HNSW) top k with the exact one:
+    only a knn retriever on an engine has both."""
+    kind = model.retrievers[r_name].type
+    if kind != "knn":
+        raise suite.error(
+            key, f"{canon} measures a knn retriever's HNSW search; {r_name!r} is a {kind} retriever"
+        )
+    if model.backend.type == "embedded":
+        raise suite.error(
+            key, f"{canon} needs an elasticsearch or opensearch backend (the embedded engine's kNN is exact)"
         )
 
 

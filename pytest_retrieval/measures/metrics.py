@@ -15,6 +15,9 @@ Metrics (case-insensitive; ``k`` is a positive integer cutoff):
 ``r-precision``     relevant in the top R / R, R = relevant judged (``rprec``)
 ``hit@k``           1 if a relevant doc is in the top k (alias ``success@k``)
 ``judged@k``        share of the top k that has any judgment (denominator k)
+``ann_recall@k``    share of the exact top k nearest neighbours in a kNN
+                    retriever's approximate top k (scored against the exact
+                    kNN run, not the judgments: :mod:`.ann`; ``evaluate`` skips it)
 ==================  =========================================================
 
 Conventions (see :func:`evaluate`):
@@ -59,7 +62,7 @@ if TYPE_CHECKING:
 else:
     np = None  # numpy, imported by the first evaluate(): parsing metric names stays cheap
 
-__all__ = ["Metric", "parse_metric", "evaluate", "Evaluation", "KNOWN_METRICS"]
+__all__ = ["Metric", "parse_metric", "evaluate", "Evaluation", "KNOWN_METRICS", "REFERENCE_METRICS"]
 
 
 # --------------------------------------------------------------------------- names
@@ -74,7 +77,11 @@ _CUTOFF_RULE: Dict[str, str] = {
     "r-precision": "none",
     "hit": "required",
     "judged": "required",
+    "ann_recall": "required",
 }
+
+#: Metrics scored against a reference run (the exact kNN top k), not against judgments.
+REFERENCE_METRICS = ("ann_recall",)
 
 _ALIASES: Dict[str, str] = {
     "p": "precision",
@@ -102,7 +109,8 @@ _TREC_CUT: Dict[str, str] = {
 #: The known metrics, as listed in error messages.
 KNOWN_METRICS = (
     "ndcg[@k], mrr[@k] (rr, recip_rank), recall@k (r@k), precision@k (p@k), map[@k] (ap), "
-    "r-precision (rprec), hit@k (success@k), judged@k; trec_eval names such as "
+    "r-precision (rprec), hit@k (success@k), judged@k, ann_recall@k (kNN retrievers on "
+    "the engines); trec_eval names such as "
     "ndcg_cut_10, P_10, recall_100, map_cut_10"
 )
 
@@ -252,7 +260,9 @@ def evaluate(
     built against those qrels, with the same ``ties``), or an iterable of ``RunColumns``
     batches (each query in one batch): nothing is converted then.
     """
-    parsed = _parse_options(metrics, gain, ties, relevance_threshold)
+    parsed = [
+        m for m in _parse_options(metrics, gain, ties, relevance_threshold) if m.name not in REFERENCE_METRICS
+    ]
     from .columnar import QrelsColumns, RunColumns, evaluate_columns
 
     # Columns (measures/columnar.py): qrels keyed by one document dictionary, the run's

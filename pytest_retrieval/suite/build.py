@@ -158,6 +158,7 @@ def leaf_spec(suite: Suite, name: str) -> Any:
             k1=r.k1,
             b=r.b,
             stopwords=r.stopwords,
+            index_options=tuple(o for o in ("k1", "b", "stopwords") if o in r.model_fields_set),
         )
     if r.type == "knn":
         return KnnSpec(

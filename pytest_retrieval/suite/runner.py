@@ -15,7 +15,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..backends.base import Backend
+from ..backends.base import Backend, KnnSpec
+from ..errors import ConfigError, cleanup_after_failure
 from ..stats.latency import LatencySummary
 from ..types import Document, DocVectors, Query, Run
 from .build import StagePlan, load_judgments, make_backend, needs_corpus
@@ -28,6 +29,8 @@ from .shared import SharedBackend
 
 if TYPE_CHECKING:
     from ..measures.columnar import QrelsColumns
+
+ANN_RECALL = "ann_recall@"
 
 # the engine clients' loggers: their retries and node-pool warnings are noise during a run
 CLIENT_LOGGERS = ("elastic_transport", "elasticsearch", "opensearch", "opensearchpy", "urllib3")
@@ -61,6 +64,7 @@ class Retrieval:
     backend_info: Dict[str, Any] = field(default_factory=dict)
     missing_documents: Optional[MissingDocuments] = None  # when asked to check the judged docs
     golden: Dict[str, Run] = field(default_factory=dict)  # retriever -> rankings of extra_queries
+    exact: Dict[str, Run] = field(default_factory=dict)  # kNN leaf -> its exact top k (ann_recall@k)
 
 
 class SuiteRunner:
@@ -188,6 +192,12 @@ class SuiteRunner:
             ties=model.evaluation.ties,
             relevance_threshold=model.judgments.relevance_threshold,
         )
+        if name in got.exact:  # ann_recall@k: against the exact kNN run, over the same queries
+            from ..measures.ann import ann_recall, mean
+
+            for m in [m for m in suite.metrics if m.startswith(ANN_RECALL)]:
+                ev.per_query[m] = ann_recall(run, got.exact[name], _metric_k(m), ev.evaluated)
+                ev.aggregate[m] = mean(ev.per_query[m])
         rr = RetrieverResult(
             name, model.retrievers[name].type, run, ev, latency=got.latency.get(name), ab=got.ab.get(name)
         )
@@ -266,12 +276,16 @@ class SuiteRunner:
             self._quality_pass(backend, plan, queries + extra, doc_texts, out, only_for)
             for name, run in out.runs.items():  # golden rankings apart: never scored or exported
                 out.golden[name] = {q.qid: run.pop(q.qid) for q in extra if q.qid in run}
+            self._exact_pass(backend, plan, queries, out)
             if latency:
                 single = stage_timer(suite, backend, plan, doc_texts)
                 out.latency, out.ab = latency_pass(suite, single, order, queries, self.progress)
-        finally:
-            if owned:
-                backend.close()
+        except BaseException as exc:
+            if owned:  # the cause stays first, a failed clean-up second
+                cleanup_after_failure(backend.close, exc)
+            raise
+        if owned:
+            backend.close()
         return out
 
     def shared_backend(self, js: JudgmentSet) -> Backend:
@@ -364,15 +378,8 @@ class SuiteRunner:
         for name in plan.order:
             self.progress(f"retrieving {name}")
             queries = [q for q in all_queries if q.qid not in only_for or name in only_for[q.qid]]
-            if name in plan.leaves and not queries:
-                out.runs[name] = {}
-            elif name in plan.leaves:
-                if suite.model.evaluation.exclude_self_hits:
-                    # one hit more: a query's own document is at most one hit of its ranking
-                    run = backend.search_batch(plan.leaves[name], queries, plan.leaf_depth + 1)
-                    out.runs[name], _ = without_self_hits(run, plan.leaf_depth)
-                else:
-                    out.runs[name] = backend.search_batch(plan.leaves[name], queries, plan.leaf_depth)
+            if name in plan.leaves:
+                out.runs[name] = self._leaf_pass(backend, name, plan, queries) if queries else {}
             elif name in plan.rerankers:
                 from ..models.rerankers import rerank_run
 
@@ -386,6 +393,32 @@ class SuiteRunner:
                 wanted = {q.qid for q in queries}
                 subs = [{q: r for q, r in out.runs[s].items() if q in wanted} for s in suite.inputs(name)]
                 out.runs[name] = fuse_runs(subs, plan.fusions[name], k=plan.leaf_depth)
+
+    def _exact_pass(self, backend: Backend, plan: StagePlan, queries: List[Query], out: Retrieval) -> None:
+        """The exact top k of every kNN leaf, when the suite measures ``ann_recall@k``."""
+        ks = [_metric_k(m) for m in self.suite.metrics if m.startswith(ANN_RECALL)]
+        if not ks:
+            return
+        for name, spec in plan.leaves.items():
+            if isinstance(spec, KnnSpec):
+                self.progress(f"exact kNN of {name} (ann_recall@{max(ks)})")
+                exact = backend.exact_knn(spec, queries, max(ks))
+                if exact is not None:
+                    out.exact[name] = exact
+
+    def _leaf_pass(self, backend: Backend, name: str, plan: StagePlan, queries: List[Query]) -> Run:
+        """One leaf retriever over all queries; a backend's refusal of the retriever's
+        options (key ``retrievers``) is located at this retriever in the suite file."""
+        try:
+            if not self.suite.model.evaluation.exclude_self_hits:
+                return backend.search_batch(plan.leaves[name], queries, plan.leaf_depth)
+            # one hit more: a query's own document is at most one hit of its ranking
+            run = backend.search_batch(plan.leaves[name], queries, plan.leaf_depth + 1)
+            return without_self_hits(run, plan.leaf_depth)[0]
+        except ConfigError as exc:
+            if exc.key != "retrievers" or exc.file:
+                raise
+            raise self.suite.error(("retrievers", name), exc.detail) from None
 
     def queries(self, js: JudgmentSet, qids: Sequence[str], embedder: Any = None) -> List[Query]:
         """The queries ``qids`` as the backends take them, with vectors from ``embedder``

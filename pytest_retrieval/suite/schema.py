@@ -122,8 +122,27 @@ class ConnectionConfig(_Strict):
     ca_certs: Optional[str] = None
     verify_certs: bool = True
     request_timeout: Annotated[float, Field(gt=0)] = 30.0
-    max_retries: Annotated[int, Field(ge=0)] = 3
-    retry_on_timeout: bool = True
+    max_retries: Annotated[int, Field(ge=0)] = Field(
+        3,
+        description="Retries of a request answered 429/502/503/504 or lost (refused, reset, "
+        "timed out): exponential backoff with jitter, at least the answer's Retry-After.",
+    )
+    retry_on_timeout: bool = Field(True, description="Also retry a request that timed out.")
+    retry_deadline: Annotated[float, Field(gt=0)] = Field(
+        300.0, description="Seconds after a request's first attempt when no retry starts any more."
+    )
+    preference: Optional[str] = Field(
+        None,
+        description="Every search's preference (which shard copies answer). Default: "
+        "'pytest-retrieval-<suite>', so every query and every rerun of the suite reads the same "
+        "copies. _local: copies on the node that receives the search; _primary: primaries "
+        "only (OpenSearch; Elasticsearch 8 refuses it).",
+    )
+    search_type: Optional[Literal["query_then_fetch", "dfs_query_then_fetch"]] = Field(
+        None,
+        description="dfs_query_then_fetch: BM25 term statistics over all shards, not per shard "
+        "(for multi-shard indexes; one extra round trip per search).",
+    )
     batch_size: Annotated[int, Field(ge=1)] = Field(100, description="Queries per _msearch request.")
     concurrency: Annotated[int, Field(ge=1)] = Field(3, description="_msearch requests in flight.")
 

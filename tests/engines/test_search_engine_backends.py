@@ -248,7 +248,9 @@ def test_existing_index_is_never_written(engine, scifact_small):
         assert backend.describe()["doc_count"] == 40
         assert backend.describe()["index_mode"] == "existing"
         assert name not in backend.reap_leftovers()
-        run = backend.search_batch(BM25Spec(k1=0.5, b=0.3), scifact_small.queries[:5], K)
+        with pytest.raises(ConfigError, match="belong to the index"):  # never set on the index
+            backend.search_batch(BM25Spec(k1=0.5, b=0.3), scifact_small.queries[:5], K)
+        run = backend.search_batch(BM25Spec(), scifact_small.queries[:5], K)
         assert all(set(r.doc_ids) <= {d.doc_id for d in scifact_small.documents[:40]} for r in run.values())
         backend.search_batch(KnnSpec(similarity="dot_product"), scifact_small.queries[:5], K)
         backend.close()

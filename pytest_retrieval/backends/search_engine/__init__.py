@@ -18,13 +18,14 @@ one small adapter per engine (``backends/elasticsearch.py``, ``backends/opensear
 from __future__ import annotations
 
 from .backend import SearchEngineBackend
-from .http import ConnectionSettings, EngineHTTPError, EngineUnreachable, request_headers
+from .http import ConnectionSettings, EngineBadAnswer, EngineHTTPError, EngineUnreachable, request_headers
 from .index import INDEX_PREFIX, META_CREATOR
 
 __all__ = [
     "INDEX_PREFIX",
     "META_CREATOR",
     "ConnectionSettings",
+    "EngineBadAnswer",
     "EngineHTTPError",
     "EngineUnreachable",
     "SearchEngineBackend",

@@ -20,10 +20,12 @@ from __future__ import annotations
 import logging
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
-from ...errors import ConfigError, InfrastructureError
+from ...errors import ConfigError, InfrastructureError, cleanup_after_failure
 from ...types import Document, DocVectors, Query, Run
 from ..base import Backend, KnnSpec, SearchResult, TemplateSpec
-from .dsl import check_k, search_body
+from .dsl import check_k, search_body, vector_to_list
+from .existing import refuse_index_options
+from .facts import index_facts
 from .http import ConnectionSettings, EngineHTTP, connect
 from .index import INDEX_PREFIX, IndexConfig, ThrowawayIndex, count_docs, reap_indices
 from .search import FieldCheck, Searcher, json_answers
@@ -65,15 +67,29 @@ class SearchEngineBackend(Backend):
             vector_mapping=self._vector_mapping,
             extra_settings=self._extra_index_settings,
             bm25_type=lambda: bm25_similarity_type(self.name, self.engine_info()[1]),
-            bulk=lambda actions, **options: self._helpers().streaming_bulk(self._client, actions, **options),
+            bulk=lambda actions, **options: self._helpers().streaming_bulk(
+                self._bulk_client(), actions, **options
+            ),
         )
-        self._searcher = Searcher(self._http, self._conn.batch_size, self._conn.concurrency)
+        self._searcher = Searcher(
+            self._http, self._conn.batch_size, self._conn.concurrency, self._search_settings()
+        )
         self._check_fields = FieldCheck(self._http, self.vector_field_types)
         self._existing_count: Optional[int] = None
         self._closed = False
         self._client_warning: Optional[str] = None  # set by _check_client
         self._vector_facts: Dict[str, Optional[Dict[str, Any]]] = {}  # per index searched
         self._client = connect(self.name, self._conn, self._make_client)
+
+    def _search_settings(self) -> Dict[str, str]:
+        """What every search carries: ``preference`` (``connection.preference``, default a
+        string derived from the suite name, so every query of a run and every rerun of the
+        suite read the same shard copies: copies of a shard may hold different deleted-document
+        statistics, hence different BM25 scores) and ``search_type`` when set."""
+        out = {"preference": self._conn.preference or f"{INDEX_PREFIX}{self._config.suite_slug}"}
+        if self._conn.search_type:
+            out["search_type"] = self._conn.search_type
+        return out
 
     # ---- engine adapter (subclasses) -------------------------------------------------
 
@@ -89,6 +105,12 @@ class SearchEngineBackend(Backend):
     def _helpers(self) -> Any:
         """The client's ``helpers`` module (``streaming_bulk``)."""
         raise NotImplementedError
+
+    def _bulk_client(self) -> Any:
+        """The client ``streaming_bulk`` indexes with. Bulk requests bypass ``EngineHTTP``, so
+        adapters return a client retrying like the policy of retry.py (same ``max_retries``,
+        the same statuses and connection errors); ``streaming_bulk`` retries 429 items."""
+        return self._client
 
     def _vector_mapping(self, dims: int, similarity: str) -> Dict[str, Any]:
         raise NotImplementedError
@@ -167,12 +189,15 @@ class SearchEngineBackend(Backend):
             "index": self.index_name,
             "doc_count": self._existing_count if existing else self._index.doc_count,
             "index_mode": "existing" if existing else "throwaway",
+            "search": dict(self._searcher.settings),
         }
         client = client_version(self.name)
         if client:
             facts["client"] = client
         if self._client_warning:
             facts["warnings"] = [self._client_warning]
+        if self.index_name is not None and not self._closed:
+            facts.update(index_facts(self._http, self.index_name, self._config.vector_field))
         vector_index = self.vector_index_facts()
         if vector_index:  # e.g. that Elasticsearch 9 built an unpinned field as bbq_hnsw
             facts["vector_index"] = vector_index
@@ -225,7 +250,11 @@ class SearchEngineBackend(Backend):
         if self._closed:
             return
         try:
-            self._close_extras()
+            try:
+                self._close_extras()
+            except Exception as exc:  # the index is deleted all the same
+                cleanup_after_failure(self._index.delete, exc)
+                raise
             self._index.delete()
         finally:
             self._closed = True
@@ -254,6 +283,8 @@ class SearchEngineBackend(Backend):
         index = self._target()
         for spec in specs:
             self._check_fields(index, spec)
+            if self._config.existing is not None:
+                refuse_index_options(self._http, index, spec)
         return self._target()
 
     def build_body(self, spec: Any, query: Query, k: int) -> Dict[str, Any]:
@@ -267,6 +298,45 @@ class SearchEngineBackend(Backend):
         if params:  # _msearch takes no search pipeline: one _search per query, concurrently
             return self._searcher.each(index, bodies, params, k)
         return self._searcher.msearch(index, bodies, k)
+
+    def exact_knn(self, spec: KnnSpec, queries: Sequence[Query], k: int) -> Optional[Run]:
+        """The exact top ``k``: client-side from the document vectors of a throwaway index
+        (without a filter), else on the engine with a brute-force ``script_score`` query
+        (:meth:`_exact_knn_body`) with the index's own vector similarity."""
+        self._ready(k, spec)
+        vectors = self._index.vectors
+        if vectors is not None and spec.field == self._config.vector_field and not spec.filter:
+            import numpy as np
+
+            from ...measures.ann import exact_top_k
+
+            with_vectors = [q for q in queries if q.vector is not None]
+            matrix = np.stack([np.asarray(q.vector, dtype=np.float32) for q in with_vectors])
+            qids = [q.qid for q in with_vectors]
+            return exact_top_k(
+                qids, matrix, vectors.doc_ids, vectors.matrix, self._index.variant["similarity"], k
+            )
+        return self.exact_knn_on_engine(spec, queries, k)
+
+    def exact_knn_on_engine(self, spec: KnnSpec, queries: Sequence[Query], k: int) -> Run:
+        """The exact top ``k`` by the engine's brute-force ``script_score`` search, with the
+        similarity the index's mapping gives the field."""
+        index = self._ready(k, spec)
+        similarity = self._field_similarity(index, spec.field)
+        bodies = []
+        for q in queries:
+            if q.vector is None:
+                raise ConfigError(f"query {q.qid!r} has no vector: ann_recall needs query embeddings")
+            bodies.append((q.qid, self._exact_knn_body(spec, vector_to_list(q.vector), k, similarity)))
+        return self._searcher.msearch(index, bodies, k)
+
+    def _field_similarity(self, index: str, field: str) -> str:
+        """The vector similarity the index's mapping gives ``field``, in the adapter's terms."""
+        facts = index_facts(self._http, index, field).get("hnsw") or {}
+        return str(facts.get("similarity") or facts.get("space_type") or "cosine")
+
+    def _exact_knn_body(self, spec: KnnSpec, vector: List[float], k: int, similarity: str) -> Dict[str, Any]:
+        raise NotImplementedError
 
     def existing_ids(self, doc_ids: Sequence[str], batch: int = 1000) -> Optional[Set[str]]:
         """Which of ``doc_ids`` the index (or alias) holds: batched read-only ``ids`` queries

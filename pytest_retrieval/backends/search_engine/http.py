@@ -12,24 +12,28 @@ import base64
 import importlib
 import logging
 import re
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import urlsplit, urlunsplit
 
 from ...errors import ConfigError, InfrastructureError
+from .retry import RETRY_STATUSES, Retried, RetryPolicy, parse_retry_after
 
 log = logging.getLogger("pytest_retrieval.backends")
 
 __all__ = [
     "CONNECTION_KEYS",
     "ConnectionSettings",
+    "EngineBadAnswer",
     "EngineHTTP",
     "EngineHTTPError",
     "EngineUnreachable",
     "Redactor",
     "connect",
+    "describe_answer",
     "error_reason",
     "import_client",
     "request_headers",
+    "snippet",
 ]
 
 CONNECTION_KEYS = {
@@ -42,6 +46,10 @@ CONNECTION_KEYS = {
     "request_timeout",
     "max_retries",
     "retry_on_timeout",
+    "retry_deadline",
+    # reproducible searches: which shard copies answer, and how BM25 statistics are gathered
+    "preference",
+    "search_type",
     # tuning of the quality pass (not credentials, not required)
     "batch_size",
     "concurrency",
@@ -54,14 +62,58 @@ Send = Callable[[str, str, Optional[Mapping[str, Any]], Any, bool], Any]
 class EngineHTTPError(Exception):
     """The engine answered with an HTTP error status (engine adapter -> shared code)."""
 
-    def __init__(self, status: int, body: Any):
+    def __init__(self, status: int, body: Any, headers: Optional[Mapping[str, Any]] = None):
         super().__init__(status)
         self.status = status
         self.body = body
+        self.headers = {str(k).lower(): v for k, v in (headers or {}).items()}
+
+    def __str__(self) -> str:
+        return f"HTTP {self.status}"
 
 
 class EngineUnreachable(Exception):
-    """No answer from the engine: connection refused, TLS, timeout (adapter -> shared code)."""
+    """No answer from the engine: connection refused or reset, TLS, timeout (adapter -> shared
+    code). ``timeout``: the engine took longer than ``request_timeout``."""
+
+    def __init__(self, message: str, *, timeout: bool = False):
+        super().__init__(message)
+        self.timeout = timeout
+
+
+class EngineBadAnswer(Exception):
+    """The engine (or something in front of it) answered with a body that is not JSON, e.g.
+    an HTML page with status 200 from a proxy. Never retried, never read as no hits."""
+
+
+_SHOWN_CHARACTERS = 160  # of an answer that is not JSON, in an error line
+
+
+def snippet(text: str) -> str:
+    """``text`` with whitespace folded, cut to ``_SHOWN_CHARACTERS`` for an error line."""
+    shown = " ".join(text.split())
+    return shown[:_SHOWN_CHARACTERS] + "..." if len(shown) > _SHOWN_CHARACTERS else shown
+
+
+def describe_answer(body: Any, where: Sequence[str] = ()) -> str:
+    """One line about an answer that is not a JSON object: what it looks like, its size and
+    its start, whitespace folded and cut (a proxy's page can be thousands of lines)."""
+    source = f" from {', '.join(where)}" if where else ""
+    if body is None or body == "" or body == b"":
+        return f"got an empty answer{source} instead of the engine's JSON (a proxy or load balancer in front of it?)"
+    text = body.decode("utf-8", "replace") if isinstance(body, (bytes, bytearray)) else str(body)
+    head = text[:2000].lower()
+    kind = "an HTML page" if ("<html" in head or "<!doctype" in head) else "an answer"
+    shown = snippet(text)
+    return (
+        f"got {kind} of {len(text)} characters{source} instead of the engine's JSON "
+        f"(a proxy, load balancer or login page in front of it?): {shown!r}"
+    )
+
+
+def not_json(status: int, content_type: Any, raw: Any) -> EngineBadAnswer:
+    """A 2xx answer whose body is not JSON (never retried, never read as no hits)."""
+    return EngineBadAnswer(f"HTTP {status} {content_type or 'untyped'}, not JSON: {describe_answer(raw)}")
 
 
 def error_reason(err: Any) -> str:
@@ -157,6 +209,16 @@ class ConnectionSettings:
         self.request_timeout = float(connection.get("request_timeout", 60.0))
         self.max_retries = int(connection.get("max_retries", 3))
         self.retry_on_timeout = bool(connection.get("retry_on_timeout", True))
+        self.retry_deadline = float(connection.get("retry_deadline", 300.0))
+        self.preference: Optional[str] = connection.get("preference")
+        self.search_type: Optional[str] = connection.get("search_type")
+        if self.max_retries < 0 or self.retry_deadline <= 0:
+            raise ConfigError("max_retries must be >= 0 and retry_deadline > 0", key="connection")
+        if self.search_type not in (None, "query_then_fetch", "dfs_query_then_fetch"):
+            raise ConfigError(
+                f"search_type must be query_then_fetch or dfs_query_then_fetch, not {self.search_type!r}",
+                key="connection.search_type",
+            )
         self.batch_size = int(connection.get("batch_size", 100))
         self.concurrency = int(connection.get("concurrency", 3))
         if self.batch_size < 1 or self.concurrency < 1:
@@ -221,11 +283,20 @@ class EngineHTTP:
     """Requests to one engine through its adapter's ``send``; every failure becomes an
     ``InfrastructureError`` with redacted text, naming the backend and what was tried."""
 
-    def __init__(self, name: str, conn: ConnectionSettings, send: Send):
+    def __init__(self, name: str, conn: ConnectionSettings, send: Send, retry: Optional[RetryPolicy] = None):
         self.name = name
         self.conn = conn
         self._send = send
+        self.retry = retry or RetryPolicy(max_retries=conn.max_retries, deadline_s=conn.retry_deadline)
         self._engine_info: Optional[Tuple[str, str]] = None
+
+    def _classify(self, exc: BaseException) -> Tuple[bool, Optional[float]]:
+        """The retry policy's view of a failure: (retry it?, Retry-After seconds)."""
+        if isinstance(exc, EngineHTTPError) and exc.status in RETRY_STATUSES:
+            return True, parse_retry_after(exc.headers.get("retry-after"))
+        if isinstance(exc, EngineUnreachable):
+            return (self.conn.retry_on_timeout or not exc.timeout), None
+        return False, None
 
     def fail(self, what: str, detail: Any) -> InfrastructureError:
         return InfrastructureError(self.conn.redact(f"{self.name} {what}: {detail}"))
@@ -244,18 +315,33 @@ class EngineHTTP:
         """One request; every failure becomes an InfrastructureError with redacted text.
         Statuses in ``ok_status`` are returned as ``EngineHTTPError`` objects instead of raised."""
         what = what or f"{method} {path}"
+        allowed = tuple(ok_status)
+
+        def attempt() -> Any:
+            try:
+                return self._send(method, path, params, body, ndjson)
+            except EngineHTTPError as exc:
+                if exc.status in allowed:
+                    return exc
+                raise
+
         try:
-            return self._send(method, path, params, body, ndjson)
-        except EngineHTTPError as exc:
-            if exc.status in tuple(ok_status):
-                return exc
-            raise self.fail(f"{what} failed (HTTP {exc.status})", error_reason(exc.body)) from None
-        except EngineUnreachable as exc:
-            raise self.fail(f"at {', '.join(self.conn.hosts)} cannot be reached ({what})", exc) from None
-        except (ConfigError, InfrastructureError):
-            raise
-        except Exception as exc:  # noqa: BLE001 - whatever the client raised
-            raise self.fail(f"{what} failed", f"{type(exc).__name__}: {exc}") from None
+            return self.retry.call(attempt, self._classify, f"{self.name} {what}", self.conn.redact)
+        except Retried as given_up:
+            raise self._failure(what, given_up) from None
+
+    def _failure(self, what: str, given_up: Retried) -> Exception:
+        """The final failure of a request as one redacted line (with its retries, if any)."""
+        exc, note = given_up.cause, given_up.note()
+        if isinstance(exc, EngineHTTPError):
+            return self.fail(f"{what} failed (HTTP {exc.status}){note}", error_reason(exc.body))
+        if isinstance(exc, EngineUnreachable):
+            return self.fail(f"at {', '.join(self.conn.hosts)} cannot be reached ({what}){note}", exc)
+        if isinstance(exc, EngineBadAnswer):
+            return self.fail(f"{what} failed", exc)
+        if isinstance(exc, (ConfigError, InfrastructureError)):
+            return exc
+        return self.fail(f"{what} failed", f"{type(exc).__name__}: {exc}")  # whatever the client raised
 
     def engine_info(self) -> Tuple[str, str]:
         """(distribution, version) of the engine, asked once."""

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from ...errors import ConfigError, InfrastructureError
+from ...errors import ConfigError, InfrastructureError, cleanup_after_failure
 from ...progress import progress_bar
 from ...types import Document, DocVectors
 from ..base import BM25Spec, KnnSpec
@@ -322,6 +322,11 @@ class ThrowawayIndex:
         self._vectors = vectors
         self._build()
 
+    @property
+    def vectors(self) -> Optional[DocVectors]:
+        """The document vectors the index holds (None for an index without vectors)."""
+        return self._vectors
+
     def assert_owned(self, index: str) -> None:
         """Guard of every write: only the throwaway index this backend created."""
         if self._config.existing is not None or index != self.name or not index.startswith(INDEX_PREFIX):
@@ -384,14 +389,15 @@ class ThrowawayIndex:
                 what=f"merging index {name!r} to one segment",
             )
             self.doc_count = count_docs(http, name)
-        except BaseException:
-            self.delete()
+        except BaseException as exc:
+            cleanup_after_failure(self.delete, exc)
             raise
         if self.doc_count != expected:
-            self.delete()
-            raise InfrastructureError(
+            wrong = InfrastructureError(
                 f"{http.name}: index {name!r} holds {self.doc_count} documents after indexing {expected}"
             )
+            cleanup_after_failure(self.delete, wrong)
+            raise wrong
 
     def _actions(self, name: str, rows: Dict[str, int], seen: set) -> Iterator[Dict[str, Any]]:
         """Bulk actions: every document (with its vector, if any), then the vectors of

@@ -20,9 +20,9 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, 
 from ...errors import InfrastructureError
 from ...types import Ranking, Run
 from ..base import BM25Spec, KnnSpec
-from .http import EngineHTTP, Send, error_reason
+from .http import EngineBadAnswer, EngineHTTP, Send, describe_answer, error_reason, snippet
 
-__all__ = ["FieldCheck", "Searcher", "UnexpectedAnswer", "describe_answer", "json_answers", "read_hits"]
+__all__ = ["FieldCheck", "Searcher", "json_answers", "read_hits"]
 
 # OpenSearch's hybrid query marks sub-query boundaries with these magic scores; seeing them
 # in a ranking means the hybrid query ran without a normalization/score-ranker pipeline.
@@ -30,44 +30,17 @@ _HYBRID_MAGIC_SCORE = -4.0e9
 
 Bodies = List[Tuple[str, Dict[str, Any]]]  # (query id, search body)
 
-_SHOWN_CHARACTERS = 160  # of an unexpected answer, in an error line
-
-
-class UnexpectedAnswer(Exception):
-    """Something answered, but not with the engine's JSON (issue #11 item 8)."""
-
-
-def _snippet(text: str) -> str:
-    shown = " ".join(text.split())
-    return shown[:_SHOWN_CHARACTERS] + "..." if len(shown) > _SHOWN_CHARACTERS else shown
-
-
-def describe_answer(body: Any, where: Sequence[str] = ()) -> str:
-    """One line about an answer that is not a JSON object: what it looks like, its size and
-    its start, whitespace folded and cut (a proxy's page can be thousands of lines)."""
-    source = f" from {', '.join(where)}" if where else ""
-    if body is None or body == "" or body == b"":
-        return f"got an empty answer{source} instead of the engine's JSON (a proxy or load balancer in front of it?)"
-    text = body.decode("utf-8", "replace") if isinstance(body, (bytes, bytearray)) else str(body)
-    head = text[:2000].lower()
-    kind = "an HTML page" if ("<html" in head or "<!doctype" in head) else "an answer"
-    shown = _snippet(text)
-    return (
-        f"got {kind} of {len(text)} characters{source} instead of the engine's JSON "
-        f"(a proxy, load balancer or login page in front of it?): {shown!r}"
-    )
-
 
 def json_answers(send: Send, where: Sequence[str] = ()) -> Send:
     """``send`` whose every answer is a JSON object (every request we send has one): anything else raises
-    :class:`UnexpectedAnswer`, which ``EngineHTTP.request`` turns into an
+    :class:`~.http.EngineBadAnswer`, which ``EngineHTTP.request`` turns into an
     ``InfrastructureError`` naming the engine and the request."""
 
     def checked(method: str, path: str, params: Optional[Mapping[str, Any]], body: Any, ndjson: bool) -> Any:
         answer = send(method, path, params, body, ndjson)
         if isinstance(answer, Mapping):
             return answer
-        raise UnexpectedAnswer(describe_answer(answer, where))
+        raise EngineBadAnswer(describe_answer(answer, where))
 
     return checked
 
@@ -98,11 +71,11 @@ def read_hits(
     hits = resp.get("hits")
     hits = hits.get("hits") if isinstance(hits, Mapping) else None
     if not isinstance(hits, list):
-        raise fail(what, f"the answer has no hits list: {_snippet(json.dumps(resp, default=str))!r}")
+        raise fail(what, f"the answer has no hits list: {snippet(json.dumps(resp, default=str))!r}")
     pairs = []
     for hit in hits[:k]:
         if not isinstance(hit, Mapping) or "_id" not in hit:
-            raise fail(what, f"a hit without an _id: {_snippet(json.dumps(hit, default=str))!r}")
+            raise fail(what, f"a hit without an _id: {snippet(json.dumps(hit, default=str))!r}")
         score = hit.get("_score")
         if score is None:
             raise fail(
@@ -174,10 +147,18 @@ class Searcher:
     """Sends search bodies and reads rankings: batched and concurrent for quality, one
     request at a time for latency."""
 
-    def __init__(self, http: EngineHTTP, batch_size: int, concurrency: int):
+    def __init__(
+        self,
+        http: EngineHTTP,
+        batch_size: int,
+        concurrency: int,
+        settings: Optional[Mapping[str, str]] = None,
+    ):
         self._http = http
         self._batch_size = batch_size
         self._concurrency = concurrency
+        # carried by every search: preference (the shard copies that answer), search_type
+        self.settings: Dict[str, str] = dict(settings or {})
 
     def msearch(self, index: str, bodies: Bodies, k: int) -> Run:
         """Every body through ``_msearch`` requests of ``batch_size``, ``concurrency`` at a time."""
@@ -187,20 +168,18 @@ class Searcher:
 
     def _msearch_batch(self, index: str, batch: Bodies, k: int) -> List[Tuple[str, Ranking]]:
         lines = []
+        header = json.dumps(self.settings, separators=(",", ":"))
         for _qid, body in batch:
-            lines.append("{}")
+            lines.append(header)
             lines.append(json.dumps(body, separators=(",", ":")))
+        what = f"_msearch of {len(batch)} queries (first {batch[0][0]!r})"
         resp = self._http.request(
-            "POST",
-            f"/{index}/_msearch",
-            body="\n".join(lines) + "\n",
-            ndjson=True,
-            what=f"_msearch of {len(batch)} queries (first {batch[0][0]!r})",
+            "POST", f"/{index}/_msearch", body="\n".join(lines) + "\n", ndjson=True, what=what
         )
         responses = (resp or {}).get("responses")
         if not isinstance(responses, list) or len(responses) != len(batch):
             raise self._http.fail(
-                "_msearch failed",
+                f"{what} failed",
                 f"expected {len(batch)} responses, got "
                 f"{len(responses) if isinstance(responses, list) else 'none'}",
             )
@@ -222,7 +201,11 @@ class Searcher:
         def run_one(item: Tuple[str, Dict[str, Any]]) -> List[Tuple[str, Ranking]]:
             qid, body = item
             resp = self._http.request(
-                "POST", f"/{index}/_search", params=params, body=body, what=f"search for query {qid!r}"
+                "POST",
+                f"/{index}/_search",
+                params={**self.settings, **params},
+                body=body,
+                what=f"search for query {qid!r}",
             )
             return [(qid, read_hits(resp, qid, k, self._http.fail)[0])]
 
@@ -232,7 +215,7 @@ class Searcher:
         self, index: str, qid: str, body: Dict[str, Any], params: Mapping[str, Any], k: int
     ) -> Tuple[Ranking, Optional[float]]:
         """The latency pass: one request, the request cache off; the ranking and ``took``."""
-        params = dict(params)
+        params = {**self.settings, **params}
         params["request_cache"] = "false"
         resp = self._http.request(
             "POST", f"/{index}/_search", params=params, body=body, what=f"search for query {qid!r}"

@@ -47,6 +47,9 @@ def _engine(version: str = "3.2.0", distribution: str = "fakesearch") -> FakeEng
         {
             ("GET", "/"): {"version": {"distribution": distribution, "number": version}},
             ("GET", "/products/_count"): {"count": 42},
+            ("GET", "/products/_settings/.*"): {
+                "products-v2": {"settings": {"index.number_of_shards": "2", "index.number_of_replicas": "1"}}
+            },
             ("GET", "/products/_mapping/field/.*"): {
                 "products": {"mappings": {"text": {"mapping": {"text": {"type": "text"}}}}}
             },
@@ -102,9 +105,15 @@ def test_existing_index_is_only_read() -> None:
             "index": "products",
             "doc_count": 42,
             "index_mode": "existing",
+            "search": {"preference": "pytest-retrieval-unit"},
+            "shards": 2,
+            "replicas": 1,
         }
         run = backend.search_batch(TEXT, [Query("q1", "x"), Query("q2", "y")], 5)
         assert list(run) == ["q1", "q2"] and run["q2"].doc_ids == ["p1"]
+        # every search reads the shard copies the suite's preference picks
+        headers = engine.calls[-1][3].splitlines()[::2]
+        assert headers == ['{"preference":"pytest-retrieval-unit"}'] * 2
     writes = [
         (m, p) for m, p, *_ in engine.calls if m in ("PUT", "DELETE") or p.endswith(("_bulk", "_close"))
     ]
@@ -126,7 +135,7 @@ def test_search_one_and_errors_before_any_request() -> None:
     backend.prepare(None, None)
     result = backend.search_one(TEXT, Query("q1", "solar"), 3)
     assert result.ranking.doc_ids == ["p1"] and result.server_took_ms == 4.0
-    assert engine.calls[-1][2] == {"request_cache": "false"}
+    assert engine.calls[-1][2] == {"request_cache": "false", "preference": "pytest-retrieval-unit"}
     calls = len(engine.calls)
     with pytest.raises(ConfigError, match="positive int"):
         backend.search_batch(TEXT, [Query("q", "x")], 0)

@@ -1,0 +1,75 @@
+"""Facts of the searched index that decide its numbers, for the fingerprint and reports:
+shards and replicas (each shard scores BM25 with its own statistics unless the search is
+``dfs_query_then_fetch``; copies of a shard may differ in deleted documents), and the HNSW
+parameters of the vector field (``m``, ``ef_construction``, the engine and quantisation),
+which decide what approximate kNN finds."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional
+
+from .http import EngineHTTP, EngineHTTPError
+
+__all__ = ["hnsw_parameters", "index_facts"]
+
+
+def hnsw_parameters(mapping: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """The HNSW settings of a vector field mapping: Elasticsearch ``dense_vector``
+    ``index_options`` or OpenSearch ``knn_vector`` ``method``; None for other fields."""
+    kind = mapping.get("type")
+    if kind == "dense_vector":
+        options = dict(mapping.get("index_options") or {})
+        out: Dict[str, Any] = {
+            "type": options.pop("type", "default"),
+            "similarity": mapping.get("similarity"),
+        }
+        out.update(options)  # m, ef_construction, confidence_interval (quantised types)
+        return out
+    if kind == "knn_vector":
+        method = dict(mapping.get("method") or {})
+        out = {
+            "name": method.get("name"),
+            "engine": method.get("engine"),
+            "space_type": method.get("space_type"),
+        }
+        out.update(method.get("parameters") or {})  # m, ef_construction, encoder
+        for key in ("mode", "compression_level", "data_type"):
+            if key in mapping:
+                out[key] = mapping[key]
+        return out
+    return None
+
+
+def index_facts(http: EngineHTTP, index: str, vector_field: str) -> Dict[str, Any]:
+    """{"shards", "replicas", "hnsw"?} of ``index`` (the first index of an alias); a fact the
+    user may not read (HTTP 401/403) is left out."""
+    facts: Dict[str, Any] = {}
+    settings = http.request(
+        "GET",
+        f"/{index}/_settings/index.number_of_shards,index.number_of_replicas,index.knn.algo_param.ef_search",
+        params={"flat_settings": "true"},
+        what=f"reading the settings of {index!r}",
+        ok_status=(401, 403),
+    )
+    if not isinstance(settings, EngineHTTPError) and settings:
+        flat = (next(iter(sorted(settings.items())))[1] or {}).get("settings") or {}
+        facts["shards"] = int(flat.get("index.number_of_shards", 0)) or None
+        facts["replicas"] = int(flat.get("index.number_of_replicas", 0))
+        ef_search = flat.get("index.knn.algo_param.ef_search")
+        if ef_search is not None:
+            facts["ef_search"] = int(ef_search)
+    found = http.request(
+        "GET",
+        f"/{index}/_mapping/field/{vector_field}",
+        what=f"reading the mapping of {vector_field!r} in {index!r}",
+        ok_status=(401, 403, 404),
+    )
+    if not isinstance(found, EngineHTTPError):
+        for info in (found or {}).values():
+            entry = ((info or {}).get("mappings") or {}).get(vector_field) or {}
+            leaf = vector_field.rsplit(".", 1)[-1]
+            hnsw = hnsw_parameters((entry.get("mapping") or {}).get(leaf) or {})
+            if hnsw is not None:
+                facts["hnsw"] = hnsw
+                break
+    return facts

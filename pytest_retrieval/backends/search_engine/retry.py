@@ -1,0 +1,129 @@
+"""The one retry policy of both engines: which failures are retried, how long to wait, when
+to give up.
+
+Retried: HTTP 429 (the engine sheds load: a full search thread pool, a circuit breaker),
+502/503/504 (a proxy or a node restarting) and connection errors (refused, reset, and
+timeouts when ``retry_on_timeout``). Anything else (a 4xx, a 500, an answer that is not
+JSON, a failed shard inside a 200) is not transient and fails at once.
+
+Waits grow exponentially with full jitter (a random wait in [0, min(cap, base * 2^n)],
+"Exponential Backoff And Jitter", AWS Architecture Blog, 2015), so concurrent requests that
+failed together do not retry together; a ``Retry-After`` header (seconds or an HTTP date,
+RFC 9110 section 10.2.3) is a lower bound of the wait. At most ``max_retries`` retries, and
+none that would start after ``deadline_s`` seconds from the first attempt.
+
+The engine clients' own retries are switched off (``max_retries=0``), so a request is
+retried here and only here.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Tuple, TypeVar
+
+log = logging.getLogger("pytest_retrieval.backends")
+
+__all__ = ["RETRY_STATUSES", "RetryPolicy", "Retried", "parse_retry_after"]
+
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+
+T = TypeVar("T")
+
+# exc -> (retry it?, its Retry-After in seconds or None)
+Classify = Callable[[BaseException], Tuple[bool, Optional[float]]]
+
+
+def parse_retry_after(value: Any, now: Optional[float] = None) -> Optional[float]:
+    """``Retry-After`` as seconds to wait: delay-seconds or an HTTP date; None when absent or
+    unreadable (then the backoff alone decides)."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class Retried(Exception):
+    """Wraps the last failure of a request given up on; says how many retries it had."""
+
+    def __init__(self, cause: BaseException, retries: int, elapsed_s: float, why: str):
+        super().__init__(str(cause))
+        self.cause = cause
+        self.retries = retries
+        self.elapsed_s = elapsed_s
+        self.why = why  # "" (not retryable), "retries exhausted", "deadline"
+
+    def note(self) -> str:
+        """'' or ' (after 3 retries in 7.1 s)' / ' (... ; the 120 s retry deadline is reached)'."""
+        if not self.retries and self.why != "deadline":
+            return ""
+        text = f"after {self.retries} {'retry' if self.retries == 1 else 'retries'} in {self.elapsed_s:.1f} s"
+        if self.why == "deadline":
+            text += "; the retry deadline is reached"
+        return f" ({text})"
+
+
+@dataclass
+class RetryPolicy:
+    """Exponential backoff with full jitter, honouring Retry-After, bounded by ``max_retries``
+    and a total ``deadline_s`` per request."""
+
+    max_retries: int = 3
+    deadline_s: float = 300.0
+    base_s: float = 0.5
+    cap_s: float = 30.0
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
+    rand: Callable[[], float] = field(default=random.random, repr=False)
+
+    def delay(self, retry: int, retry_after: Optional[float]) -> float:
+        """The wait before retry number ``retry`` (0-based)."""
+        backoff = self.rand() * min(self.cap_s, self.base_s * (2**retry))
+        return backoff if retry_after is None else max(float(retry_after), backoff)
+
+    def call(
+        self,
+        attempt: Callable[[], T],
+        classify: Classify,
+        what: str = "request",
+        describe: Callable[[BaseException], str] = str,
+    ) -> T:
+        """``attempt()`` until it succeeds or fails for good; a final failure is raised as
+        :class:`Retried` (holding the cause). Exceptions ``classify`` does not know (returns
+        (False, None)) are wrapped as well, with zero retries."""
+        start = self.clock()
+        retries = 0
+        while True:
+            try:
+                return attempt()
+            except Exception as exc:  # noqa: BLE001 - classified below
+                retry, retry_after = classify(exc)
+                elapsed = self.clock() - start
+                if not retry:
+                    raise Retried(exc, retries, elapsed, "") from None
+                if retries >= self.max_retries:
+                    raise Retried(exc, retries, elapsed, "retries exhausted") from None
+                wait = self.delay(retries, retry_after)
+                if elapsed + wait > self.deadline_s:
+                    raise Retried(exc, retries, elapsed, "deadline") from None
+                log.warning(
+                    "%s: %s; retry %d of %d in %.1f s",
+                    what,
+                    describe(exc),
+                    retries + 1,
+                    self.max_retries,
+                    wait,
+                )
+                self.sleep(wait)
+                retries += 1
