@@ -25,11 +25,11 @@ from ...types import Document, DocVectors, Query, Run
 from ..base import Backend, KnnSpec, SearchResult, TemplateSpec
 from .dsl import check_k, search_body, vector_to_list
 from .existing import refuse_index_options
-from .facts import index_facts
+from .facts import hnsw_parameters, index_facts, read_vector_mapping
 from .http import ConnectionSettings, EngineHTTP, connect
 from .index import INDEX_PREFIX, IndexConfig, ThrowawayIndex, count_docs, reap_indices
 from .search import FieldCheck, Searcher, json_answers
-from .versions import bm25_similarity_type, client_version, field_mapping, vector_index_facts
+from .versions import bm25_similarity_type, client_version, vector_index_facts
 
 log = logging.getLogger("pytest_retrieval.backends")
 
@@ -78,7 +78,7 @@ class SearchEngineBackend(Backend):
         self._existing_count: Optional[int] = None
         self._closed = False
         self._client_warning: Optional[str] = None  # set by _check_client
-        self._vector_facts: Dict[str, Optional[Dict[str, Any]]] = {}  # per index searched
+        self._index_facts: Dict[str, Dict[str, Any]] = {}  # per index searched, read once
         self._client = connect(self.name, self._conn, self._make_client)
 
     def _search_settings(self) -> Dict[str, str]:
@@ -196,30 +196,26 @@ class SearchEngineBackend(Backend):
             facts["client"] = client
         if self._client_warning:
             facts["warnings"] = [self._client_warning]
-        if self.index_name is not None and not self._closed:
-            facts.update(index_facts(self._http, self.index_name, self._config.vector_field))
-        vector_index = self.vector_index_facts()
-        if vector_index:  # e.g. that Elasticsearch 9 built an unpinned field as bbq_hnsw
-            facts["vector_index"] = vector_index
+        facts.update(self.index_facts())
         return facts
 
-    def vector_index_facts(self) -> Optional[Dict[str, Any]]:
-        """What the searched index's vector field is (type, index options, quantisation), read
-        from its mapping once per index; None before prepare, after close or without the field."""
+    def index_facts(self) -> Dict[str, Any]:
+        """The searched index's facts, read once per index (its settings and its vector field's
+        mapping): shards, replicas, HNSW parameters (``facts.py``) and what the vector index is
+        (``vector_index``: type, options, quantisation, e.g. that Elasticsearch 9 built an
+        unpinned field as bbq_hnsw, ``versions.py``); empty before prepare and after close."""
         index = self.index_name
         if index is None or self._closed:
-            return None
-        if index not in self._vector_facts:
+            return {}
+        if index not in self._index_facts:
             field = self._config.vector_field
-            found = self._http.request(
-                "GET",
-                f"/{index}/_mapping/field/{field}",
-                what=f"reading the mapping of {field!r} in {index!r}",
-                ok_status=(401, 403, 404),
-            )
-            mapping = field_mapping(found, field)
-            self._vector_facts[index] = vector_index_facts(self.name, field, mapping) if mapping else None
-        return self._vector_facts[index]
+            mapping = read_vector_mapping(self._http, index, field)
+            facts = index_facts(self._http, index, mapping)
+            vector_index = vector_index_facts(self.name, field, mapping) if mapping else None
+            if vector_index:
+                facts["vector_index"] = vector_index
+            self._index_facts[index] = facts
+        return self._index_facts[index]
 
     # ---- life cycle -------------------------------------------------------------------
 
@@ -332,7 +328,10 @@ class SearchEngineBackend(Backend):
 
     def _field_similarity(self, index: str, field: str) -> str:
         """The vector similarity the index's mapping gives ``field``, in the adapter's terms."""
-        facts = index_facts(self._http, index, field).get("hnsw") or {}
+        if index == self.index_name and field == self._config.vector_field:
+            facts = self.index_facts().get("hnsw") or {}
+        else:
+            facts = hnsw_parameters(read_vector_mapping(self._http, index, field) or {}) or {}
         return str(facts.get("similarity") or facts.get("space_type") or "cosine")
 
     def _exact_knn_body(self, spec: KnnSpec, vector: List[float], k: int, similarity: str) -> Dict[str, Any]:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Optional
 
 from .http import EngineHTTP, EngineHTTPError
+from .versions import field_mapping
 
-__all__ = ["hnsw_parameters", "index_facts"]
+__all__ = ["hnsw_parameters", "index_facts", "read_vector_mapping"]
 
 
 def hnsw_parameters(mapping: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
@@ -40,8 +41,24 @@ def hnsw_parameters(mapping: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     return None
 
 
-def index_facts(http: EngineHTTP, index: str, vector_field: str) -> Dict[str, Any]:
-    """{"shards", "replicas", "hnsw"?} of ``index`` (the first index of an alias); a fact the
+def read_vector_mapping(http: EngineHTTP, index: str, vector_field: str) -> Optional[Dict[str, Any]]:
+    """The mapping of ``vector_field`` in ``index`` (the first index of an alias that has it);
+    None when it has none or the user may not read it (HTTP 401/403/404)."""
+    found = http.request(
+        "GET",
+        f"/{index}/_mapping/field/{vector_field}",
+        what=f"reading the mapping of {vector_field!r} in {index!r}",
+        ok_status=(401, 403, 404),
+    )
+    if isinstance(found, EngineHTTPError):
+        return None
+    mapping = field_mapping(found, vector_field)
+    return dict(mapping) if mapping else None
+
+
+def index_facts(http: EngineHTTP, index: str, vector_mapping: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """{"shards", "replicas", "ef_search"?, "hnsw"?} of ``index`` (the first index of an alias),
+    the HNSW parameters from ``vector_mapping`` (:func:`read_vector_mapping`); a setting the
     user may not read (HTTP 401/403) is left out."""
     facts: Dict[str, Any] = {}
     settings = http.request(
@@ -58,18 +75,7 @@ def index_facts(http: EngineHTTP, index: str, vector_field: str) -> Dict[str, An
         ef_search = flat.get("index.knn.algo_param.ef_search")
         if ef_search is not None:
             facts["ef_search"] = int(ef_search)
-    found = http.request(
-        "GET",
-        f"/{index}/_mapping/field/{vector_field}",
-        what=f"reading the mapping of {vector_field!r} in {index!r}",
-        ok_status=(401, 403, 404),
-    )
-    if not isinstance(found, EngineHTTPError):
-        for info in (found or {}).values():
-            entry = ((info or {}).get("mappings") or {}).get(vector_field) or {}
-            leaf = vector_field.rsplit(".", 1)[-1]
-            hnsw = hnsw_parameters((entry.get("mapping") or {}).get(leaf) or {})
-            if hnsw is not None:
-                facts["hnsw"] = hnsw
-                break
+    hnsw = hnsw_parameters(vector_mapping) if vector_mapping else None
+    if hnsw is not None:
+        facts["hnsw"] = hnsw
     return facts
