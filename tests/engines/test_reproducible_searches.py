@@ -18,7 +18,7 @@ import pytest
 from pytest_retrieval.backends.base import BM25Spec
 from pytest_retrieval.types import Run
 
-from .conftest import ENGINE_URLS, Collection, backend_class, http, random_name
+from .conftest import CLUSTERS, ENGINE_URLS, INSTANCES, Collection, backend_class, http, random_name
 
 SPEC = BM25Spec(fields=(("title", 1.0), ("text", 1.0)))
 RUNS = 5
@@ -71,8 +71,9 @@ def test_reruns_on_copies_that_differ_are_identical(
     5 runs give bit-identical rankings and scores."""
     from tests.engines.conftest import _require
 
-    if url == ENGINE_URLS[engine_name]:
-        _require(engine_name)
+    for instance in INSTANCES + CLUSTERS:
+        if instance.url == url:
+            _require(instance)
     name = random_name("copies")
     status, body = http(
         url, "PUT", f"/{name}", {"settings": {"number_of_shards": 2, "number_of_replicas": 1}}
