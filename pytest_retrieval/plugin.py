@@ -77,6 +77,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "retrieval: a pytest-retrieval gate item")
     config.stash[_STATE] = {}
+    if config.pluginmanager.hasplugin("xdist"):
+        from .xdist import XdistHooks
+
+        config.pluginmanager.register(XdistHooks(), "pytest_retrieval.xdist")
     for option, flag in (
         ("retrieval_report", "--retrieval-report"),
         ("retrieval_export_unjudged", "--retrieval-export-unjudged"),
@@ -137,6 +141,22 @@ class SuiteState:
         self._baseline: Any = None
         self._shared: Any = None  # suite.shared.SharedBackend: one index for items and fixtures
         self.expectations: List[Any] = []  # (Expectation, retriever, Hits, broken) per golden item run
+        self.runs = 0  # how many processes ran the suite (1; more under xdist with a split suite)
+
+    def for_controller(self) -> SuiteState:
+        """A copy for the xdist controller (``xdist.py``): no backend, an error that survives pickling."""
+        import copy
+        import pickle
+
+        out = copy.copy(self)
+        out._shared = None
+        out.runs = 1
+        if self.error is not None:
+            try:
+                pickle.loads(pickle.dumps(self.error))
+            except Exception:  # noqa: BLE001 - e.g. keyword-only constructor arguments
+                out.error = RuntimeError(f"{type(self.error).__name__}: {self.error}")
+        return out
 
     @property
     def shared(self) -> Any:
@@ -491,11 +511,23 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     for state in states:
         for line in render_summary(state.result, state.outcomes, state.regressions, state.baseline_note):
             terminalreporter.write_line(line)
+        if state.runs > 1:  # pytest-xdist with a --dist mode that split the suite's items
+            terminalreporter.write_line(
+                f"  note: the suite ran {state.runs} times, on {state.runs} xdist workers (a Python test outside "
+                "its folder asked for it, or a --dist mode split its items; the default `-n N` keeps a "
+                "folder of suites and its Python tests on one worker)"
+            )
         for line in expectation_lines(state.expectations):
             terminalreporter.write_line(line)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from .xdist import hand_over, is_worker
+
+    if is_worker(session.config):  # the controller reports, once, for every worker (xdist.py)
+        hand_over(session.config, list(session.config.stash.get(_STATE, {}).values()))
+        _close_shared_backends(session.config)
+        return
     if session.config.getoption("retrieval_baseline_update", False):
         from .gates.baseline import update_baseline
 

@@ -193,7 +193,9 @@ class OpenSearchBackend(SearchEngineBackend):
 
     def knn_query(self, spec: KnnSpec, vector: List[float], k: int) -> Dict[str, Any]:
         """The ``knn`` query clause (also a hybrid sub-query)."""
-        clause: Dict[str, Any] = {"vector": vector, "k": default_num_candidates(spec, k)}
+        candidates = default_num_candidates(spec, k)
+        clause: Dict[str, Any] = {"vector": vector, "k": candidates}
+        clause.update(versions.os_knn_search_parameters(candidates, self.engine_info()[1]))
         if spec.filter:
             clause["filter"] = spec.filter
         return {"knn": {spec.field: clause}}

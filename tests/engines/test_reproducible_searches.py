@@ -11,14 +11,14 @@ node the replica is unassigned, so there the test only shows reruns agree.
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List
 
 import pytest
 
 from pytest_retrieval.backends.base import BM25Spec
 from pytest_retrieval.types import Run
 
-from .conftest import CLUSTERS, ENGINE_URLS, INSTANCES, Collection, backend_class, http, random_name
+from .conftest import CLUSTERS, ENGINE_URLS, INSTANCES, Collection, Instance, backend_class, http, random_name
 
 SPEC = BM25Spec(fields=(("title", 1.0), ("text", 1.0)))
 RUNS = 5
@@ -51,29 +51,33 @@ def test_dfs_query_then_fetch_scores_two_shards_like_one(engine: str, scifact_sm
         assert dfs[qid] == pytest.approx(scores, rel=1e-6), qid
 
 
-def _clusters() -> List[Tuple[str, str]]:
-    out = [(engine, url) for engine, url in ENGINE_URLS.items()]
+def _clusters() -> List[Any]:
+    """Every single-node instance, the 2-node clusters of ``scripts/engines up --nodes 2`` when
+    opted in (``PYTEST_RETRIEVAL_CLUSTERS=1``), and any cluster named by URL (as Instances, so
+    the items of a server the installed client does not test are deselected like the rest)."""
+    out = [
+        pytest.param(i, id=i.id if i in INSTANCES else f"{i.key}-{i.version}") for i in INSTANCES + CLUSTERS
+    ]
     for engine, var in (
         ("elasticsearch", "PYTEST_RETRIEVAL_ES_CLUSTER_URL"),
         ("opensearch", "PYTEST_RETRIEVAL_OS_CLUSTER_URL"),
     ):
         if os.environ.get(var):
-            out.append((engine, os.environ[var]))
+            base = next(i for i in INSTANCES + CLUSTERS if i.name == engine)
+            out.append(pytest.param(Instance("url", engine, base.version, os.environ[var]), id=var))
     return out
 
 
-@pytest.mark.parametrize(("engine_name", "url"), _clusters(), ids=lambda v: v)
-def test_reruns_on_copies_that_differ_are_identical(
-    engine_name: str, url: str, scifact_small: Collection
-) -> None:
+@pytest.mark.parametrize("target", _clusters())
+def test_reruns_on_copies_that_differ_are_identical(target: Instance, scifact_small: Collection) -> None:
     """2 shards, 1 replica; a third of the documents updated and a tenth deleted, refreshed
     but not merged (copies merge on their own, so their deleted-document statistics differ):
     5 runs give bit-identical rankings and scores."""
     from tests.engines.conftest import _require
 
-    for instance in INSTANCES + CLUSTERS:
-        if instance.url == url:
-            _require(instance)
+    if target.key != "url":
+        _require(target)
+    engine_name, url = target.name, target.url
     name = random_name("copies")
     status, body = http(
         url, "PUT", f"/{name}", {"settings": {"number_of_shards": 2, "number_of_replicas": 1}}

@@ -129,3 +129,10 @@ def test_field_mapping_reads_the_first_index_that_has_the_field():
     assert versions.field_mapping(found, "doc.emb") == {"type": "dense_vector"}
     assert versions.field_mapping({"a": {"mappings": {}}}, "emb") is None
     assert versions.field_mapping(None, "emb") is None
+
+
+def test_opensearch_3_sets_the_candidate_list_with_ef_search():
+    """OpenSearch 3 searches at least the index's ef_search (100) candidates whatever the query's
+    k: the query's method_parameters.ef_search makes num_candidates mean what it says."""
+    assert versions.os_knn_search_parameters(10, "2.19.6") == {}
+    assert versions.os_knn_search_parameters(10, "3.6.0") == {"method_parameters": {"ef_search": 10}}
