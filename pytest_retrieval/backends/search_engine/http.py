@@ -131,7 +131,12 @@ def error_reason(err: Any) -> str:
         return str(inner)
     roots = inner.get("root_cause") or []
     first = roots[0] if roots and isinstance(roots[0], Mapping) else inner
-    text = f"{first.get('type', 'error')}: {first.get('reason', '')}".strip()
+    reason = first.get("reason")  # null in e.g. master_not_discovered_exception
+    text = (
+        f"{first.get('type', 'error')}: {reason}"
+        if reason not in (None, "")
+        else str(first.get("type", "error"))
+    )
     # the deepest caused_by (often the actual cause of a search_phase_execution_exception)
     deepest = None
     node: Any = inner
@@ -279,6 +284,13 @@ def connect(name: str, conn: ConnectionSettings, make_client: Callable[[Connecti
         raise ConfigError(f"{name} connection: {conn.redact(exc)}", key="connection") from None
 
 
+def _short(exc: BaseException) -> str:
+    """One failed attempt in a few words, e.g. ``HTTP 503 master_not_discovered_exception``."""
+    if isinstance(exc, EngineHTTPError):
+        return f"HTTP {exc.status}: {error_reason(exc.body)}"
+    return f"{type(exc).__name__}: {exc}" if not isinstance(exc, EngineUnreachable) else str(exc)
+
+
 class EngineHTTP:
     """Requests to one engine through its adapter's ``send``; every failure becomes an
     ``InfrastructureError`` with redacted text, naming the backend and what was tried."""
@@ -331,8 +343,15 @@ class EngineHTTP:
             raise self._failure(what, given_up) from None
 
     def _failure(self, what: str, given_up: Retried) -> Exception:
-        """The final failure of a request as one redacted line (with its retries, if any)."""
+        """The final failure of a request as one redacted line (with its retries, if any, and
+        the other kinds of failure its earlier attempts met: a node that is down answers
+        "connection refused" while the node left answers 503 "no master", and the last attempt
+        alone would name only one of them)."""
         exc, note = given_up.cause, given_up.note()
+        others = list(dict.fromkeys(_short(e) for e in given_up.earlier))
+        others = [o for o in others if o != _short(exc)]
+        if others:
+            note += f" (earlier attempts: {'; '.join(others)})"
         if isinstance(exc, EngineHTTPError):
             return self.fail(f"{what} failed (HTTP {exc.status}){note}", error_reason(exc.body))
         if isinstance(exc, EngineUnreachable):

@@ -57,9 +57,17 @@ def parse_retry_after(value: Any, now: Optional[float] = None) -> Optional[float
 class Retried(Exception):
     """Wraps the last failure of a request given up on; says how many retries it had."""
 
-    def __init__(self, cause: BaseException, retries: int, elapsed_s: float, why: str):
+    def __init__(
+        self,
+        cause: BaseException,
+        retries: int,
+        elapsed_s: float,
+        why: str,
+        earlier: Tuple[BaseException, ...] = (),
+    ):
         super().__init__(str(cause))
         self.cause = cause
+        self.earlier = earlier  # the failures of the attempts before the last, in order
         self.retries = retries
         self.elapsed_s = elapsed_s
         self.why = why  # "" (not retryable), "retries exhausted", "deadline"
@@ -104,19 +112,22 @@ class RetryPolicy:
         (False, None)) are wrapped as well, with zero retries."""
         start = self.clock()
         retries = 0
+        failures: list = []
         while True:
             try:
                 return attempt()
             except Exception as exc:  # noqa: BLE001 - classified below
                 retry, retry_after = classify(exc)
                 elapsed = self.clock() - start
+                earlier = tuple(failures)
+                failures.append(exc)
                 if not retry:
-                    raise Retried(exc, retries, elapsed, "") from None
+                    raise Retried(exc, retries, elapsed, "", earlier) from None
                 if retries >= self.max_retries:
-                    raise Retried(exc, retries, elapsed, "retries exhausted") from None
+                    raise Retried(exc, retries, elapsed, "retries exhausted", earlier) from None
                 wait = self.delay(retries, retry_after)
                 if elapsed + wait > self.deadline_s:
-                    raise Retried(exc, retries, elapsed, "deadline") from None
+                    raise Retried(exc, retries, elapsed, "deadline", earlier) from None
                 log.warning(
                     "%s: %s; retry %d of %d in %.1f s",
                     what,

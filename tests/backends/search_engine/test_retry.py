@@ -85,6 +85,21 @@ def test_retries_stop_at_max_retries_and_say_so() -> None:
         http_with([EngineHTTPError(503, "busy")] * 5, clock, max_retries=2).request("GET", "/x")
 
 
+def test_a_give_up_names_the_other_failures_its_earlier_attempts_met() -> None:
+    """A 2-node cluster that lost its master node: one host refuses connections, the other
+    answers 503 "no master"; the final line names both, not only the last attempt's."""
+    refused = EngineUnreachable("ConnectionError: [Errno 111] Connection refused")
+    no_master = EngineHTTPError(503, {"error": {"type": "master_not_discovered_exception", "reason": None}})
+    with pytest.raises(InfrastructureError) as err:
+        http_with([no_master, refused, no_master, refused], Clock()).request(
+            "DELETE", "/i", what="deleting index 'i'"
+        )
+    line = str(err.value)
+    assert "cannot be reached (deleting index 'i') (after 3 retries" in line
+    assert "(earlier attempts: HTTP 503: master_not_discovered_exception)" in line
+    assert line.count("Connection refused") == 1  # the last failure, not repeated as an earlier one
+
+
 def test_no_retry_starts_after_the_deadline() -> None:
     clock = Clock()
     busy = EngineHTTPError(429, "busy", {"retry-after": "30"})
