@@ -4,10 +4,16 @@ plugin's quality pass against a bare client loop doing the same ``_msearch`` cal
     python benchmarks/bench_load.py [--engines elasticsearch,opensearch] [--queries 10000]
                                     [--concurrency 8] [--es-url URL] [--os-url URL]
 
-Needs the engines (``scripts/engines up``; a 2-node cluster from ``scripts/engines up --nodes 2``
-is measured by pointing ``--es-url``/``--os-url`` at it, e.g. http://127.0.0.1:19210) and SciFact
-in ``../shared``. Per engine one throwaway index of SciFact (5,183 abstracts, MiniLM vectors) is
-built and deleted at the end. The 300 test queries are repeated under distinct ids up to
+Needs the engines (``scripts/engines up``) and SciFact in ``../shared``. A 2-node cluster from
+``scripts/engines up --nodes 2`` is measured by naming both nodes and a sharded, replicated
+index::
+
+    python benchmarks/bench_load.py --shards 2 --replicas 1 \
+        --es-url http://127.0.0.1:19210,http://127.0.0.1:19211 \
+        --os-url http://127.0.0.1:19220,http://127.0.0.1:19221
+
+(the Elasticsearch 8.19 cluster with the 8.x client: ``PYTHONPATH=.venv-es8``). Per engine one
+throwaway index of SciFact (5,183 abstracts, MiniLM vectors) is built and deleted at the end. The 300 test queries are repeated under distinct ids up to
 ``--queries``. Each contender runs in its own process (so its peak RSS is its own), BM25 then
 kNN, top 10, in batches of 100 with ``--concurrency`` batches in flight:
 
@@ -65,7 +71,7 @@ def child(engine: str, url: str, index: str, side: str, n: int, concurrency: int
     if side == "plugin":
         backend = _backend_class(engine)(
             {
-                "hosts": [url],
+                "hosts": url.split(","),
                 "batch_size": base.BATCH_SIZE,
                 "concurrency": concurrency,
                 "request_timeout": 120,
@@ -101,9 +107,11 @@ def child(engine: str, url: str, index: str, side: str, n: int, concurrency: int
     return out
 
 
-def bench(engine: str, url: str, n: int, concurrency: int) -> None:
+def bench(engine: str, url: str, n: int, concurrency: int, settings: Dict[str, int]) -> None:
     corpus, vectors, _ = base.load_scifact()
-    backend = _backend_class(engine)({"hosts": [url], "request_timeout": 120}, {"suite": "bench load"})
+    backend = _backend_class(engine)(
+        {"hosts": url.split(","), "request_timeout": 120}, {"suite": "bench load", "settings": settings}
+    )
     try:
         backend.prepare(corpus, vectors)
         index = backend.index_name
@@ -113,8 +121,10 @@ def bench(engine: str, url: str, n: int, concurrency: int) -> None:
             cmd += ["--index", str(index), "--queries", str(n), "--concurrency", str(concurrency)]
             done = subprocess.run(cmd, capture_output=True, text=True, check=True)
             results[side] = json.loads(done.stdout.strip().splitlines()[-1])
+        facts = backend.describe()
         print(
-            f"{engine} at {url}: {n} queries, concurrency {concurrency}, top {K}, batches of {base.BATCH_SIZE}"
+            f"{engine} {facts.get('version', '')} at {url}: {n} queries, concurrency {concurrency}, top {K}, "
+            f"batches of {base.BATCH_SIZE}, {facts.get('shards')} shards, {facts.get('replicas')} replicas"
         )
         for spec in ("bm25", "knn"):
             for side in ("bare", "plugin"):
@@ -139,6 +149,8 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--es-url", default=base.URLS["elasticsearch"])
     ap.add_argument("--os-url", default=base.URLS["opensearch"])
+    ap.add_argument("--shards", type=int, default=1, help="shards of the throwaway index")
+    ap.add_argument("--replicas", type=int, default=0, help="replicas of the throwaway index")
     ap.add_argument("--child", choices=("bare", "plugin"), help=argparse.SUPPRESS)
     ap.add_argument("--url", help=argparse.SUPPRESS)
     ap.add_argument("--index", help=argparse.SUPPRESS)
@@ -153,7 +165,8 @@ def main() -> int:
         if not base.reachable(urls[engine]):
             print(f"{engine}: not reachable at {urls[engine]} (scripts/engines up); skipped")
             continue
-        bench(engine, urls[engine], args.queries, args.concurrency)
+        settings = {"number_of_shards": args.shards, "number_of_replicas": args.replicas}
+        bench(engine, urls[engine], args.queries, args.concurrency, settings)
     return 0
 
 

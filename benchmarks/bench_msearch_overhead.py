@@ -73,7 +73,7 @@ def load_scifact():
 
 def reachable(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url + "/_cluster/health", timeout=5) as resp:
+        with urllib.request.urlopen(url.split(",")[0] + "/_cluster/health", timeout=5) as resp:
             return resp.status == 200
     except Exception:  # noqa: BLE001
         return False
@@ -100,17 +100,19 @@ def bare_body(engine: str, spec: Any, query: Query, k: int) -> Dict[str, Any]:
 
 
 def make_bare(engine: str, url: str, index: str) -> Tuple[Any, Callable]:
+    """The bare client loop; ``url`` may name several nodes of a cluster, comma-separated."""
+    hosts = url.split(",")
     if engine == "elasticsearch":
         from elasticsearch import Elasticsearch
 
-        client = Elasticsearch(url)
+        client = Elasticsearch(hosts)
 
         def msearch(searches):
             return client.msearch(index=index, searches=searches).body
     else:
         from opensearchpy import OpenSearch
 
-        client = OpenSearch([url])
+        client = OpenSearch(hosts)
 
         def msearch(searches):
             return client.msearch(body=searches, index=index)

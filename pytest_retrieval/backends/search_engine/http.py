@@ -388,5 +388,11 @@ class EngineHTTP:
                 "%s: cannot read the engine version (HTTP %s); reported as unknown", self.name, nodes.status
             )
             return (self.name, "unknown")
-        version = next(iter(nodes["nodes"].values()))["version"]
-        return ("elasticsearch", str(version))
+        found = nodes.get("nodes") if isinstance(nodes, Mapping) else None
+        first = next(iter(found.values()), None) if isinstance(found, Mapping) else None
+        if not isinstance(first, Mapping) or "version" not in first:  # e.g. a proxy's own JSON
+            raise self.fail(
+                "version check failed",
+                f"no version in the answer of GET /_nodes/_local: {snippet(str(nodes))}",
+            )
+        return ("elasticsearch", str(first["version"]))

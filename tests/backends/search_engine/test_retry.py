@@ -117,3 +117,11 @@ def test_retry_after_reads_seconds_and_http_dates() -> None:
 def test_the_jitter_spreads_waits_below_the_exponential_cap() -> None:
     policy = RetryPolicy(rand=lambda: 0.25, cap_s=4.0)
     assert [policy.delay(n, None) for n in range(5)] == [0.125, 0.25, 0.5, 1.0, 1.0]
+
+
+def test_a_version_check_answer_without_nodes_is_one_error_line() -> None:
+    """GET / refused (404), then GET /_nodes/_local answered by something that is not the
+    engine (a proxy's own JSON): an InfrastructureError naming the answer, not a KeyError."""
+    http = http_with([EngineHTTPError(404, "no root"), {"status": "ok"}], Clock())
+    with pytest.raises(InfrastructureError, match=r"version check failed: no version in the answer"):
+        http.engine_info()
