@@ -40,17 +40,33 @@ from synthetic_runs import write  # noqa: E402
 OURS = ["ndcg@10", "mrr@10", "recall@100", "map"]
 COMPARED = [("ndcg@10", "ndcg_cut_10"), ("recall@100", "recall_100"), ("map", "map")]
 
-CHILD_OURS = """
+#: Each child reports its own peak RSS (VmHWM of its address space). Not the ``ru_maxrss`` that
+#: ``wait4`` returns: Linux carries that over ``execve`` from the parent, so a child spawned by a
+#: parent holding the other contender's results would report at least the parent's RSS.
+HWM = """
+def _peak_rss_mib():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return None
+"""
+
+CHILD_OURS = (
+    HWM
+    + """
 import json, sys, time
 t0, c0 = time.perf_counter(), time.process_time()
 from pytest_retrieval.suite.runfiles import evaluate_files
 ev = evaluate_files(sys.argv[1], sys.argv[2], {metrics}, gain="linear", ties="trec")
 elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
 json.dump({{"seconds": elapsed, "cpu": cpu, "per_query": {{m: ev.per_query[m] for m in {compared}}},
-           "mean_map": ev.aggregate["map"]}}, open(sys.argv[3], "w"))
+           "mean_map": ev.aggregate["map"], "peak_rss_mib": _peak_rss_mib()}}, open(sys.argv[3], "w"))
 """
+)
 
-CHILD_PYTREC = """
+CHILD_PYTREC = (
+    HWM
+    + """
 import json, sys, time
 t0, c0 = time.perf_counter(), time.process_time()
 import pytrec_eval
@@ -60,9 +76,10 @@ with open(sys.argv[2]) as fh:
     run = pytrec_eval.parse_run(fh)
 res = pytrec_eval.RelevanceEvaluator(qrels, {{"ndcg_cut.10", "recip_rank", "recall.100", "map"}}).evaluate(run)
 elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
-json.dump({{"seconds": elapsed, "cpu": cpu, "per_query": {{t: {{q: v[t] for q, v in res.items()}} for t in {compared}}}}},
-          open(sys.argv[3], "w"))
+json.dump({{"seconds": elapsed, "cpu": cpu, "per_query": {{t: {{q: v[t] for q, v in res.items()}} for t in {compared}}},
+           "peak_rss_mib": _peak_rss_mib()}}, open(sys.argv[3], "w"))
 """
+)
 
 
 def run_child(code: str, qrels: Path, run: Path):
@@ -79,7 +96,8 @@ def run_child(code: str, qrels: Path, run: Path):
     with open(out) as fh:
         result = json.load(fh)
     os.unlink(out)
-    return result["seconds"], usage.ru_maxrss / 1024.0, result
+    rss = result.get("peak_rss_mib") or usage.ru_maxrss / 1024.0  # ru_maxrss: not Linux, an upper bound
+    return result["seconds"], rss, result
 
 
 def main(argv=None) -> int:

@@ -20,10 +20,16 @@ kNN, top 10, in batches of 100 with ``--concurrency`` batches in flight:
 * plugin: ``backend.search_batch`` on the existing index (every sub-response checked, hits read
   into a Run);
 * bare: the engine's official client, ``msearch`` with the same bodies from a ThreadPoolExecutor
-  (``bench_msearch_overhead.make_bare``).
+  (``bench_msearch_overhead.make_bare``), with the same ``preference`` header line as the
+  plugin's searches, so both send the same calls;
+* bare-nopref: the same loop without a ``preference``. On a replicated index this lets the
+  engine spread the searches over the shard copies (adaptive replica selection), which is what
+  the plugin gives up for reproducible scores; the ratio plugin/bare-nopref shows what that costs.
 
-Prints wall time, queries answered and errors per contender and spec, the ratio plugin / bare
-and each process's peak RSS. Every query must be accounted for: a missing one is an error.
+An untimed warm-up pass runs first (``--no-warmup`` skips it): without it the first contender
+meets a cold index and is 15-30% slower whichever it is, as running the contenders in both orders
+showed on the 2-node clusters (``--sides`` sets the order). Prints wall time, queries answered and
+errors per contender and spec, the ratio plugin / bare and each process's peak RSS. Every query must be accounted for: a missing one is an error.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_msearch_overhead as base  # noqa: E402
@@ -64,6 +70,23 @@ def _backend_class(engine: str) -> Any:
     return OpenSearchBackend
 
 
+def peak_rss_mib() -> float:
+    """This process's peak resident set: VmHWM, the high-water mark of its own address space.
+    Not ``ru_maxrss``: Linux carries that over ``execve`` from the parent (the address space it
+    replaced), so every child of a 300 MiB parent would report at least 300 MiB."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+#: The contenders, each in its own process, in this order.
+SIDES = ("bare-nopref", "bare", "plugin")
+
+
 def child(engine: str, url: str, index: str, side: str, n: int, concurrency: int) -> Dict[str, Any]:
     """One contender over both specs; returns its figures (printed as JSON)."""
     queries = _queries(n)
@@ -85,7 +108,9 @@ def child(engine: str, url: str, index: str, side: str, n: int, concurrency: int
 
     else:
         base.CONCURRENCY = concurrency
-        client, bare = base.make_bare(engine, url, index)
+        # the plugin's default preference: "pytest-retrieval-" and the suite name's slug
+        header = {"preference": "pytest-retrieval-bench-load"} if side == "bare" else None
+        client, bare = base.make_bare(engine, url, index, header)
 
         def search(spec: Any) -> Dict[str, List[str]]:
             return {q: [d for d, _ in h] for q, h in bare(spec, queries, K).items()}
@@ -103,11 +128,19 @@ def child(engine: str, url: str, index: str, side: str, n: int, concurrency: int
         out[name] = {"wall_s": wall, "answered": len(run), "missing": missing, "errors": errors}
     if side == "plugin":
         backend.close()  # an existing index: nothing is deleted
-    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["peak_rss_mib"] = peak_rss_mib()
     return out
 
 
-def bench(engine: str, url: str, n: int, concurrency: int, settings: Dict[str, int]) -> None:
+def bench(
+    engine: str,
+    url: str,
+    n: int,
+    concurrency: int,
+    settings: Dict[str, int],
+    sides: Sequence[str] = SIDES,
+    warmup: bool = True,
+) -> None:
     corpus, vectors, _ = base.load_scifact()
     backend = _backend_class(engine)(
         {"hosts": url.split(","), "request_timeout": 120}, {"suite": "bench load", "settings": settings}
@@ -115,8 +148,10 @@ def bench(engine: str, url: str, n: int, concurrency: int, settings: Dict[str, i
     try:
         backend.prepare(corpus, vectors)
         index = backend.index_name
+        if warmup:  # the first contender would otherwise meet a cold index (JIT, caches): +15-30%
+            child(engine, url, str(index), "bare-nopref", n, concurrency)
         results = {}
-        for side in ("bare", "plugin"):
+        for side in sides:
             cmd = [sys.executable, __file__, "--child", side, "--engines", engine, "--url", url]
             cmd += ["--index", str(index), "--queries", str(n), "--concurrency", str(concurrency)]
             done = subprocess.run(cmd, capture_output=True, text=True, check=True)
@@ -124,20 +159,22 @@ def bench(engine: str, url: str, n: int, concurrency: int, settings: Dict[str, i
         facts = backend.describe()
         print(
             f"{engine} {facts.get('version', '')} at {url}: {n} queries, concurrency {concurrency}, top {K}, "
-            f"batches of {base.BATCH_SIZE}, {facts.get('shards')} shards, {facts.get('replicas')} replicas"
+            f"batches of {base.BATCH_SIZE}, {facts.get('shards')} shards, {facts.get('replicas')} replicas, "
+            + ("after an untimed warm-up pass" if warmup else "no warm-up")
         )
         for spec in ("bm25", "knn"):
-            for side in ("bare", "plugin"):
+            for side in sides:
                 r = results[side][spec]
                 print(
-                    f"  {spec:4s} {side:6s} {r['wall_s']:7.2f} s  answered {r['answered']:6d}  "
+                    f"  {spec:4s} {side:11s} {r['wall_s']:7.2f} s  answered {r['answered']:6d}  "
                     f"missing {r['missing']}  errors {r['errors']}"
                     + (f"  ({results[side].get(spec + '_error')})" if r["errors"] else "")
                 )
-            ratio = results["plugin"][spec]["wall_s"] / results["bare"][spec]["wall_s"]
-            print(f"  {spec:4s} ratio plugin/bare wall: {ratio:.3f}")
-        for side in ("bare", "plugin"):
-            print(f"  peak RSS {side:6s} {results[side]['peak_rss_mib']:.0f} MiB")
+            for other in [o for o in ("bare", "bare-nopref") if o in results and "plugin" in results]:
+                ratio = results["plugin"][spec]["wall_s"] / results[other][spec]["wall_s"]
+                print(f"  {spec:4s} ratio plugin/{other} wall: {ratio:.3f}")
+        for side in sides:
+            print(f"  peak RSS {side:11s} {results[side]['peak_rss_mib']:.0f} MiB")
     finally:
         backend.close()
 
@@ -151,7 +188,17 @@ def main() -> int:
     ap.add_argument("--os-url", default=base.URLS["opensearch"])
     ap.add_argument("--shards", type=int, default=1, help="shards of the throwaway index")
     ap.add_argument("--replicas", type=int, default=0, help="replicas of the throwaway index")
-    ap.add_argument("--child", choices=("bare", "plugin"), help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--sides",
+        default=",".join(SIDES),
+        help=f"the contenders, run in this order (default {','.join(SIDES)}; the first meets a colder index)",
+    )
+    ap.add_argument(
+        "--no-warmup",
+        action="store_true",
+        help="skip the untimed pass that warms the index before the contenders",
+    )
+    ap.add_argument("--child", choices=SIDES, help=argparse.SUPPRESS)
     ap.add_argument("--url", help=argparse.SUPPRESS)
     ap.add_argument("--index", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -160,13 +207,16 @@ def main() -> int:
             json.dumps(child(args.engines, args.url, args.index, args.child, args.queries, args.concurrency))
         )
         return 0
+    sides = [side.strip() for side in args.sides.split(",") if side.strip()]
+    if not sides or not set(sides) <= set(SIDES):
+        ap.error(f"--sides: a comma-separated list of {', '.join(SIDES)}")
     urls = {"elasticsearch": args.es_url, "opensearch": args.os_url}
     for engine in [e.strip() for e in args.engines.split(",") if e.strip()]:
         if not base.reachable(urls[engine]):
             print(f"{engine}: not reachable at {urls[engine]} (scripts/engines up); skipped")
             continue
         settings = {"number_of_shards": args.shards, "number_of_replicas": args.replicas}
-        bench(engine, urls[engine], args.queries, args.concurrency, settings)
+        bench(engine, urls[engine], args.queries, args.concurrency, settings, sides, not args.no_warmup)
     return 0
 
 

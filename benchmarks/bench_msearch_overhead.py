@@ -38,7 +38,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -99,8 +99,11 @@ def bare_body(engine: str, spec: Any, query: Query, k: int) -> Dict[str, Any]:
     return {"query": {"knn": {spec.field: {"vector": vector, "k": candidates}}}, "size": k, "_source": False}
 
 
-def make_bare(engine: str, url: str, index: str) -> Tuple[Any, Callable]:
-    """The bare client loop; ``url`` may name several nodes of a cluster, comma-separated."""
+def make_bare(
+    engine: str, url: str, index: str, header: Optional[Dict[str, str]] = None
+) -> Tuple[Any, Callable]:
+    """The bare client loop; ``url`` may name several nodes of a cluster, comma-separated;
+    ``header`` is sent as each search's ``_msearch`` header line (e.g. a ``preference``)."""
     hosts = url.split(",")
     if engine == "elasticsearch":
         from elasticsearch import Elasticsearch
@@ -124,7 +127,7 @@ def make_bare(engine: str, url: str, index: str) -> Tuple[Any, Callable]:
         def one(batch):
             searches: List[Dict[str, Any]] = []
             for _qid, body in batch:
-                searches += [{}, body]
+                searches += [dict(header or {}), body]
             responses = msearch(searches)["responses"]
             out = []
             for (qid, _body), r in zip(batch, responses):

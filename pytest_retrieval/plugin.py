@@ -77,6 +77,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "retrieval: a pytest-retrieval gate item")
     config.stash[_STATE] = {}
+    from .suite import queries
+
+    config.stash[_QUERIES_LOADER] = loader = lambda path: load_suite_for(config, path).suite  # noqa: E731
+    queries.push_suite_loader(loader)  # retrieval_queries() reads suites as this run does
     if config.pluginmanager.hasplugin("xdist"):
         from .xdist import XdistHooks
 
@@ -112,6 +116,15 @@ def _check_output_path(value: Optional[str], flag: str) -> None:
 
 
 _STATE = pytest.StashKey[Dict[str, "SuiteState"]]()
+_QUERIES_LOADER = pytest.StashKey[Any]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from .suite import queries
+
+    loader = config.stash.get(_QUERIES_LOADER, None)
+    if loader is not None:
+        queries.pop_suite_loader(loader)
 
 
 def _is_suite_file(path: Path) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 __all__ = ["JudgedQuery", "QueryResult", "query_result", "retrieval_queries"]
 
@@ -40,15 +40,32 @@ class JudgedQuery:
         return [d for d, g in sorted(self.grades.items(), key=lambda kv: -kv[1]) if g > 0]
 
 
+#: How ``retrieval_queries`` loads a suite. Inside a pytest run the plugin installs the loader
+#: its YAML items use (``--retrieval-override`` files and the other command-line settings
+#: applied, the suite loaded once per session), so the parametrized queries are the ones the
+#: run evaluates; outside pytest, the file alone. A stack: nested in-process runs restore it.
+_loaders: List[Callable[[Path], Any]] = []
+
+
+def push_suite_loader(loader: Callable[[Path], Any]) -> None:
+    _loaders.append(loader)
+
+
+def pop_suite_loader(loader: Callable[[Path], Any]) -> None:
+    if loader in _loaders:
+        _loaders.remove(loader)
+
+
 def retrieval_queries(path: Any, *, tag: Optional[str] = None) -> List[JudgedQuery]:
     """The judged queries of the suite at ``path`` (those with a relevant judgment: the ones its
     metrics average over), in the judgment set's order; with ``tag``, only that stratum. A
-    relative path is looked up beside the calling file first, then in the working directory."""
+    relative path is looked up beside the calling file first, then in the working directory.
+    Under pytest the suite is read as the run reads it, with its ``--retrieval-override`` files."""
     from .build import load_judgments
     from .load import load_suite
 
     p = _beside_caller(Path(path))
-    js = load_judgments(load_suite(p))
+    js = load_judgments(_loaders[-1](p) if _loaders else load_suite(p))
     out = []
     for qid, grades in js.qrels.items():
         if qid not in js.queries or not any(g > 0 for g in grades.values()):

@@ -285,3 +285,39 @@ def test_expectation_names_keep_node_ids_whole(pytester) -> None:
         "retrieval_tiny.yaml::bm25::expect[solar:panels #2]",
     ]
     pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider").assert_outcomes(passed=5)
+
+
+def test_retrieval_queries_reads_the_suite_as_the_run_does(pytester) -> None:
+    """Under pytest, ``retrieval_queries`` applies the run's ``--retrieval-override`` files (a
+    team's file may swap the judgments), so the parametrized queries are the evaluated ones."""
+    pytester.makefile(".yaml", retrieval_tiny=TINY_SUITE)
+    pytester.makefile(
+        ".yaml",
+        team=(
+            "judgments:\n  inline:\n"
+            '    - {id: t1, text: "solar panels", relevant: {d1: 1}}\n'
+            '    - {id: t2, text: "flood", relevant: {d3: 1}}\n'
+        ),
+    )
+    pytester.makepyfile(
+        test_each="""
+        import pytest
+        from pytest_retrieval import retrieval_queries
+
+        @pytest.mark.parametrize("q", retrieval_queries("retrieval_tiny.yaml"), ids=str)
+        def test_each(retrieval_suite, q):
+            assert retrieval_suite("retrieval_tiny.yaml").query("bm25", q.id).metrics
+        """
+    )
+    plain = pytester.runpytest("-p", "no:cacheprovider", "test_each.py", "--collect-only", "-q")
+    assert "test_each.py::test_each[q1]" in plain.stdout.str()
+    team = pytester.runpytest(
+        "-p", "no:cacheprovider", "test_each.py", "--retrieval-override", "team.yaml", "-v"
+    )
+    team.assert_outcomes(passed=2)
+    team.stdout.fnmatch_lines(
+        ["*test_each.py::test_each[[]t1[]] PASSED*", "*test_each.py::test_each[[]t2[]] PASSED*"]
+    )
+    from pytest_retrieval import retrieval_queries
+
+    assert [q.id for q in retrieval_queries(pytester.path / "retrieval_tiny.yaml")] == ["q1", "q2", "3"]
