@@ -26,9 +26,10 @@ kNN, top 10, in batches of 100 with ``--concurrency`` batches in flight:
   engine spread the searches over the shard copies (adaptive replica selection), which is what
   the plugin gives up for reproducible scores; the ratio plugin/bare-nopref shows what that costs.
 
-An untimed warm-up pass runs first (``--no-warmup`` skips it): without it the first contender
-meets a cold index and is 15-30% slower whichever it is, as running the contenders in both orders
-showed on the 2-node clusters (``--sides`` sets the order). Prints wall time, queries answered and
+An untimed warm-up pass runs first (``--no-warmup`` skips it), then ``--rounds`` (default 2) of
+the contenders in alternating order (A B C, C B A): without both, whichever contender ran first was
+15-30% slower, as running them in both orders showed on the 2-node clusters (``--sides`` sets
+the order); the ratios compare mean walls. Prints wall time, queries answered and
 errors per contender and spec, the ratio plugin / bare and each process's peak RSS. Every query must be accounted for: a missing one is an error.
 """
 
@@ -140,6 +141,7 @@ def bench(
     settings: Dict[str, int],
     sides: Sequence[str] = SIDES,
     warmup: bool = True,
+    rounds: int = 2,
 ) -> None:
     corpus, vectors, _ = base.load_scifact()
     backend = _backend_class(engine)(
@@ -148,33 +150,43 @@ def bench(
     try:
         backend.prepare(corpus, vectors)
         index = backend.index_name
-        if warmup:  # the first contender would otherwise meet a cold index (JIT, caches): +15-30%
+        if warmup:  # the first contender would otherwise meet a cold index (JIT, caches)
             child(engine, url, str(index), "bare-nopref", n, concurrency)
-        results = {}
-        for side in sides:
-            cmd = [sys.executable, __file__, "--child", side, "--engines", engine, "--url", url]
-            cmd += ["--index", str(index), "--queries", str(n), "--concurrency", str(concurrency)]
-            done = subprocess.run(cmd, capture_output=True, text=True, check=True)
-            results[side] = json.loads(done.stdout.strip().splitlines()[-1])
+        # A B C, then C B A, ...: a drift of the engine's speed over the run (merges finishing,
+        # caches filling) falls on every contender alike
+        runs: Dict[str, List[Dict[str, Any]]] = {side: [] for side in sides}
+        for r in range(rounds):
+            for side in sides if r % 2 == 0 else list(reversed(sides)):
+                cmd = [sys.executable, __file__, "--child", side, "--engines", engine, "--url", url]
+                cmd += ["--index", str(index), "--queries", str(n), "--concurrency", str(concurrency)]
+                done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+                runs[side].append(json.loads(done.stdout.strip().splitlines()[-1]))
         facts = backend.describe()
         print(
             f"{engine} {facts.get('version', '')} at {url}: {n} queries, concurrency {concurrency}, top {K}, "
             f"batches of {base.BATCH_SIZE}, {facts.get('shards')} shards, {facts.get('replicas')} replicas, "
+            f"{rounds} rounds (order {' '.join(sides)}, then reversed), "
             + ("after an untimed warm-up pass" if warmup else "no warm-up")
         )
+        mean: Dict[str, Dict[str, float]] = {}
         for spec in ("bm25", "knn"):
             for side in sides:
-                r = results[side][spec]
+                rs = [run[spec] for run in runs[side]]
+                walls = [r["wall_s"] for r in rs]
+                mean.setdefault(side, {})[spec] = sum(walls) / len(walls)
+                failures = [run.get(spec + "_error") for run in runs[side] if run.get(spec + "_error")]
                 print(
-                    f"  {spec:4s} {side:11s} {r['wall_s']:7.2f} s  answered {r['answered']:6d}  "
-                    f"missing {r['missing']}  errors {r['errors']}"
-                    + (f"  ({results[side].get(spec + '_error')})" if r["errors"] else "")
+                    f"  {spec:4s} {side:11s} mean {mean[side][spec]:7.2f} s ("
+                    + " / ".join(f"{w:.2f}" for w in walls)
+                    + f")  answered {sum(r['answered'] for r in rs)} of {n * len(rs)}  "
+                    f"missing {sum(r['missing'] for r in rs)}  errors {sum(r['errors'] for r in rs)}"
+                    + (f"  ({failures[0]})" if failures else "")
                 )
-            for other in [o for o in ("bare", "bare-nopref") if o in results and "plugin" in results]:
-                ratio = results["plugin"][spec]["wall_s"] / results[other][spec]["wall_s"]
-                print(f"  {spec:4s} ratio plugin/{other} wall: {ratio:.3f}")
+            for other in [o for o in ("bare", "bare-nopref") if o in mean and "plugin" in mean]:
+                ratio = mean["plugin"][spec] / mean[other][spec]
+                print(f"  {spec:4s} ratio plugin/{other} mean wall: {ratio:.3f}")
         for side in sides:
-            print(f"  peak RSS {side:11s} {results[side]['peak_rss_mib']:.0f} MiB")
+            print(f"  peak RSS {side:11s} {max(run['peak_rss_mib'] for run in runs[side]):.0f} MiB")
     finally:
         backend.close()
 
@@ -192,6 +204,9 @@ def main() -> int:
         "--sides",
         default=",".join(SIDES),
         help=f"the contenders, run in this order (default {','.join(SIDES)}; the first meets a colder index)",
+    )
+    ap.add_argument(
+        "--rounds", type=int, default=2, help="each contender runs this many times, order alternating"
     )
     ap.add_argument(
         "--no-warmup",
@@ -216,7 +231,16 @@ def main() -> int:
             print(f"{engine}: not reachable at {urls[engine]} (scripts/engines up); skipped")
             continue
         settings = {"number_of_shards": args.shards, "number_of_replicas": args.replicas}
-        bench(engine, urls[engine], args.queries, args.concurrency, settings, sides, not args.no_warmup)
+        bench(
+            engine,
+            urls[engine],
+            args.queries,
+            args.concurrency,
+            settings,
+            sides,
+            not args.no_warmup,
+            max(1, args.rounds),
+        )
     return 0
 
 
