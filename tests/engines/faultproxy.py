@@ -16,7 +16,10 @@ Every request is forwarded to the engine unless a fault matches it (its path hol
 * ``html``: answered ``200`` with an HTML page (a captive portal, a misrouted proxy);
 * ``drop_item``: forwarded, and the last item of the ``_msearch`` answer's ``responses``
   removed;
-* ``failed_shard``: forwarded, and the first search answer marked as one failed shard.
+* ``failed_shard``: forwarded, and the first search answer marked as one failed shard (a
+  ``query_shard_exception``: not transient);
+* ``lost_shard``: the same, but the shard failed because its copy's node left mid-search
+  (``node_disconnected_exception``): transient, that search is sent again.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List, Optional, Tuple
 from urllib.parse import urlsplit
 
-KINDS = ("429", "502", "503", "slow", "reset", "html", "drop_item", "failed_shard")
+KINDS = ("429", "502", "503", "slow", "reset", "html", "drop_item", "failed_shard", "lost_shard")
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection"}
 
 
@@ -130,7 +133,7 @@ def _corrupt(kind: str, data: bytes) -> bytes:
     body = json.loads(data)
     if kind == "drop_item" and isinstance(body.get("responses"), list):
         body["responses"] = body["responses"][:-1]
-    elif kind == "failed_shard":
+    elif kind in ("failed_shard", "lost_shard"):
         target = body["responses"][0] if isinstance(body.get("responses"), list) else body
         shards = target.setdefault("_shards", {})
         shards["failed"] = 1
@@ -139,7 +142,12 @@ def _corrupt(kind: str, data: bytes) -> bytes:
             {
                 "shard": 0,
                 "index": "x",
-                "reason": {"type": "node_disconnected_exception", "reason": "injected"},
+                "reason": {
+                    "type": "node_disconnected_exception"
+                    if kind == "lost_shard"
+                    else "query_shard_exception",
+                    "reason": "injected",
+                },
             }
         ]
     return json.dumps(body).encode()
@@ -184,7 +192,7 @@ def _handler(proxy: FaultProxy) -> type:
                 time.sleep(fault.seconds)
             headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
             status, out_headers, data = proxy.forward(method, path, headers, body)
-            if kind in ("drop_item", "failed_shard") and status == 200:
+            if kind in ("drop_item", "failed_shard", "lost_shard") and status == 200:
                 data = _corrupt(kind, data)
             self._answer(status, data, out_headers)
 

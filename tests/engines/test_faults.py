@@ -1,8 +1,8 @@
 """Faults between the plugin and a real engine, injected by a loopback proxy (faultproxy.py).
 
-Faults that heal (429 with Retry-After, 502/503, connection resets, slow answers) are
-retried by the one retry policy and give exactly the rankings, hence the metrics, of a
-clean run. Faults that corrupt (a dropped ``_msearch`` item, a failed shard, an HTML page
+Faults that heal (429 with Retry-After, 502/503, connection resets, slow answers, a shard
+failed because its node left) are retried by the one retry policy and give exactly the
+rankings, hence the metrics, of a clean run. Faults that corrupt (a dropped ``_msearch`` item, a failed shard, an HTML page
 with status 200) and faults that outlast the retries are errors naming the first cause
 (the search and its query id), with a failed clean-up only second.
 """
@@ -60,6 +60,9 @@ def _pairs(run: Run) -> Dict[str, list]:
         Fault("502", path="_msearch", times=2),
         Fault("reset", path="_msearch", every=3),
         Fault("slow", path="_msearch", every=2, seconds=0.3),
+        # a shard copy lost with its node: that search alone is sent again (times=3: a retry may
+        # meet the fault again, and 3 retries are allowed)
+        Fault("lost_shard", path="_msearch", times=3),
     ],
     ids=lambda f: f.kind,
 )
@@ -86,6 +89,11 @@ def test_faults_that_heal_give_the_clean_metrics(proxied, scifact_small: Collect
             r"search for query '\w+' failed: 1 of 1 shards failed",
         ),
         (
+            Fault("lost_shard", path="_msearch"),
+            r"search for query '\w+' failed: 1 of 1 shards failed: node_disconnected_exception: injected "
+            r"\(after 1 retry in",
+        ),
+        (
             Fault("html", path="_msearch", times=1),
             r"_msearch of 5 queries \(first '\w+'\) failed: .*not JSON",
         ),
@@ -94,7 +102,7 @@ def test_faults_that_heal_give_the_clean_metrics(proxied, scifact_small: Collect
             r"_msearch of 5 queries \(first '\w+'\) failed \(HTTP 429\) \(after 1 retry in .*es_rejected",
         ),
     ],
-    ids=["drop_item", "failed_shard", "html_200", "429_forever"],
+    ids=["drop_item", "failed_shard", "lost_shard_forever", "html_200", "429_forever"],
 )
 def test_faults_that_corrupt_are_errors_naming_the_query(
     proxied, scifact_small: Collection, fault: Fault, expected: str

@@ -9,6 +9,10 @@ at all (an HTML login or error page from a proxy, with HTTP 200) is caught for e
 by :func:`json_answers` and named with what came back, truncated. The fields of BM25/kNN
 specs are checked against the index mapping once (:class:`FieldCheck`), since the engines
 answer a query on an unmapped field with no hits.
+
+One failure inside a 200 heals: shard copies lost with their node (:func:`lost_with_a_node`).
+Those searches, and only those, are sent again under the one retry policy (retry.py), and a
+ranking is kept only from an answer whose every shard succeeded.
 """
 
 from __future__ import annotations
@@ -21,8 +25,54 @@ from ...errors import InfrastructureError
 from ...types import Ranking, Run
 from ..base import BM25Spec, KnnSpec
 from .http import EngineBadAnswer, EngineHTTP, Send, describe_answer, error_reason, snippet
+from .retry import Retried
 
-__all__ = ["FieldCheck", "Searcher", "json_answers", "read_hits"]
+__all__ = ["FieldCheck", "Searcher", "json_answers", "lost_with_a_node", "read_hits"]
+
+# Shard failures that mean the copies searched were on a node that left mid-search (stopped,
+# restarting, partitioned): Elasticsearch's and OpenSearch's transport exceptions
+# (o.e.transport.NodeNotConnectedException, NodeDisconnectedException, ConnectTransportException,
+# o.e.node.NodeClosedException) and NoShardAvailableActionException (no copy of a shard is
+# active yet, e.g. a replica being promoted). The coordinating node fails over to another copy
+# only within one search (AbstractSearchAsyncAction tries the next copy of the shard's
+# iterator); a search routed before the cluster state dropped the node fails, and sent again
+# once the cluster has noticed, it is answered in full by the copies left.
+_NODE_GONE = frozenset(
+    {
+        "node_not_connected_exception",
+        "node_disconnected_exception",
+        "connect_transport_exception",
+        "node_closed_exception",
+        "no_shard_available_action_exception",
+    }
+)
+
+
+def lost_with_a_node(resp: Any) -> bool:
+    """Whether a search response failed only because shard copies went with a node: shard
+    failures (or an error's root causes and failed shards) all of a :data:`_NODE_GONE` type."""
+    if not isinstance(resp, Mapping) or resp.get("timed_out"):
+        return False
+    types: List[Any] = []
+    error = resp.get("error")
+    if isinstance(error, Mapping):
+        types += [c.get("type") for c in error.get("root_cause") or () if isinstance(c, Mapping)]
+        for shard in error.get("failed_shards") or ():
+            reason = shard.get("reason") if isinstance(shard, Mapping) else None
+            types.append(reason.get("type") if isinstance(reason, Mapping) else None)
+    elif error is not None:
+        return False
+    shards = resp.get("_shards")
+    if isinstance(shards, Mapping) and shards.get("failed"):
+        for failure in shards.get("failures") or [{}]:
+            reason = failure.get("reason") if isinstance(failure, Mapping) else None
+            types.append(reason.get("type") if isinstance(reason, Mapping) else None)
+    return bool(types) and all(t in _NODE_GONE for t in types)
+
+
+class _LostWithANode(InfrastructureError):
+    """A search failed only because its shard copies left with a node: sent again."""
+
 
 # OpenSearch's hybrid query marks sub-query boundaries with these magic scores; seeing them
 # in a ranking means the hybrid query ran without a normalization/score-ranker pipeline.
@@ -167,6 +217,30 @@ class Searcher:
         return self._run_concurrently(lambda batch: self._msearch_batch(index, batch, k), batches)
 
     def _msearch_batch(self, index: str, batch: Bodies, k: int) -> List[Tuple[str, Ranking]]:
+        """One ``_msearch`` of ``batch``; the searches lost with a node are sent again (only
+        they), under the retry policy."""
+        done: Dict[str, Ranking] = {}
+        pending = list(batch)
+        what = f"_msearch of {len(batch)} queries (first {batch[0][0]!r})"
+
+        def attempt() -> List[Tuple[str, Ranking]]:
+            failed = self._msearch_once(index, pending, k, done)
+            if failed:
+                pending[:] = [item for item, _exc, _healing in failed]
+                more = (
+                    f" (and {len(failed) - 1} more of this batch of {len(batch)})" if len(failed) > 1 else ""
+                )
+                text = f"{failed[0][1]}{more}"
+                raise _LostWithANode(text) if all(h for _i, _e, h in failed) else InfrastructureError(text)
+            return [(qid, done[qid]) for qid, _body in batch]
+
+        return self._healing(attempt, what)
+
+    def _msearch_once(
+        self, index: str, batch: Bodies, k: int, done: Dict[str, Ranking]
+    ) -> List[Tuple[Tuple[str, Dict[str, Any]], InfrastructureError, bool]]:
+        """Sends ``batch`` as one ``_msearch``; fills ``done`` with the rankings read and returns
+        the searches that failed: (item, error, lost with a node?)."""
         lines = []
         header = json.dumps(self.settings, separators=(",", ":"))
         for _qid, body in batch:
@@ -183,31 +257,47 @@ class Searcher:
                 f"expected {len(batch)} responses, got "
                 f"{len(responses) if isinstance(responses, list) else 'none'}",
             )
-        out: List[Tuple[str, Ranking]] = []
-        failed: List[InfrastructureError] = []
-        for (qid, _body), r in zip(batch, responses):
+        failed = []
+        for item, r in zip(batch, responses):
             try:
-                out.append((qid, read_hits(r, qid, k, self._http.fail)[0]))
+                done[item[0]] = read_hits(r, item[0], k, self._http.fail)[0]
             except InfrastructureError as exc:
-                failed.append(exc)
-        if failed:
-            more = f" (and {len(failed) - 1} more of this batch of {len(batch)})" if len(failed) > 1 else ""
-            raise InfrastructureError(f"{failed[0]}{more}")
-        return out
+                failed.append((item, exc, lost_with_a_node(r)))
+        return failed
+
+    def _healing(self, attempt: Callable[[], Any], what: str) -> Any:
+        """``attempt()`` under the retry policy, retrying only searches lost with a node; a
+        final failure is the first search's error, with the retries it had."""
+        try:
+            return self._http.retry.call(
+                attempt, lambda exc: (isinstance(exc, _LostWithANode), None), f"{self._http.name} {what}"
+            )
+        except Retried as given_up:
+            cause = given_up.cause
+            if not given_up.retries and given_up.why != "deadline":
+                raise cause from None
+            raise InfrastructureError(f"{cause}{given_up.note()}") from None
 
     def each(self, index: str, bodies: Bodies, params: Mapping[str, Any], k: int) -> Run:
         """One ``_search`` per body, concurrently (``_msearch`` takes no search pipeline)."""
 
         def run_one(item: Tuple[str, Dict[str, Any]]) -> List[Tuple[str, Ranking]]:
             qid, body = item
-            resp = self._http.request(
-                "POST",
-                f"/{index}/_search",
-                params={**self.settings, **params},
-                body=body,
-                what=f"search for query {qid!r}",
-            )
-            return [(qid, read_hits(resp, qid, k, self._http.fail)[0])]
+
+            def attempt() -> List[Tuple[str, Ranking]]:
+                resp = self._http.request(
+                    "POST",
+                    f"/{index}/_search",
+                    params={**self.settings, **params},
+                    body=body,
+                    what=f"search for query {qid!r}",
+                )
+                try:
+                    return [(qid, read_hits(resp, qid, k, self._http.fail)[0])]
+                except InfrastructureError as exc:
+                    raise (_LostWithANode(str(exc)) if lost_with_a_node(resp) else exc) from None
+
+            return self._healing(attempt, f"search for query {qid!r}")
 
         return self._run_concurrently(run_one, bodies)
 
