@@ -26,10 +26,10 @@ kNN, top 10, in batches of 100 with ``--concurrency`` batches in flight:
   engine spread the searches over the shard copies (adaptive replica selection), which is what
   the plugin gives up for reproducible scores; the ratio plugin/bare-nopref shows what that costs.
 
-An untimed warm-up pass runs first (``--no-warmup`` skips it), then ``--rounds`` (default 2) of
-the contenders in alternating order (A B C, C B A): without both, whichever contender ran first was
-15-30% slower, as running them in both orders showed on the 2-node clusters (``--sides`` sets
-the order); the ratios compare mean walls. Prints wall time, queries answered and
+Untimed warm-up passes run first, until two in a row agree within 5% (``--no-warmup`` skips
+them), then ``--rounds`` (default 2) of the contenders in alternating order (A B C, C B A):
+without them, whichever contender ran first was 15-30% slower, as running them in both orders
+showed on the 2-node clusters (``--sides`` sets the order); the ratios compare mean walls. Prints wall time, queries answered and
 errors per contender and spec, the ratio plugin / bare and each process's peak RSS. Every query must be accounted for: a missing one is an error.
 """
 
@@ -133,6 +133,19 @@ def child(engine: str, url: str, index: str, side: str, n: int, concurrency: int
     return out
 
 
+def settle(engine: str, url: str, index: str, n: int, concurrency: int, passes: int = 6) -> List[float]:
+    """Untimed passes of the bare loop until two in a row take walls within 5% of each other (at
+    most ``passes``): a freshly built index gets faster for a minute or more (segment merges,
+    JIT, caches), and a contender timed meanwhile would pay for it. Returns the walls."""
+    walls: List[float] = []
+    while len(walls) < passes:
+        got = child(engine, url, index, "bare-nopref", n, concurrency)
+        walls.append(got["bm25"]["wall_s"] + got["knn"]["wall_s"])
+        if len(walls) >= 2 and abs(walls[-1] - walls[-2]) <= 0.05 * walls[-2]:
+            break
+    return walls
+
+
 def bench(
     engine: str,
     url: str,
@@ -150,8 +163,7 @@ def bench(
     try:
         backend.prepare(corpus, vectors)
         index = backend.index_name
-        if warmup:  # the first contender would otherwise meet a cold index (JIT, caches)
-            child(engine, url, str(index), "bare-nopref", n, concurrency)
+        warm = settle(engine, url, str(index), n, concurrency) if warmup else []
         # A B C, then C B A, ...: a drift of the engine's speed over the run (merges finishing,
         # caches filling) falls on every contender alike
         runs: Dict[str, List[Dict[str, Any]]] = {side: [] for side in sides}
@@ -166,7 +178,13 @@ def bench(
             f"{engine} {facts.get('version', '')} at {url}: {n} queries, concurrency {concurrency}, top {K}, "
             f"batches of {base.BATCH_SIZE}, {facts.get('shards')} shards, {facts.get('replicas')} replicas, "
             f"{rounds} rounds (order {' '.join(sides)}, then reversed), "
-            + ("after an untimed warm-up pass" if warmup else "no warm-up")
+            + (
+                f"after {len(warm)} untimed warm-up passes (BM25+kNN walls "
+                + " / ".join(f"{w:.1f}" for w in warm)
+                + " s)"
+                if warmup
+                else "no warm-up"
+            )
         )
         mean: Dict[str, Dict[str, float]] = {}
         for spec in ("bm25", "knn"):
