@@ -146,7 +146,7 @@ def baseline_from_result(
         }
         if rr.latency is not None:
             entry["latency_ms"] = rr.latency.as_dict()
-        from ..reports.rankings import ranking_depth, top_ids
+        from .rankings import ranking_depth, top_ids
 
         entry["top"] = top_ids(rr.run, ev.evaluated, ranking_depth(result.suite))  # for ranking diffs
         out[name] = entry

@@ -97,7 +97,7 @@ def judge_against_baseline(
     out.passed = not failed
     head = overall.describe(label, query_text=texts, passed=not overall.regressed, improved=overall.improved)
     if failed:  # what moved in the rankings of the largest drops
-        from ..reports.rankings import message_lines
+        from .rankings import message_lines
 
         lines += message_lines(
             baseline.top(retriever),

@@ -98,7 +98,7 @@ def report_extras(state: Any) -> Dict[str, Any]:
 
 
 def _result_extras(state: Any) -> Dict[str, Any]:
-    from .rankings import ranking_depth, top_ids
+    from ..gates.rankings import ranking_depth, top_ids
     from .terminal import _power_line
 
     result = state.result
@@ -174,7 +174,7 @@ def _query_details(
 
 def _titles(js: Any, tops: List[Dict[str, List[str]]], relevant: Set[str]) -> Dict[str, str]:
     """Titles of the documents shown (the top ``SHOWN`` now and in the baseline) and the relevant ones."""
-    from .rankings import SHOWN
+    from ..gates.rankings import SHOWN
 
     if not js.corpus:
         return {}

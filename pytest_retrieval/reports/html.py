@@ -16,7 +16,7 @@ from html import escape
 from importlib import resources
 from typing import Any, Dict, List, Mapping
 
-from .rankings import SHOWN
+from ..gates.rankings import SHOWN
 from .view import SuiteView, delta, mark, metric_value, num, pval, redact, verdict
 
 

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .rankings import SHOWN, RankDiff, ranking_diff
+from ..gates.rankings import SHOWN, RankDiff, ranking_diff
 
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@'\"]+:[^/\s@'\"]+@")
 _SECRET_KV = re.compile(

@@ -10,7 +10,7 @@ import pytest
 from pytest_retrieval.errors import ConfigError
 from pytest_retrieval.gates.baseline import Baseline, read_baseline, write_baseline
 from pytest_retrieval.gates.floors import Floor
-from pytest_retrieval.reports.rankings import ranking_depth, ranking_diff
+from pytest_retrieval.gates.rankings import ranking_depth, ranking_diff
 
 
 def test_ranking_diff_says_what_left_entered_and_moved() -> None:
