@@ -79,8 +79,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STATE] = {}
     from .suite import queries
 
-    config.stash[_QUERIES_LOADER] = loader = lambda path: load_suite_for(config, path).suite  # noqa: E731
-    queries.push_suite_loader(loader)  # retrieval_queries() reads suites as this run does
+    # retrieval_queries() reads a suite's judgments as this run does, and shares them with it
+    config.stash[_QUERIES_LOADER] = loader = lambda path: load_suite_for(config, path).shared.judgments()  # noqa: E731
+    queries.push_suite_loader(loader)
     if config.pluginmanager.hasplugin("xdist"):
         from .xdist import XdistHooks
 

@@ -40,10 +40,11 @@ class JudgedQuery:
         return [d for d, g in sorted(self.grades.items(), key=lambda kv: -kv[1]) if g > 0]
 
 
-#: How ``retrieval_queries`` loads a suite. Inside a pytest run the plugin installs the loader
-#: its YAML items use (``--retrieval-override`` files and the other command-line settings
-#: applied, the suite loaded once per session), so the parametrized queries are the ones the
-#: run evaluates; outside pytest, the file alone. A stack: nested in-process runs restore it.
+#: How ``retrieval_queries`` gets a suite's judgments. Inside a pytest run the plugin installs
+#: the loader its YAML items use (``--retrieval-override`` files and the other command-line
+#: settings applied; suite and judgments loaded once per session, shared with the run), so the
+#: parametrized queries are the ones the run evaluates; outside pytest, the file alone. A
+#: stack: nested in-process runs restore it.
 _loaders: List[Callable[[Path], Any]] = []
 
 
@@ -65,7 +66,7 @@ def retrieval_queries(path: Any, *, tag: Optional[str] = None) -> List[JudgedQue
     from .load import load_suite
 
     p = _beside_caller(Path(path))
-    js = load_judgments(_loaders[-1](p) if _loaders else load_suite(p))
+    js = _loaders[-1](p) if _loaders else load_judgments(load_suite(p))
     out = []
     for qid, grades in js.qrels.items():
         if qid not in js.queries or not any(g > 0 for g in grades.values()):

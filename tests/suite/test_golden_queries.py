@@ -289,8 +289,29 @@ def test_expectation_names_keep_node_ids_whole(pytester) -> None:
 
 def test_retrieval_queries_reads_the_suite_as_the_run_does(pytester) -> None:
     """Under pytest, ``retrieval_queries`` applies the run's ``--retrieval-override`` files (a
-    team's file may swap the judgments), so the parametrized queries are the evaluated ones."""
+    team's file may swap the judgments), so the parametrized queries are the evaluated ones; the
+    judgments are loaded once per session, for the parametrization and the run together."""
     pytester.makefile(".yaml", retrieval_tiny=TINY_SUITE)
+    pytester.makeconftest(
+        """
+        from pytest_retrieval.suite import build, shared
+
+        LOADS = []
+        _load = build.load_judgments
+
+        def counted(suite):
+            LOADS.append(suite.name)
+            return _load(suite)
+
+        build.load_judgments = shared.load_judgments = counted
+
+        def pytest_sessionfinish(session):
+            assert LOADS == ["tiny"], LOADS
+
+        def pytest_unconfigure(config):  # the run is in-process: put the loader back
+            build.load_judgments = shared.load_judgments = _load
+        """
+    )
     pytester.makefile(
         ".yaml",
         team=(

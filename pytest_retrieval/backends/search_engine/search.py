@@ -274,7 +274,7 @@ class Searcher:
             )
         except Retried as given_up:
             cause = given_up.cause
-            if not given_up.retries and given_up.why != "deadline":
+            if not isinstance(cause, _LostWithANode):  # another failure: as it is (its own retries named)
                 raise cause from None
             raise InfrastructureError(f"{cause}{given_up.note()}") from None
 
