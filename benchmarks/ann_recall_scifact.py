@@ -25,8 +25,8 @@ from pytest_retrieval.backends.base import KnnSpec  # noqa: E402
 from pytest_retrieval.backends.elasticsearch import ElasticsearchBackend  # noqa: E402
 from pytest_retrieval.backends.opensearch import OpenSearchBackend  # noqa: E402
 from pytest_retrieval.errors import InfrastructureError  # noqa: E402
+from pytest_retrieval.io.judgments import load_beir  # noqa: E402
 from pytest_retrieval.measures.ann import ann_recall, exact_top_k, mean  # noqa: E402
-from pytest_retrieval.suite.judgments import load_beir  # noqa: E402
 from pytest_retrieval.types import DocVectors, Query  # noqa: E402
 
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"

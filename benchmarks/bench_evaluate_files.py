@@ -56,7 +56,7 @@ CHILD_OURS = (
     + """
 import json, sys, time
 t0, c0 = time.perf_counter(), time.process_time()
-from pytest_retrieval.suite.runfiles import evaluate_files
+from pytest_retrieval.io.runfiles import evaluate_files
 ev = evaluate_files(sys.argv[1], sys.argv[2], {metrics}, gain="linear", ties="trec")
 elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
 json.dump({{"seconds": elapsed, "cpu": cpu, "per_query": {{m: ev.per_query[m] for m in {compared}}},

@@ -16,9 +16,9 @@ import argparse
 import time
 from pathlib import Path
 
-from pytest_retrieval.suite.load import load_suite
-from pytest_retrieval.suite.retriever import Retriever
-from pytest_retrieval.suite.shared import SharedBackend
+from pytest_retrieval.config.load import load_suite
+from pytest_retrieval.execution.retriever import Retriever
+from pytest_retrieval.execution.shared import SharedBackend
 
 SUITE = Path(__file__).resolve().parents[1] / "example_suite" / "retrieval_scifact_mini.yaml"
 HOSTS = {"elasticsearch": "http://127.0.0.1:19200", "opensearch": "http://127.0.0.1:19201"}

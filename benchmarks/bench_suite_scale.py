@@ -40,10 +40,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout
 
-from pytest_retrieval.suite import latency as latency_mod  # noqa: E402
-from pytest_retrieval.suite.build import StagePlan, load_judgments, make_backend  # noqa: E402
-from pytest_retrieval.suite.load import load_suite  # noqa: E402
-from pytest_retrieval.suite.runner import SuiteRunner  # noqa: E402
+from pytest_retrieval.config.load import load_suite  # noqa: E402
+from pytest_retrieval.execution import latency as latency_mod  # noqa: E402
+from pytest_retrieval.execution.plan import StagePlan, load_judgments, make_backend  # noqa: E402
+from pytest_retrieval.execution.runner import SuiteRunner  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "nfcorpus"
 

@@ -43,10 +43,10 @@ sys.path.insert(0, str(ROOT))
 
 from pytest_retrieval.backends.base import BM25Spec, KnnSpec  # noqa: E402
 from pytest_retrieval.backends.embedded.backend import EmbeddedBackend  # noqa: E402
-from pytest_retrieval.measures.fusion import fuse_runs  # noqa: E402
+from pytest_retrieval.fusion.semantics import fuse_runs  # noqa: E402
+from pytest_retrieval.io.judgments import load_beir, load_qrels  # noqa: E402
 from pytest_retrieval.measures.metrics import evaluate  # noqa: E402
 from pytest_retrieval.models.embedders import PrecomputedEmbedder  # noqa: E402
-from pytest_retrieval.suite.judgments import load_beir, load_qrels  # noqa: E402
 from pytest_retrieval.tuning.grid import SweepGrid, describe  # noqa: E402
 from pytest_retrieval.tuning.selection import opensearch_pipeline  # noqa: E402
 from pytest_retrieval.tuning.sweep import sweep  # noqa: E402

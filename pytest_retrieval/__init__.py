@@ -29,22 +29,22 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it
 _EXPORTS = {
-    "load_suite": "suite.load",
-    "Suite": "suite.load",
-    "SuiteRunner": "suite.runner",
-    "run_suite": "suite.runner",
-    "SuiteResult": "suite.result",
-    "RetrieverResult": "suite.result",
+    "load_suite": "config.load",
+    "Suite": "config.load",
+    "SuiteRunner": "execution.runner",
+    "run_suite": "execution.runner",
+    "SuiteResult": "execution.results",
+    "RetrieverResult": "execution.results",
     "evaluate": "measures.metrics",
     "parse_metric": "measures.metrics",
     "Metric": "measures.metrics",
     "Evaluation": "measures.metrics",
-    "fuse": "measures.fusion",
-    "fuse_runs": "measures.fusion",
-    "FusionConfig": "measures.fusion",
-    "load_qrels": "suite.judgments",
-    "load_trec_run": "suite.judgments",
-    "write_trec_run": "suite.judgments",
+    "fuse": "fusion.semantics",
+    "fuse_runs": "fusion.semantics",
+    "FusionConfig": "fusion.semantics",
+    "load_qrels": "io.judgments",
+    "load_trec_run": "io.judgments",
+    "write_trec_run": "io.judgments",
     "Ranking": "types",
     "Run": "types",
     "Query": "types",
@@ -56,11 +56,11 @@ _EXPORTS = {
     "assert_not_in_top": "gates.expectations",
     "assert_ranked_above": "gates.expectations",
     "ExpectationFailed": "gates.expectations",
-    "Retriever": "suite.retriever",
-    "Hits": "suite.retriever",
-    "Hit": "suite.retriever",
-    "retrieval_queries": "suite.queries",
-    "JudgedQuery": "suite.queries",
+    "Retriever": "execution.retriever",
+    "Hits": "execution.retriever",
+    "Hit": "execution.retriever",
+    "retrieval_queries": "execution.queries",
+    "JudgedQuery": "execution.queries",
 }
 
 __all__ = [
@@ -114,14 +114,14 @@ def __dir__() -> list:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily above
+    from .config.load import Suite, load_suite
     from .errors import ConfigError, InfrastructureError, RetrievalError
+    from .execution.queries import JudgedQuery, retrieval_queries
+    from .execution.results import RetrieverResult, SuiteResult
+    from .execution.retriever import Hit, Hits, Retriever
+    from .execution.runner import SuiteRunner, run_suite
+    from .fusion.semantics import FusionConfig, fuse, fuse_runs
     from .gates.expectations import ExpectationFailed, assert_in_top, assert_not_in_top, assert_ranked_above
-    from .measures.fusion import FusionConfig, fuse, fuse_runs
+    from .io.judgments import load_qrels, load_trec_run, write_trec_run
     from .measures.metrics import Evaluation, Metric, evaluate, parse_metric
-    from .suite.judgments import load_qrels, load_trec_run, write_trec_run
-    from .suite.load import Suite, load_suite
-    from .suite.queries import JudgedQuery, retrieval_queries
-    from .suite.result import RetrieverResult, SuiteResult
-    from .suite.retriever import Hit, Hits, Retriever
-    from .suite.runner import SuiteRunner, run_suite
     from .types import Document, Query, Ranking, Run

@@ -77,15 +77,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "retrieval: a pytest-retrieval gate item")
     config.stash[_STATE] = {}
-    from .suite import queries
+    from .execution import queries
 
     # retrieval_queries() reads a suite's judgments as this run does, and shares them with it
     config.stash[_QUERIES_LOADER] = loader = lambda path: load_suite_for(config, path).shared.judgments()  # noqa: E731
     queries.push_suite_loader(loader)
     if config.pluginmanager.hasplugin("xdist"):
-        from .xdist import XdistHooks
+        from .pytest_plugin.xdist import XdistHooks
 
-        config.pluginmanager.register(XdistHooks(), "pytest_retrieval.xdist")
+        config.pluginmanager.register(XdistHooks(), "pytest_retrieval.pytest_plugin.xdist")
     for option, flag in (
         ("retrieval_report", "--retrieval-report"),
         ("retrieval_export_unjudged", "--retrieval-export-unjudged"),
@@ -121,7 +121,7 @@ _QUERIES_LOADER = pytest.StashKey[Any]()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from .suite import queries
+    from .execution import queries
 
     loader = config.stash.get(_QUERIES_LOADER, None)
     if loader is not None:
@@ -176,7 +176,7 @@ class SuiteState:
     def shared(self) -> Any:
         """The suite's backend for this session, shared by its items and fixtures."""
         if self._shared is None:
-            from .suite.shared import SharedBackend
+            from .execution.shared import SharedBackend
 
             self._shared = SharedBackend(self.suite)
         return self._shared
@@ -208,7 +208,7 @@ class SuiteState:
 
     def ensure_run(self, config: pytest.Config) -> Any:
         if self.result is None and self.error is None:
-            from .suite.runner import SuiteRunner
+            from .execution.runner import SuiteRunner
 
             verbose = config.getoption("verbose") > 0
             tr = config.pluginmanager.get_plugin("terminalreporter")
@@ -236,7 +236,7 @@ def _cli_overrides(config: pytest.Config) -> Dict[str, Any]:
 
 
 def load_suite_for(config: pytest.Config, path: Path) -> SuiteState:
-    from .suite.load import load_suite
+    from .config.load import load_suite
 
     key = str(Path(path).resolve())
     states = config.stash[_STATE]
@@ -482,7 +482,7 @@ def retrieval_retriever(pytestconfig: pytest.Config):
 
     Bound to the suite's own backend: the same index as the suite's YAML items (a throwaway
     index is built once per session), the same embedder, fusion and rerank stages."""
-    from .suite.retriever import Retriever
+    from .execution.retriever import Retriever
 
     made: Dict[Tuple[str, str], Any] = {}
 
@@ -536,7 +536,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    from .xdist import hand_over, is_worker
+    from .pytest_plugin.xdist import hand_over, is_worker
 
     if is_worker(session.config):  # the controller reports, once, for every worker (xdist.py)
         hand_over(session.config, list(session.config.stash.get(_STATE, {}).values()))
@@ -553,7 +553,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                     tr.write_line(f"[retrieval] baseline written: {written}")
     runs_dir = session.config.getoption("retrieval_runs", None)
     if runs_dir:
-        from .suite.export import write_suite_runs
+        from .execution.export import write_suite_runs
 
         for state in session.config.stash.get(_STATE, {}).values():
             if state.result is not None:

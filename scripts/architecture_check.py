@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import ast
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "pytest_retrieval"
@@ -143,7 +144,10 @@ def sizes(modules: dict[str, Path]) -> dict[str, list[str]]:
             over["modules"].append(f"{name}: {lines} lines")
         for node in ast.walk(ast.parse(text)):
             length = (node.end_lineno or node.lineno) - node.lineno + 1 if hasattr(node, "lineno") else 0
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and length > LIMITS["function_lines"]:
+            if (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and length > LIMITS["function_lines"]
+            ):
                 over["functions"].append(f"{name}.{node.name}: {length} lines")
             elif isinstance(node, ast.ClassDef) and length > LIMITS["class_lines"]:
                 over["classes"].append(f"{name}.{node.name}: {length} lines")
@@ -162,7 +166,9 @@ def complexity(paths: list[Path]) -> tuple[list[str], int]:
         for block in cc_visit(text):
             rank = cc_rank(block.complexity)
             if rank >= "C":
-                rated.append(f"{path.relative_to(ROOT)}:{block.lineno} {block.name} {rank} ({block.complexity})")
+                rated.append(
+                    f"{path.relative_to(ROOT)}:{block.lineno} {block.name} {rank} ({block.complexity})"
+                )
     return rated, sloc
 
 
@@ -193,7 +199,11 @@ def main(argv: list[str]) -> int:
     print(f"  private imports across modules: {len(private)}")
     for line in private:
         print("    " + line)
-    for kind, limit in (("modules", "module_lines"), ("functions", "function_lines"), ("classes", "class_lines")):
+    for kind, limit in (
+        ("modules", "module_lines"),
+        ("functions", "function_lines"),
+        ("classes", "class_lines"),
+    ):
         print(f"  {kind} over {LIMITS[limit]} lines: {len(over[kind])}")
         for line in over[kind]:
             print("    " + line)
@@ -202,7 +212,9 @@ def main(argv: list[str]) -> int:
         print("    " + line)
     print(f"  mypy mode / py.typed: {'ok' if not mode else '; '.join(mode)}")
 
-    failed = bool(found_cycles or private or any(over.values()) or mode) or per_kloc > LIMITS["c_blocks_per_kloc"]
+    failed = (
+        bool(found_cycles or private or any(over.values()) or mode) or per_kloc > LIMITS["c_blocks_per_kloc"]
+    )
     if failed and "--report" not in argv:
         print("architecture: over a limit (see above)")
         return 1

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-TIMING_KEYS = {"latency_ms", "latency_ab", "p95_ms", "delta_p95_ms", "latency"}
+TIMING_KEYS = {"latency_ms", "latency_ab", "p95_ms", "delta_p95_ms", "latency", "latency_samples_ms"}
 
 
 def _strip_timings(obj):

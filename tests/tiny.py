@@ -64,8 +64,8 @@ RICH_SUITE = (
 
 def run_tiny(directory: Path, text: str = TINY_SUITE, **load: Any) -> Any:
     """Write ``text`` as ``retrieval_tiny.yaml`` in ``directory``, load and run it."""
-    from pytest_retrieval.suite.load import load_suite
-    from pytest_retrieval.suite.runner import SuiteRunner
+    from pytest_retrieval.config.load import load_suite
+    from pytest_retrieval.execution.runner import SuiteRunner
 
     path = Path(directory) / "retrieval_tiny.yaml"
     path.write_text(text)

@@ -185,7 +185,7 @@ class Expectation:
 def parse_expectations(suite: Any, vector_retrievers: Sequence[str]) -> List[Expectation]:
     """The suite's ``expectations:``; ConfigError (file, line, key) for an unknown retriever, a
     ``k`` deeper than the run fetches, or a text that a precomputed embedder cannot embed."""
-    from ..suite.yamlio import locate
+    from ..config.yamlio import locate
 
     model = suite.model
     out: List[Expectation] = []

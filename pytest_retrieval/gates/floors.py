@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from ..suite.schema import LATENCY_KEYS, LATENCY_RATIO_KEYS
+from ..config.schema import LATENCY_KEYS, LATENCY_RATIO_KEYS
 
 __all__ = [
     "GateKind",
@@ -164,7 +164,7 @@ def parse_floors(model: Any, suite: Any, metrics: List[str]) -> List[Floor]:
 
 
 def _parse_floor(model: Any, suite: Any, metrics: List[str], r_name: str, m: Any, value: Any) -> Floor:
-    from ..suite.yamlio import locate
+    from ..config.yamlio import locate
 
     key = ("floors", r_name, m)
     if isinstance(value, bool) or not math.isfinite(value):

@@ -55,8 +55,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union, cast
 
 from ..errors import ConfigError
+from ..io.judgments import Qrels, as_id
 from ..progress import progress_bar
-from ..suite.judgments import Qrels, as_id
 from .files import read_csv, read_jsonl, write_csv, write_qrels, write_queries
 
 PathLike = Union[str, "os.PathLike[str]"]

@@ -91,7 +91,7 @@ def is_formula_shaped(value: str) -> bool:
 
 def read_jsonl(path: Path) -> Iterator[Tuple[int, Dict[str, Any]]]:
     """(line, object) of a JSON-lines file, keys stripped and lower-cased."""
-    from ..suite.judgments import _jsonl
+    from ..io.judgments import _jsonl
 
     for n, obj in _jsonl(path):
         yield n, {str(k).strip().lower(): v for k, v in obj.items()}
@@ -108,7 +108,7 @@ def read_csv(
     ``delimiter(first_line)`` picks the separator; ``width_error(fields, header_fields)``
     returns the message for a row of the wrong width (None: the row is fine, a short row
     then lacks the last columns)."""
-    from ..suite.judgments import check_data_file
+    from ..io.judgments import check_data_file
 
     check_data_file(path)  # not a FIFO, a device or a directory
     try:

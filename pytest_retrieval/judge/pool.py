@@ -44,7 +44,7 @@ from typing import (
 
 from ..errors import ConfigError
 from ..fileio import atomic_write
-from ..suite.judgments import Qrels, load_qrels
+from ..io.judgments import Qrels, load_qrels
 from ..types import Run
 from .files import is_formula_shaped, read_csv, read_jsonl, write_csv
 
@@ -250,7 +250,7 @@ def _column(values: Dict[str, Any], role: str) -> Tuple[bool, Any]:
 
 
 def _req_id(values: Dict[str, Any], role: str, path: Path, line: int) -> str:
-    from ..suite.judgments import as_id
+    from ..io.judgments import as_id
 
     found, value = _column(values, role)
     what = "query id" if role == "query_id" else "document id"
@@ -671,8 +671,8 @@ def retrieve_suite(
     or not), exactly as the suite runner builds each ranking (same depth, fusion windows,
     embedder, backend). Returns (JudgmentSet, {retriever: Run}); a qrels file that does not
     exist yet is read as no judgments."""
-    from ..suite.build import load_judgments
-    from ..suite.runner import SuiteRunner
+    from ..execution.plan import load_judgments
+    from ..execution.runner import SuiteRunner
 
     say = progress or (lambda msg: None)
     model = suite.model
@@ -704,8 +704,8 @@ def pool_suites(
     the extra ``judged`` qrels files. ``retrievers`` limits which retrievers are pooled
     (by name; ``suite:retriever`` to pick from one suite). Document texts come from the
     suites' corpora, or from ``corpus`` (JSONL) for suites on an existing index."""
-    from ..suite.judgments import load_corpus
-    from ..suite.load import load_suite
+    from ..config.load import load_suite
+    from ..io.judgments import load_corpus
 
     if not paths:
         raise ValueError("pool needs at least one suite file")

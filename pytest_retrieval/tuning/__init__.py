@@ -1,7 +1,6 @@
 """Fusion sweeps: tune a fusion retriever offline from candidates fetched once.
 
 - ``grid``: the variants (``SweepGrid``), the untuned defaults, their labels.
-- ``replay``: every variant fused on whole matrices, bit-identical to ``fuse_runs``.
 - ``selection``: tuning / evaluation splits, the choice of the best, ``SweepResult``, snippets.
 - ``sweep``: ``sweep`` (grid -> replay -> selection), pure.
 - ``run``: ``run_sweep`` for a suite (fetch once through its backend) and the OpenSearch check.

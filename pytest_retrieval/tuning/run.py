@@ -3,7 +3,7 @@ backend, split the judged queries, replay the grid offline (:mod:`pytest_retriev
 and optionally check a few variants against the real OpenSearch server.
 
 This is the I/O edge of the sweep (judgments, backend, pipelines); the grid, the replay and the
-selection stay pure (:mod:`~pytest_retrieval.tuning.grid`, :mod:`~pytest_retrieval.tuning.replay`,
+selection stay pure (:mod:`~pytest_retrieval.tuning.grid`, :mod:`~pytest_retrieval.fusion.replay`,
 :mod:`~pytest_retrieval.tuning.selection`).
 """
 
@@ -13,9 +13,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ..config.load import Suite
+from ..config.schema import FUSION_TYPES
 from ..errors import ConfigError
-from ..suite.load import Suite
-from ..suite.schema import FUSION_TYPES
 
 Say = Callable[[str], None]
 
@@ -85,7 +85,7 @@ def splits(
                 f"--tune-split {tune_split!r} is the split the suite evaluates on: "
                 f"tuning and evaluation queries would overlap"
             )
-        from ..suite.judgments import load_qrels
+        from ..io.judgments import load_qrels
 
         path = suite.resolve_path(("judgments", "beir"), j.beir) / "qrels" / f"{tune_split}.tsv"
         tune = {q: dict(d) for q, d in load_qrels(path).items() if q in js.queries}
@@ -120,9 +120,9 @@ def run_sweep(
 ) -> Tuple[Any, str, Optional[CheckResult]]:
     """Fetch once, sweep, and (``check``) replay ``check_variants`` variants on OpenSearch.
     Returns (``SweepResult``, how the split was made, ``CheckResult`` or None)."""
+    from ..execution.plan import load_judgments, make_backend
+    from ..execution.runner import SuiteRunner
     from ..measures.metrics import parse_metric
-    from ..suite.build import load_judgments, make_backend
-    from ..suite.runner import SuiteRunner
     from .grid import SweepGrid
     from .sweep import sweep
 
@@ -202,11 +202,11 @@ def _check_on_opensearch(
     """Server-side ``hybrid`` query through a search pipeline per variant, against the
     offline replay of the same variant (same candidates, same window)."""
     from ..backends.base import BM25Spec, KnnSpec
+    from ..execution.plan import leaf_spec
+    from ..fusion.replay import replay
     from ..measures.parity import compare_top
-    from ..suite.build import leaf_spec
     from ..types import Ranking
     from .grid import describe
-    from .replay import replay
     from .selection import opensearch_pipeline
 
     specs = [leaf_spec(suite, s) for s in subs]

@@ -3,8 +3,8 @@
 Pure (no I/O). Each sub-retriever is queried once, deep enough for the largest window (a
 :class:`~pytest_retrieval.types.Run` per sub-retriever, with scores); every variant of the grid
 (:mod:`~pytest_retrieval.tuning.grid`) is then fused from those candidates, exactly as
-:func:`pytest_retrieval.measures.fusion.fuse_runs` would fuse them
-(:mod:`~pytest_retrieval.tuning.replay`), scored with
+:func:`pytest_retrieval.fusion.semantics.fuse_runs` would fuse them
+(:mod:`~pytest_retrieval.fusion.replay`), scored with
 :func:`pytest_retrieval.measures.metrics.evaluate` on a *tuning* split, and the best variant
 (:mod:`~pytest_retrieval.tuning.selection`) is then measured once on a disjoint *evaluation*
 split next to the default configurations. Each variant's top k is scored by the one metric
@@ -18,11 +18,11 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..measures.fusion import FusionConfig
+from ..fusion.replay import Replayer, query_order
+from ..fusion.semantics import FusionConfig
 from ..measures.metrics import Evaluation, evaluate, parse_metric
 from ..types import Run
 from .grid import SweepGrid, default_configs, describe
-from .replay import Replayer, query_order
 from .selection import Qrels, SweepResult, VariantScore, check_disjoint, paired_comparison, selection_key
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ class _Scoring:
 
 
 class _Replays:
-    """One :class:`~pytest_retrieval.tuning.replay.Replayer` per (window, tie rule, split), built
+    """One :class:`~pytest_retrieval.fusion.replay.Replayer` per (window, tie rule, split), built
     on first use over the split's queries that some run holds."""
 
     def __init__(self, runs: List[Run], present: Sequence[str]):

@@ -43,8 +43,8 @@ floors:
 
 
 def test_fewer_candidates_fail_the_ann_recall_gate(engine: str, scifact_dir: Path, tmp_path: Path) -> None:
-    from pytest_retrieval.suite.load import load_suite
-    from pytest_retrieval.suite.runner import SuiteRunner
+    from pytest_retrieval.config.load import load_suite
+    from pytest_retrieval.execution.runner import SuiteRunner
 
     emb = scifact_dir / "embeddings" / "all-MiniLM-L6-v2"
     path = tmp_path / "retrieval_ann.yaml"

@@ -26,8 +26,8 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 import pytest
 
-from pytest_retrieval.suite.load import load_suite
-from pytest_retrieval.suite.runner import SuiteRunner
+from pytest_retrieval.config.load import load_suite
+from pytest_retrieval.execution.runner import SuiteRunner
 from pytest_retrieval.types import Document, DocVectors
 
 from .conftest import CLUSTERS, Instance, _require, backend_class, http

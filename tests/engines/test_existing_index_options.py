@@ -79,8 +79,8 @@ def test_a_retriever_without_them_searches_the_index_as_it_is(engine, existing) 
 
 
 def test_the_suite_names_what_it_wrote(engine, existing, tmp_path: Path) -> None:
-    from pytest_retrieval.suite.load import load_suite
-    from pytest_retrieval.suite.runner import SuiteRunner
+    from pytest_retrieval.config.load import load_suite
+    from pytest_retrieval.execution.runner import SuiteRunner
 
     path = tmp_path / "retrieval_owned.yaml"
     path.write_text(

@@ -144,8 +144,8 @@ floors:
 
 
 def test_a_hung_engine_reports_the_search_first_and_the_clean_up_second(engine: str, tmp_path: Path) -> None:
-    from pytest_retrieval.suite.load import load_suite
-    from pytest_retrieval.suite.runner import SuiteRunner
+    from pytest_retrieval.config.load import load_suite
+    from pytest_retrieval.execution.runner import SuiteRunner
 
     suite = f"hung-{secrets.token_hex(3)}"
     with FaultProxy(ENGINE_URLS[engine]) as proxy:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_retrieval.config.load import load_suite
 from pytest_retrieval.errors import ConfigError
-from pytest_retrieval.suite.load import load_suite
-from pytest_retrieval.suite.runner import SuiteRunner
+from pytest_retrieval.execution.runner import SuiteRunner
 
 from .conftest import ENGINE_URLS, backend_class, http, random_name
 

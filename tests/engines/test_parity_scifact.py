@@ -1,7 +1,7 @@
 """Parity on the whole of SciFact (BEIR test split: 300 queries, 5,183 abstracts, MiniLM vectors),
 on every server of the matrix (Elasticsearch 8.19 and 9.5, OpenSearch 2.19 and 3.6).
 
-a. Client-side fusion (``pytest_retrieval.measures.fusion``, semantics ``opensearch``) of the BM25 and
+a. Client-side fusion (``pytest_retrieval.fusion.semantics``, semantics ``opensearch``) of the BM25 and
    kNN leaves equals OpenSearch's server-side ``hybrid`` query fused by a search pipeline:
    RRF (``score-ranker-processor``, rank constants 60 and 5) and every
    ``normalization-processor`` technique x combination, same top 10, scores to 1e-6, for all
@@ -24,8 +24,8 @@ import pytest
 
 from pytest_retrieval.backends.base import BM25Spec, KnnSpec
 from pytest_retrieval.backends.opensearch import normalization_pipeline, rrf_pipeline
+from pytest_retrieval.fusion.semantics import FusionConfig, fuse_runs
 from pytest_retrieval.measures import parity
-from pytest_retrieval.measures.fusion import FusionConfig, fuse_runs
 from pytest_retrieval.measures.metrics import evaluate
 from pytest_retrieval.types import Ranking, Run
 

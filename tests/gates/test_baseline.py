@@ -349,9 +349,9 @@ floors:
 
 
 def test_suite_result_to_baseline_and_back(tmp_path):
+    from pytest_retrieval.config.load import load_suite
+    from pytest_retrieval.execution.runner import SuiteRunner
     from pytest_retrieval.stats.paired import paired_comparison
-    from pytest_retrieval.suite.load import load_suite
-    from pytest_retrieval.suite.runner import SuiteRunner
 
     path = tmp_path / "retrieval_tiny.yaml"
     path.write_text(SUITE)

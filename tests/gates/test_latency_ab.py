@@ -11,9 +11,9 @@ import textwrap
 import numpy as np
 import pytest
 
+from pytest_retrieval.execution.results import ABLatency
 from pytest_retrieval.gates.floors import Floor
 from pytest_retrieval.gates.verdicts import latency_ratio_outcome
-from pytest_retrieval.suite.result import ABLatency
 
 pytest_plugins = ["pytester"]
 

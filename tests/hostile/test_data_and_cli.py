@@ -13,7 +13,7 @@ import pytest
 
 from pytest_retrieval import cli
 from pytest_retrieval.errors import ConfigError
-from pytest_retrieval.suite.judgments import (
+from pytest_retrieval.io.judgments import (
     load_corpus,
     load_qrels,
     load_queries,
@@ -198,7 +198,7 @@ def test_special_files_are_refused_without_reading(tmp_path: Path, loader, where
 
 
 def test_size_limit_is_one_line(tmp_path: Path, monkeypatch) -> None:
-    from pytest_retrieval.suite import judgments
+    from pytest_retrieval.io import judgments
 
     monkeypatch.setattr(judgments, "MAX_DATA_BYTES", 100)
     p = tmp_path / "q.trec"
@@ -209,7 +209,7 @@ def test_size_limit_is_one_line(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_line_limit_is_one_line(tmp_path: Path, monkeypatch) -> None:
-    from pytest_retrieval.suite import judgments
+    from pytest_retrieval.io import judgments
 
     monkeypatch.setattr(judgments, "MAX_LINE_CHARS", 100)
     p = tmp_path / "q.trec"
@@ -407,7 +407,7 @@ def test_an_alias_bomb_is_bounded_in_a_subprocess(tmp_path: Path) -> None:
     )
     code = (
         "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
-        "from pytest_retrieval.suite.load import load_suite; from pytest_retrieval.errors import ConfigError\n"
+        "from pytest_retrieval.config.load import load_suite; from pytest_retrieval.errors import ConfigError\n"
         "try:\n    load_suite(sys.argv[1])\nexcept ConfigError as e:\n    print(e)\n"
     )
     proc = subprocess.run(

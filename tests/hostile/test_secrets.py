@@ -222,8 +222,8 @@ def test_quiet_insecurity_is_said_once(tmp_path: Path, connection: dict, expecte
     """Issue #11 item 10: a named warning in the summary (the suite's warnings), never silence."""
     import yaml
 
-    from pytest_retrieval.suite.load import load_suite
-    from pytest_retrieval.suite.runner import security_warnings
+    from pytest_retrieval.config.load import load_suite
+    from pytest_retrieval.execution.runner import security_warnings
 
     p = tmp_path / "retrieval_x.yaml"
     p.write_text(

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_retrieval.config.load import load_suite
 from pytest_retrieval.errors import ConfigError
-from pytest_retrieval.suite.load import load_suite
 
 from .conftest import BASE, FLOORS, HOSTILE_PASSWORDS, bounded, one_line
 
@@ -236,7 +236,7 @@ def test_hostile_suite_file_is_one_clear_line(
 
 
 def test_a_file_over_the_size_limit_is_one_line(tmp_path: Path, monkeypatch) -> None:
-    from pytest_retrieval.suite import yamlio
+    from pytest_retrieval.config import yamlio
 
     monkeypatch.setattr(yamlio, "MAX_YAML_BYTES", 1000)
     p = tmp_path / "retrieval_x.yaml"

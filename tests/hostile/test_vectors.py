@@ -12,9 +12,9 @@ from typing import Any, Callable, Dict, List
 import numpy as np
 import pytest
 
+from pytest_retrieval.config.load import load_suite
 from pytest_retrieval.errors import ConfigError
-from pytest_retrieval.suite.load import load_suite
-from pytest_retrieval.suite.runner import SuiteRunner
+from pytest_retrieval.execution.runner import SuiteRunner
 
 from .conftest import bounded, one_line
 

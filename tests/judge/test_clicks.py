@@ -11,8 +11,8 @@ import pytest
 
 from pytest_retrieval.cli import main as cli_main
 from pytest_retrieval.errors import ConfigError
+from pytest_retrieval.io.judgments import load_qrels, load_queries
 from pytest_retrieval.judge.clicks import ClickGrading, grade_clicks, stable_query_id
-from pytest_retrieval.suite.judgments import load_qrels, load_queries
 
 pytest_plugins = ["pytester"]
 

@@ -607,8 +607,8 @@ def _verdicts(result) -> Dict[str, bool]:
 
 
 def test_llm_command_builds_a_judgment_set_a_suite_gates_on(fake, tmp_path, monkeypatch, capsys) -> None:
-    from pytest_retrieval.suite.load import load_suite
-    from pytest_retrieval.suite.runner import SuiteRunner
+    from pytest_retrieval.config.load import load_suite
+    from pytest_retrieval.execution.runner import SuiteRunner
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     suite = _write_suite(tmp_path, "llm.qrels")

@@ -13,7 +13,10 @@ from typing import Dict, List, Set, Tuple
 import pytest
 
 from pytest_retrieval.cli import main as cli_main
+from pytest_retrieval.config.load import load_suite
 from pytest_retrieval.errors import ConfigError
+from pytest_retrieval.execution.runner import SuiteRunner
+from pytest_retrieval.io.judgments import load_corpus, load_qrels, load_queries
 from pytest_retrieval.judge.files import write_qrels, write_queries
 from pytest_retrieval.judge.pool import (
     import_annotations,
@@ -23,9 +26,6 @@ from pytest_retrieval.judge.pool import (
     read_pairs,
     write_annotation_file,
 )
-from pytest_retrieval.suite.judgments import load_corpus, load_qrels, load_queries
-from pytest_retrieval.suite.load import load_suite
-from pytest_retrieval.suite.runner import SuiteRunner
 from pytest_retrieval.types import Ranking
 from tests.ci import unavailable
 

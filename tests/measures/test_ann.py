@@ -47,7 +47,7 @@ def test_evaluate_leaves_reference_metrics_to_the_runner() -> None:
 def test_an_ann_recall_floor_needs_a_knn_retriever_on_an_engine(
     tmp_path: Path, backend: str, retriever: str, message: str
 ) -> None:
-    from pytest_retrieval.suite.load import load_suite
+    from pytest_retrieval.config.load import load_suite
 
     path = tmp_path / "retrieval_x.yaml"
     path.write_text(

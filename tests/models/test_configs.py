@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from pytest_retrieval.config.load import load_suite
+from pytest_retrieval.config.schema import json_schema
 from pytest_retrieval.errors import ConfigError
+from pytest_retrieval.execution.runner import SuiteRunner
 from pytest_retrieval.models.embedders import (
     EMBEDDER_CONFIGS,
     CallableEmbedder,
@@ -31,9 +34,6 @@ from pytest_retrieval.models.rerankers import (
     make_reranker,
 )
 from pytest_retrieval.models.rerankers.onnx_bi_encoder import OnnxBiEncoderReranker
-from pytest_retrieval.suite.load import load_suite
-from pytest_retrieval.suite.runner import SuiteRunner
-from pytest_retrieval.suite.schema import json_schema
 
 SUITE = """\
 suite: t

@@ -12,11 +12,11 @@ from typing import Any, List
 import pytest
 
 from pytest_retrieval.backends.embedded.backend import EmbeddedBackend
+from pytest_retrieval.config.load import load_suite
 from pytest_retrieval.errors import ConfigError
-from pytest_retrieval.suite.build import load_judgments
-from pytest_retrieval.suite.load import load_suite
+from pytest_retrieval.execution.plan import load_judgments
+from pytest_retrieval.fusion.replay import replay
 from pytest_retrieval.tuning.grid import SweepGrid
-from pytest_retrieval.tuning.replay import replay
 from pytest_retrieval.tuning.run import (
     CheckResult,
     _check_on_opensearch,

@@ -8,7 +8,7 @@ import math
 import pytest
 import yaml
 
-from pytest_retrieval.measures.fusion import FusionConfig
+from pytest_retrieval.fusion.semantics import FusionConfig
 from pytest_retrieval.tuning.selection import (
     VariantScore,
     check_disjoint,
@@ -72,7 +72,7 @@ def test_selection_rule_prefers_score_then_default_then_grid_order():
 
 def test_snippets_match_the_suite_schema_and_the_opensearch_builders():
     from pytest_retrieval.backends.opensearch import normalization_pipeline, rrf_pipeline
-    from pytest_retrieval.suite.schema import RRFRetrieverConfig, WeightedRetrieverConfig
+    from pytest_retrieval.config.schema import RRFRetrieverConfig, WeightedRetrieverConfig
 
     w = FusionConfig(
         method="weighted", normalization="l2", combination="harmonic_mean", weights=(0.3, 0.7), window=150

@@ -11,7 +11,7 @@ import random
 import pytest
 import yaml
 
-from pytest_retrieval.measures.fusion import fuse_runs
+from pytest_retrieval.fusion.semantics import fuse_runs
 from pytest_retrieval.measures.metrics import evaluate
 from pytest_retrieval.tuning.grid import SweepGrid
 from pytest_retrieval.tuning.selection import restrict_qrels, split_queries, yaml_block
@@ -111,8 +111,8 @@ def scifact_candidates(scifact_dir):
     SCIFACT = scifact_dir
     from pytest_retrieval.backends.base import BM25Spec, KnnSpec
     from pytest_retrieval.backends.embedded.backend import EmbeddedBackend
+    from pytest_retrieval.io.judgments import load_beir, load_qrels
     from pytest_retrieval.models.embedders import PrecomputedEmbedder
-    from pytest_retrieval.suite.judgments import load_beir, load_qrels
     from pytest_retrieval.types import DocVectors, Query
 
     js = load_beir(SCIFACT, "test")

@@ -1,0 +1,7 @@
+"""``python -m pytest_retrieval.cli``: the ``pytest-retrieval`` command."""
+
+import sys
+
+from .app import main
+
+sys.exit(main())

@@ -1,0 +1,436 @@
+"""Loading a suite file: includes and overrides merged, validated against the schema, floors
+parsed, the retriever graph ordered. Every mistake is one ``ConfigError`` line: file, key path,
+line, problem."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, get_args
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import ConfigError
+from ..gates.floors import BaselineGate, Floor, parse_floors
+from .schema import (
+    FUSION_TYPES,
+    BM25RetrieverConfig,
+    LinearRetrieverConfig,
+    RerankRetrieverConfig,
+    RRFRetrieverConfig,
+    SuiteFile,
+    WeightedRetrieverConfig,
+)
+from .yamlio import KeyPath, Positions, deep_merge, format_path, load_with_includes, locate, shown
+
+# ------------------------------------------------------------------ loaded suite
+
+
+@dataclass
+class Suite:
+    """A validated suite: the parsed model plus where things came from."""
+
+    name: str
+    path: Path
+    model: SuiteFile
+    positions: Positions
+    floors: List[Floor]
+    order: List[str]  # retrievers in dependency order
+    metrics: List[str]  # canonical metrics to evaluate (summary + floors)
+    regression: List[BaselineGate] = field(default_factory=list)  # (retriever, metric, max_drop)
+    expectations: List[Any] = field(default_factory=list)  # gates.expectations.Expectation
+    files: List[str] = field(default_factory=list)  # every file that went into it
+
+    def resolve_path(self, key: KeyPath, value: str) -> Path:
+        """A relative path is relative to the file where it was written."""
+        p = Path(value).expanduser()
+        if p.is_absolute():
+            return p
+        file, _ = locate(self.positions, key)
+        base = Path(file).parent if file else self.path.parent
+        return base / p
+
+    def fusion(self, name: str, depth: int):
+        """The ``fusion.FusionConfig`` of a fusion retriever; window defaults to ``depth``."""
+        from ..fusion.semantics import FusionConfig
+
+        r = self.model.retrievers[name]
+        assert isinstance(r, (RRFRetrieverConfig, WeightedRetrieverConfig, LinearRetrieverConfig))
+        engine = self.model.backend.type
+        window = r.window or depth
+        try:
+            if r.type == "rrf":
+                # OpenSearch's rounding on OpenSearch; Elasticsearch's float32 sums elsewhere
+                # (embedded included, so a suite ranks alike on embedded and Elasticsearch)
+                semantics = r.semantics or ("opensearch" if engine == "opensearch" else "elasticsearch")
+                return FusionConfig(
+                    method="rrf", semantics=semantics, rank_constant=r.rank_constant, window=window
+                )
+            weights = tuple(r.weights) if r.weights else None
+            if r.type == "weighted":
+                return FusionConfig(
+                    method="weighted",
+                    normalization=r.normalization,
+                    combination=r.combination,
+                    weights=weights,
+                    window=window,
+                )
+            return FusionConfig(method="linear", normalization=r.normalizer, weights=weights, window=window)
+        except ValueError as exc:
+            key: KeyPath = ("retrievers", name)
+            for attr in ("weights", "rank_constant", "window", "semantics", "normalization"):
+                if attr in str(exc) and key + (attr,) in self.positions:
+                    key = key + (attr,)
+                    break
+            raise self.error(key, str(exc)) from None
+
+    def inputs(self, name: str) -> List[str]:
+        """The retrievers ``name`` builds on (its ``of``; empty for a leaf)."""
+        return list(getattr(self.model.retrievers[name], "of", None) or [])
+
+    def with_inputs(self, names: Sequence[str]) -> List[str]:
+        """``names`` and every retriever they build on, in dependency order."""
+        wanted: Set[str] = set()
+        stack = list(names)
+        while stack:
+            n = stack.pop()
+            if n not in self.model.retrievers:
+                raise ConfigError(
+                    f"{self.path}: no retriever {n!r} (defined: {', '.join(self.model.retrievers)})"
+                )
+            if n not in wanted:
+                wanted.add(n)
+                stack.extend(self.inputs(n))
+        return [n for n in self.order if n in wanted]
+
+    def rerank_config(self, name: str) -> RerankRetrieverConfig:
+        """The configuration of the ``rerank`` retriever ``name``."""
+        r = self.model.retrievers[name]
+        assert isinstance(r, RerankRetrieverConfig)
+        return r
+
+    def reranker(self, name: str):
+        """The reranker of a ``rerank`` retriever (``rerankers.make_reranker``); relative model
+        paths and callables resolve against the folder of the file that names them."""
+        from ..errors import RetrievalError
+        from ..models.rerankers import make_reranker
+
+        key = ("retrievers", name, "reranker")
+        file, _ = locate(self.positions, key)
+        base = Path(file).parent if file else self.path.parent
+        try:
+            return make_reranker(self.rerank_config(name).reranker, base)
+        except RetrievalError as exc:
+            detail = getattr(exc, "detail", None) or str(exc)
+            file_ = getattr(exc, "file", None)
+            if file_:
+                detail += f" ({file_})"
+            raise self.error(key, detail) from None
+
+    def bm25_fields(self, name: str) -> Tuple[Tuple[str, float], ...]:
+        """``['title^2', 'text']`` or ``{title: 2, text: 1}`` -> ((field, boost), ...)."""
+        r = self.model.retrievers[name]
+        assert isinstance(r, BM25RetrieverConfig)
+        fields = r.fields
+        if isinstance(fields, dict):
+            return tuple((f, float(w)) for f, w in fields.items())
+        out = []
+        for i, text in enumerate(fields):
+            field_, _, boost = text.partition("^")
+            try:
+                value = float(boost) if boost else 1.0
+            except ValueError:
+                value = -1.0
+            if not field_ or value < 0:
+                raise self.error(
+                    ("retrievers", name, "fields", i),
+                    f"bad field {text!r} (expected name or name^boost, boost >= 0)",
+                )
+            out.append((field_, value))
+        if not out:
+            raise self.error(("retrievers", name, "fields"), "no fields to search")
+        return tuple(out)
+
+    def error(self, key: KeyPath, message: str) -> ConfigError:
+        file, line = locate(self.positions, key)
+        return ConfigError(message, file=file or str(self.path), key=format_path(key), line=line)
+
+
+_ALL_KEYS: Optional[List[str]] = None
+
+
+def _known_keys() -> List[str]:
+    """Every key the schema knows (for "did you mean" hints), read off the schema itself."""
+    global _ALL_KEYS
+    if _ALL_KEYS is None:
+        keys: Set[str] = {"include"}
+        for model in _models_in(SuiteFile):
+            keys.update(model.model_fields)
+        _ALL_KEYS = sorted(keys)
+    return _ALL_KEYS
+
+
+def _models_in(root: Any) -> List[Any]:
+    """The pydantic models a value of type ``root`` can hold, ``root`` included (through
+    Optional, List, Dict, Annotated and unions)."""
+    found: List[Any] = []
+    stack = [root]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, type) and issubclass(t, BaseModel):
+            if t not in found:
+                found.append(t)
+                stack.extend(f.annotation for f in t.model_fields.values())
+        else:
+            stack.extend(get_args(t))
+    return found
+
+
+def _data_path(data: Any, loc: Tuple[Any, ...]) -> KeyPath:
+    """Map a pydantic error location onto the data's key path (dropping union tags)."""
+    out: List[Any] = []
+    cur = data
+    for part in loc:
+        if isinstance(cur, dict) and part in cur:
+            out.append(part)
+            cur = cur[part]
+        elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
+            out.append(part)
+            cur = cur[part]
+    return tuple(out)
+
+
+def _pydantic_error(exc: ValidationError, data: Any, positions: Positions, path: Path) -> ConfigError:
+    errors = exc.errors(include_url=False)
+    # the most telling problem first: a misspelt key also shows up as a missing one
+    order = {"extra_forbidden": 0, "union_tag_invalid": 1, "union_tag_not_found": 2, "missing": 9}
+    errors.sort(key=lambda e: order.get(e.get("type", ""), 5))
+    err = errors[0]
+    loc = tuple(err.get("loc", ()))
+    key = _data_path(data, loc)
+    etype = err.get("type", "")
+    if etype == "extra_forbidden":
+        bad = loc[-1] if loc else "?"
+        key = _data_path(data, loc)
+        close = difflib.get_close_matches(str(bad), _known_keys(), n=1)
+        msg = f"unknown key {bad!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+    elif etype == "missing":
+        msg = f"missing required key {loc[-1]!r}"
+    elif etype == "union_tag_invalid":
+        ctx = err.get("ctx", {})
+        msg = f"unknown type {ctx.get('tag')!r} (expected one of: {ctx.get('expected_tags')})"
+        key = key + ("type",) if isinstance(_get(data, key), dict) and "type" in _get(data, key) else key
+    elif etype == "union_tag_not_found":
+        msg = "missing 'type' (which kind of retriever/embedder is this?)"
+    elif etype == "literal_error":
+        msg = (
+            f"{shown(err.get('input'))} is not allowed: {err['msg'].replace('Input should be ', 'expected ')}"
+        )
+    elif key[:1] == ("floors",) or key[:2] == ("regression", "max_drop"):
+        value = err.get("input")
+        msg = f"a gate number is a finite number written as a number, got {shown(value)}" + (
+            " (YAML reads yes/no/on/off/true/false as booleans)" if isinstance(value, bool) else ""
+        )
+    else:
+        msg = (
+            f"{err['msg']} (got {shown(err.get('input'))})"
+            if "input" in err and not isinstance(err.get("input"), (dict, list))
+            else err["msg"]
+        )
+    more = f" (+{len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    file, line = locate(positions, key)
+    return ConfigError(msg + more, file=file or str(path), key=format_path(key) or None, line=line)
+
+
+def _get(data: Any, key: KeyPath) -> Any:
+    for k in key:
+        data = data[k]
+    return data
+
+
+def load_suite(
+    path: Path, *, overrides: Tuple[Path, ...] = (), cli: Optional[Dict[str, Any]] = None
+) -> Suite:
+    """Load, merge, interpolate and validate a suite file. Raises ``ConfigError``."""
+    path = Path(path)
+    data, positions, files = _merged(path, overrides, cli)
+    try:
+        model = SuiteFile.model_validate(data)
+    except ValidationError as exc:
+        raise _pydantic_error(exc, data, positions, path) from None
+
+    name = model.suite or path.name
+    suite = Suite(
+        name=name, path=path, model=model, positions=positions, floors=[], order=[], metrics=[], files=files
+    )
+    _check_judgments(suite)
+    _check_retrievers(suite)
+    suite.order = _topological(model.retrievers, suite)
+    metrics = _parse_metrics(suite)
+    suite.floors = parse_floors(model, suite, metrics)  # appends the metrics floors need
+    _check_references(suite)
+    suite.regression = _parse_regression(suite, metrics)  # appends the metrics compared
+    suite.expectations = _parse_expectations(suite)
+    if not suite.floors and not suite.regression and not suite.expectations:
+        raise suite.error(
+            ("floors",), "no floors: a suite must gate at least one retriever metric (or golden query)"
+        )
+    suite.metrics = metrics
+    return suite
+
+
+def _merged(
+    path: Path, overrides: Tuple[Path, ...], cli: Optional[Dict[str, Any]]
+) -> Tuple[Any, Positions, List[str]]:
+    """The suite file with its includes, then each override file, then the ``cli`` values
+    (``{"backend.type": "opensearch"}``) merged over it: (data, positions, files read)."""
+    data, positions = load_with_includes(path)
+    files = sorted({f for f, _ in positions.values()})
+    for ov in overrides:
+        ov_data, ov_pos = load_with_includes(Path(ov))
+        data, positions = deep_merge(data, ov_data, positions, ov_pos)
+        files.append(str(ov))
+    if cli:
+        for dotted, value in cli.items():
+            node = data
+            keys = dotted.split(".")
+            for k in keys[:-1]:
+                node = node.setdefault(k, {})
+            node[keys[-1]] = value
+    return data, positions, files
+
+
+def _check_judgments(suite: Suite) -> None:
+    j = suite.model.judgments
+    if not (j.beir or j.qrels or j.inline):
+        raise suite.error(("judgments",), "needs one of: beir, qrels (+ queries), inline")
+    if j.qrels and not (j.queries or j.beir):
+        raise suite.error(("judgments", "qrels"), "qrels given without queries (add judgments.queries)")
+
+
+def _check_retrievers(suite: Suite) -> None:
+    """The retriever graph's references, and each retriever's options that the schema cannot
+    check (fusion parameters, reranker options, bm25 fields, knn without an embedder)."""
+    model = suite.model
+    retrievers = model.retrievers
+    for name, r in retrievers.items():
+        of = suite.inputs(name)
+        for i, ref in enumerate(of):
+            if ref not in retrievers:
+                raise suite.error(
+                    ("retrievers", name, "of", i),
+                    f"unknown retriever {ref!r}{_did_you_mean(ref, retrievers)}; defined: {', '.join(retrievers)}",
+                )
+            if ref == name:
+                raise suite.error(("retrievers", name, "of", i), "a retriever cannot build on itself")
+        if len(set(of)) != len(of):
+            raise suite.error(("retrievers", name, "of"), "lists the same retriever twice")
+        weights = getattr(r, "weights", None)
+        if weights is not None and len(weights) != len(of):
+            raise suite.error(
+                ("retrievers", name, "weights"),
+                f"{len(weights)} weight(s) for {len(of)} retrievers in 'of'",
+            )
+        if r.type in FUSION_TYPES:
+            suite.fusion(name, model.evaluation.depth)  # validates now, at collection
+        if r.type == "rerank":
+            suite.reranker(name)  # validates type and options now, at collection
+        if r.type == "bm25":
+            suite.bm25_fields(name)
+        if r.type == "knn" and model.embedder is None and model.backend.type == "embedded":
+            raise suite.error(("retrievers", name), "a knn retriever needs an 'embedder' section")
+
+
+def _parse_metrics(suite: Suite) -> List[str]:
+    """The canonical names of ``evaluation.metrics``."""
+    from ..measures.metrics import parse_metric
+
+    metrics: List[str] = []
+    for i, m in enumerate(suite.model.evaluation.metrics):
+        try:
+            metrics.append(str(parse_metric(m)))
+        except ValueError as exc:
+            raise suite.error(("evaluation", "metrics", i), str(exc)) from None
+    return metrics
+
+
+def _check_references(suite: Suite) -> None:
+    """Retrievers named outside ``retrievers`` (the A/B latency baseline, abstention thresholds)
+    exist."""
+    model = suite.model
+    retrievers = model.retrievers
+    baseline = model.latency.baseline
+    if baseline is not None and baseline not in retrievers:
+        raise suite.error(
+            ("latency", "baseline"), f"unknown retriever {baseline!r}{_did_you_mean(baseline, retrievers)}"
+        )
+    if model.unanswerable is not None:
+        for r_name in model.unanswerable.threshold:
+            if r_name not in retrievers:
+                raise suite.error(("unanswerable", "threshold", r_name), f"unknown retriever {r_name!r}")
+
+
+def _parse_regression(suite: Suite, metrics: List[str]) -> List[BaselineGate]:
+    """(retriever, canonical metric, max drop) of every baseline comparison; metrics compared
+    are appended to ``metrics``."""
+    from ..measures.metrics import parse_metric
+
+    reg = suite.model.regression
+    if reg is None:
+        return []
+    names = reg.retrievers or list(suite.model.retrievers)
+    for i, r_name in enumerate(names):
+        if r_name not in suite.model.retrievers:
+            raise suite.error(("regression", "retrievers", i), f"unknown retriever {r_name!r}")
+    out: List[BaselineGate] = []
+    seen: Dict[str, str] = {}
+    for m, margin in reg.max_drop.items():
+        try:
+            canon = str(parse_metric(str(m)))
+        except ValueError as exc:
+            raise suite.error(("regression", "max_drop", m), str(exc)) from None
+        if canon in seen:
+            raise suite.error(
+                ("regression", "max_drop", m), f"{m!r} and {seen[canon]!r} are the same metric: keep one"
+            )
+        seen[canon] = str(m)
+        if canon not in metrics:
+            metrics.append(canon)
+        out += [BaselineGate(r_name, canon, float(margin)) for r_name in names]
+    return out
+
+
+def _parse_expectations(suite: Suite) -> List[Any]:
+    """The golden queries (``gates.expectations``); which retrievers send query vectors."""
+    from ..execution.shared import vector_leaves
+    from ..gates.expectations import parse_expectations
+
+    vector = [n for n in suite.order if set(suite.with_inputs([n])) & vector_leaves(suite)]
+    return parse_expectations(suite, vector)
+
+
+def _did_you_mean(name: str, options: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(options), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _topological(retrievers: Dict[str, Any], suite: Suite) -> List[str]:
+    order: List[str] = []
+    state: Dict[str, int] = {}
+
+    def visit(n: str, chain: List[str]) -> None:
+        if state.get(n) == 2:
+            return
+        if state.get(n) == 1:
+            cycle = chain[chain.index(n) :] + [n]
+            raise suite.error(("retrievers", n, "of"), f"cyclic retrievers: {' -> '.join(cycle)}")
+        state[n] = 1
+        for ref in suite.inputs(n):
+            visit(ref, chain + [n])
+        state[n] = 2
+        order.append(n)
+
+    for n in retrievers:
+        visit(n, [])
+    return order

@@ -1,0 +1,252 @@
+"""Checks that the judgments mean what the numbers will say: the query set lines up with the
+qrels, the judged documents exist, and the queries are not documents finding themselves.
+
+Each check returns a small dataclass; the runner applies the suite's policy (report, drop or
+refuse) and the reports print ``lines()`` and ``as_dict()``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Set
+
+from ..io.judgments import JudgmentSet, Qrels
+
+# ------------------------------------------------------------------ query set
+
+
+@dataclass
+class QuerySetCheck:
+    """How the queries file and the qrels line up (per suite)."""
+
+    judged: int  # query ids in the qrels
+    judged_with_text: int
+    queries: int  # query ids with a text
+    queries_with_judgments: int
+    normalised: int  # qrels ids matched to a query only after normalising (007 ~ 7)
+    judged_without_text: List[str] = field(default_factory=list)
+    queries_without_judgments: List[str] = field(default_factory=list)
+    empty_text: List[str] = field(default_factory=list)  # judged queries whose text is blank
+
+    @classmethod
+    def of(cls, js: JudgmentSet) -> QuerySetCheck:
+        judged = list(js.qrels)
+        texts = js.queries
+        return cls(
+            judged=len(judged),
+            judged_with_text=sum(1 for q in judged if q in texts),
+            queries=len(texts),
+            queries_with_judgments=sum(1 for q in texts if q in js.qrels),
+            normalised=js.normalised.get("qrels", 0),
+            judged_without_text=[q for q in judged if q not in texts],
+            queries_without_judgments=[q for q in texts if q not in js.qrels],
+            empty_text=[q for q in judged if q in texts and not texts[q].strip()],
+        )
+
+    @property
+    def gaps(self) -> bool:
+        return bool(self.judged_without_text or self.queries_without_judgments)
+
+    def line(self) -> str:
+        return (
+            f"query set: {self.judged_with_text} of {self.judged} judged queries have a text; "
+            f"{self.queries_with_judgments} of {self.queries} queries have judgments; "
+            f"{self.normalised} id(s) matched only after normalising"
+        )
+
+    def warnings(self) -> List[str]:
+        out = []
+        if self.judged_without_text:
+            out.append(
+                f"{len(self.judged_without_text)} judged queries have no text and score 0 "
+                f"(e.g. {_ex(self.judged_without_text)}); if the queries file is keyed "
+                f"differently from the qrels, the other ids may have the wrong text too "
+                f"(judgments.require_all: true makes this an error)"
+            )
+        if self.queries_without_judgments and self.judged_without_text:
+            out.append(
+                f"{len(self.queries_without_judgments)} queries have no judgment "
+                f"(e.g. {_ex(self.queries_without_judgments)})"
+            )
+        if self.normalised:
+            out.append(
+                f"{self.normalised} qrels id(s) matched a query only after normalising "
+                f"(e.g. '007' ~ '7'): fix the files so ids are identical strings"
+            )
+        if self.empty_text:
+            out.append(
+                f"{len(self.empty_text)} judged queries have an empty text: {_ex(self.empty_text, 10)}"
+            )
+        return out
+
+    def problem(self, *, unjudged_expected: bool = False) -> Optional[str]:
+        """The gap ``judgments.require_all`` refuses (None when there is none).
+        ``unjudged_expected``: queries without judgments are no gap (a BEIR ``queries.jsonl``
+        holds the queries of every split)."""
+        parts = []
+        if self.judged_without_text:
+            parts.append(
+                f"{len(self.judged_without_text)} judged queries without text ({_ex(self.judged_without_text)})"
+            )
+        if self.queries_without_judgments and not unjudged_expected:
+            parts.append(
+                f"{len(self.queries_without_judgments)} queries without judgments "
+                f"({_ex(self.queries_without_judgments)})"
+            )
+        if self.normalised:
+            parts.append(f"{self.normalised} ids matched only after normalising")
+        if self.empty_text:
+            parts.append(f"{len(self.empty_text)} empty query texts ({_ex(self.empty_text)})")
+        return "; ".join(parts) or None
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {
+            "judged": self.judged,
+            "judged_with_text": self.judged_with_text,
+            "queries": self.queries,
+            "queries_with_judgments": self.queries_with_judgments,
+            "normalised": self.normalised,
+            "judged_without_text": self.judged_without_text,
+            "queries_without_judgments": self.queries_without_judgments,
+            "empty_text": self.empty_text,
+        }
+
+
+# ---------------------------------------------------------------- documents
+
+
+@dataclass
+class MissingDocuments:
+    """Judgments naming documents that are not in the corpus / index."""
+
+    checked_against: str  # "corpus" or "index <name>"
+    judgments: int  # judgments checked
+    relevant: int  # relevant (grade > 0) judgments checked
+    missing: Dict[str, List[str]] = field(default_factory=dict)  # qid -> missing doc ids
+    missing_relevant: int = 0
+    hopeless: List[str] = field(default_factory=list)  # queries none of whose relevant docs exist
+    dropped: bool = False
+
+    @classmethod
+    def of(cls, qrels: Qrels, existing: Set[str], checked_against: str) -> MissingDocuments:
+        out = cls(checked_against, 0, 0)
+        for qid, docs in qrels.items():
+            gone = [d for d in docs if d not in existing]
+            relevant = [d for d, g in docs.items() if g > 0]
+            out.judgments += len(docs)
+            out.relevant += len(relevant)
+            if gone:
+                out.missing[qid] = gone
+                rel_gone = [d for d in relevant if d not in existing]
+                out.missing_relevant += len(rel_gone)
+                if relevant and len(rel_gone) == len(relevant):
+                    out.hopeless.append(qid)
+        return out
+
+    @property
+    def count(self) -> int:
+        return sum(len(v) for v in self.missing.values())
+
+    @property
+    def share(self) -> float:
+        """Share of the relevant judgments whose document is missing."""
+        return self.missing_relevant / self.relevant if self.relevant else 0.0
+
+    def affected(self) -> List[str]:
+        """Affected queries, those that can never score above 0 first."""
+        hopeless = set(self.hopeless)
+        return self.hopeless + [q for q in self.missing if q not in hopeless]
+
+    def examples(self, n: int = 10) -> str:
+        parts = []
+        for q in self.affected()[:n]:
+            docs = self.missing[q]
+            parts.append(f"{q} ({', '.join(docs[:3])}{', ...' if len(docs) > 3 else ''})")
+        more = len(self.missing) - n
+        return "; ".join(parts) + (f"; +{more} more queries" if more > 0 else "")
+
+    def too_many(self, limit: float) -> Optional[str]:
+        if self.share <= limit:
+            return None
+        return (
+            f"{self.missing_relevant} of {self.relevant} relevant judgments ({self.share:.1%}, "
+            f"above the {limit:g} allowed) name documents missing from the {self.checked_against}: "
+            f"wrong corpus, index or id scheme? queries: {self.examples()}"
+        )
+
+    def drop_from(self, qrels: Qrels) -> Qrels:
+        """The qrels without the judgments of missing documents."""
+        return {
+            q: ({d: g for d, g in docs.items() if d not in self.missing[q]} if q in self.missing else docs)
+            for q, docs in qrels.items()
+        }
+
+    def line(self) -> Optional[str]:
+        if not self.missing:
+            return None
+        head = (
+            f"{self.count} judgments ({self.missing_relevant} relevant, {self.share:.2%}) of "
+            f"{len(self.missing)} queries name documents missing from the {self.checked_against}"
+        )
+        if self.hopeless:
+            head += (
+                f"; {len(self.hopeless)} queries have no existing relevant document and "
+                + ("are left out of the averages" if self.dropped else "score 0")
+                + f": {_ex(self.hopeless, 10)}"
+            )
+        if self.dropped:
+            head += " (judgments.missing_documents: drop)"
+        else:
+            head += " (counted as trec_eval counts them; judgments.missing_documents: drop leaves them out)"
+        return head + f"; affected: {self.examples(5)}"
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {
+            "checked_against": self.checked_against,
+            "judgments": self.judgments,
+            "relevant": self.relevant,
+            "missing": self.count,
+            "missing_relevant": self.missing_relevant,
+            "share_of_relevant": self.share,
+            "policy": "drop" if self.dropped else "count",
+            "no_existing_relevant": list(self.hopeless),
+            "queries": {q: list(self.missing[q]) for q in self.affected()},
+        }
+
+
+# ----------------------------------------------------------------- self hits
+
+
+SELF_HIT_HINT_SHARE = 0.10
+
+
+def self_hit_warnings(runs: Mapping[str, Mapping[str, Any]], qids: List[str]) -> List[str]:
+    """A hint per retriever whose rank-1 hit is the query's own id for >= 10% of ``qids``."""
+    from ..io.judgments import self_hit_share
+
+    out = []
+    for name, run in runs.items():
+        top1, n = self_hit_share(run, qids)
+        if n and top1 / n >= SELF_HIT_HINT_SHARE:
+            out.append(
+                f"{name}: for {top1} of {n} judged queries ({top1 / n:.0%}) the rank-1 hit is the "
+                f"query's own id: the queries are documents of the corpus; set "
+                f"evaluation.exclude_self_hits: true to score as BEIR does (ignore_identical_ids)"
+            )
+    return out
+
+
+def _ex(ids: List[str], n: int = 5) -> str:
+    shown = ", ".join(repr(q) for q in ids[:n])
+    return shown + (f", +{len(ids) - n} more" if len(ids) > n else "")
+
+
+def self_judged_warnings(qrels: Qrels) -> List[str]:
+    """With self-hits excluded, a query that judges its own id relevant can never retrieve it."""
+    own = [q for q, docs in qrels.items() if docs.get(q, 0) > 0]
+    if not own:
+        return []
+    return [
+        f"{len(own)} queries judge their own id relevant ({_ex(own)}), but "
+        f"evaluation.exclude_self_hits removes that hit: they can never find it"
+    ]

@@ -1,0 +1,215 @@
+"""From a loaded suite to what a run works with: the judgment set (files and inline), the
+backend, each leaf retriever's spec, and the plan of the stages built on them (fusion
+configurations, rerankers, how deep each leaf fetches)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, List
+
+from ..backends.base import Backend, BM25Spec, KnnSpec, TemplateSpec
+from ..config.load import Suite
+from ..config.schema import FUSION_TYPES, STAGE_TYPES
+from ..errors import ConfigError
+from ..io.judgments import (
+    GradeScale,
+    JudgmentSet,
+    as_id,
+    load_beir,
+    load_corpus,
+    load_qrels,
+    load_queries,
+    load_tags,
+    reconcile_ids,
+)
+from ..types import Document
+
+# ------------------------------------------------------------------ judgments
+
+
+def load_judgments(suite: Suite) -> JudgmentSet:
+    """The suite's queries, qrels, tags and (when a stage needs it) corpus: from a BEIR folder
+    and/or files, then the inline ones; ids of the other files re-keyed onto the queries'."""
+    j = suite.model.judgments
+    key = ("judgments",)
+    scale = grade_scale(suite)
+    if j.beir:
+        js = load_beir(
+            suite.resolve_path(key + ("beir",), j.beir),
+            j.split,
+            with_corpus=(needs_corpus(suite) or needs_texts(suite)) and not j.corpus,
+            grades=scale,
+        )
+    else:
+        js = JudgmentSet(queries={}, qrels={})
+    readers: Dict[str, Callable[[Path], Any]] = {
+        "queries": load_queries,
+        "qrels": lambda p: load_qrels(p, scale),
+        "corpus": load_corpus,
+        "tags": load_tags,
+    }
+    for role, read in readers.items():
+        value = getattr(j, role)
+        if value and (role != "corpus" or needs_corpus(suite) or needs_texts(suite)):
+            p = suite.resolve_path(key + (role,), value)
+            setattr(js, role, read(p))
+            js.sources[role] = str(p)
+    _add_inline(suite, js, scale)
+    qsrc = js.sources.get("queries", "queries")
+    for what in ("qrels", "tags"):  # ids of both must match the queries' ids (counted when normalised)
+        mapping = getattr(js, what)
+        if what == "tags" and not mapping:
+            continue
+        remapped: List[Any] = []
+        setattr(
+            js,
+            what,
+            reconcile_ids(
+                js.queries,
+                mapping,
+                reference_name=qsrc,
+                other_name=js.sources.get(what, what),
+                remapped_out=remapped,
+            ),
+        )
+        js.normalised[what] = len(remapped)
+    return js
+
+
+def grade_scale(suite: Suite) -> GradeScale:
+    """The suite's ``judgments.grades``: range and map applied to every judgment on load."""
+    g = suite.model.judgments.grades
+    return GradeScale(low=g.min, high=g.max, mapping=dict(g.map) if g.map else None)
+
+
+def _add_inline(suite: Suite, js: JudgmentSet, scale: GradeScale) -> None:
+    """The suite file's own ``judgments.inline`` queries and ``judgments.documents``."""
+    j = suite.model.judgments
+    if j.inline:
+        for i, q in enumerate(j.inline):
+            qid = as_id(q.id)
+            js.queries[qid] = q.text
+            for d, g in q.relevant.items():
+                try:
+                    grade = scale.apply(g, file=str(suite.path))
+                except ConfigError as exc:
+                    raise suite.error(("judgments", "inline", i, "relevant", d), exc.detail) from None
+                js.qrels.setdefault(qid, {})[as_id(d)] = grade
+            if q.tags:
+                js.tags[qid] = tuple(q.tags)
+        js.sources.setdefault("queries", f"{suite.path} (inline)")
+        js.sources.setdefault("qrels", f"{suite.path} (inline)")
+    if j.documents:
+        docs = [
+            Document(as_id(d.id), {k: v for k, v in (("title", d.title), ("text", d.text)) if v})
+            for d in j.documents
+        ]
+        js.corpus = (js.corpus or []) + docs
+
+
+def needs_corpus(suite: Suite) -> bool:
+    """Whether the backend builds its index from the corpus (embedded, or a throwaway index)."""
+    b = suite.model.backend
+    return b.type == "embedded" or not b.index.name
+
+
+def needs_texts(suite: Suite) -> bool:
+    """Whether a client-side rerank stage needs the documents' text."""
+    return any(r.type == "rerank" for r in suite.model.retrievers.values())
+
+
+# -------------------------------------------------------------------- backend
+
+
+def make_backend(suite: Suite) -> Backend:
+    b = suite.model.backend
+    if b.type == "embedded":
+        from ..backends.embedded.backend import EmbeddedBackend
+
+        return EmbeddedBackend()
+    if b.connection is None:
+        raise suite.error(("backend",), f"backend {b.type} needs a 'connection' (hosts, auth)")
+    conn = b.connection.model_dump()
+    for secret in ("api_key", "password"):
+        if conn.get(secret) is not None:
+            conn[secret] = conn[secret].get_secret_value()
+    if conn.get("ca_certs"):
+        conn["ca_certs"] = str(suite.resolve_path(("backend", "connection", "ca_certs"), conn["ca_certs"]))
+    index = b.index.model_dump()
+    index["suite"] = suite.name
+    if b.type == "elasticsearch":
+        from ..backends.elasticsearch import ElasticsearchBackend
+
+        return ElasticsearchBackend(conn, index)
+    from ..backends.opensearch import OpenSearchBackend
+
+    return OpenSearchBackend(conn, index)
+
+
+def leaf_spec(suite: Suite, name: str) -> Any:
+    r = suite.model.retrievers[name]
+    if r.type == "bm25":
+        fields = suite.bm25_fields(name)
+        return BM25Spec(
+            fields=fields,
+            multi_match_type=r.multi_match_type,
+            tie_breaker=r.tie_breaker,
+            k1=r.k1,
+            b=r.b,
+            stopwords=r.stopwords,
+            index_options=tuple(o for o in ("k1", "b", "stopwords") if o in r.model_fields_set),
+        )
+    if r.type == "knn":
+        return KnnSpec(
+            similarity=r.similarity,
+            num_candidates=r.num_candidates,
+            field=r.field or suite.model.backend.index.vector_field,
+            filter=r.filter,
+        )
+    if r.type == "template":
+        if suite.model.backend.type == "embedded":
+            raise suite.error(
+                ("retrievers", name, "body"),
+                "template retrievers need backend type elasticsearch or opensearch",
+            )
+        return TemplateSpec(body=r.body, pipeline=r.pipeline)
+    raise AssertionError(r.type)
+
+
+# ---------------------------------------------------------------- stage plan
+
+
+@dataclass
+class StagePlan:
+    """The retrievers of one run in dependency order: the leaves' specs, the stages' fusion
+    configurations and rerankers, the depth every ranking is evaluated at, and the depth every
+    leaf fetches (as deep as the deepest window built on it needs)."""
+
+    order: List[str]
+    depth: int
+    leaf_depth: int
+    leaves: Dict[str, Any]
+    fusions: Dict[str, Any]
+    rerankers: Dict[str, Any]
+
+    @classmethod
+    def of(cls, suite: Suite, order: List[str], depth: int) -> StagePlan:
+        model = suite.model
+        fusions = {n: suite.fusion(n, depth) for n in order if model.retrievers[n].type in FUSION_TYPES}
+        rerankers = {n: suite.reranker(n) for n in order if model.retrievers[n].type == "rerank"}
+        leaf_depth = max(
+            [depth]
+            + [f.window for f in fusions.values()]
+            + [suite.rerank_config(n).window for n in rerankers]
+        )
+        leaves = {n: leaf_spec(suite, n) for n in order if model.retrievers[n].type not in STAGE_TYPES}
+        return cls(order, depth, leaf_depth, leaves, fusions, rerankers)
+
+    @property
+    def needs_vectors(self) -> bool:
+        """Whether a leaf sends query vectors (kNN, or a template with ``{{query_vector}}``)."""
+        return any(
+            isinstance(s, KnnSpec) or (isinstance(s, TemplateSpec) and "{{query_vector}}" in repr(s.body))
+            for s in self.leaves.values()
+        )

@@ -1,0 +1,137 @@
+"""pytest-xdist (``pytest -n 2``): each suite runs once, and the controller reports.
+
+* **One worker per suite.** ``SuiteScheduling`` (built on first use: it needs xdist) is xdist's ``LoadScopeScheduling`` with
+  a folder of suite files as one scope: every item of its YAML suites and the Python tests
+  beside them (which ask for those suites through ``retrieval_suite``/``retrieval_retriever``)
+  go to the same worker, so each suite runs once (and builds its throwaway index once); any
+  other test is its own scope, spread as ``--dist load`` would. A Python test in another
+  folder that asks for a suite runs it again on its own worker (the summary says so). It replaces only the default ``load`` distribution; an explicit
+  ``--dist loadfile``/``loadgroup``/... is left alone (a suite's items may then be split, and
+  each worker runs the suite: the summary says so).
+* **Reports from the controller.** A worker writes nothing (no report, run file or baseline):
+  at the end of its session it hands its suites' states to the controller through xdist's
+  ``workeroutput`` (pickled: the same code on both sides of a local pipe, exact floats and
+  objects, nothing re-parsed), the controller merges them and then writes the summary and every
+  report from them exactly as a serial run does, and ``--retrieval-baseline-update`` is written
+  once, by the controller.
+* Throwaway index names carry a random suffix (``backends/search_engine/index.py``), so workers
+  never collide.
+"""
+
+from __future__ import annotations
+
+import base64
+import pickle
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+__all__ = ["WORKER_OUTPUT_KEY", "XdistHooks", "hand_over", "in_collection_order", "is_worker", "receive"]
+
+WORKER_OUTPUT_KEY = "pytest_retrieval_states"
+
+
+def is_worker(config: pytest.Config) -> bool:
+    """True in an xdist worker process (its config has ``workerinput``)."""
+    return hasattr(config, "workerinput")
+
+
+def hand_over(config: pytest.Config, states: List[Any]) -> None:
+    """Worker side: the states of the suites this worker ran, for the controller."""
+    ran = [s.for_controller() for s in states if s.result is not None or s.error is not None]
+    config.workeroutput[WORKER_OUTPUT_KEY] = base64.b64encode(pickle.dumps(ran)).decode("ascii")  # type: ignore[attr-defined]
+
+
+def receive(node: Any, states: Dict[str, Any]) -> None:
+    """Controller side: merge one finished worker's suite states into ``states`` (by suite
+    file). A suite run by two workers (its items split by an explicit ``--dist`` mode, or a
+    Python test asking for it elsewhere) keeps the first result and every item's outcome."""
+    payload = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY)
+    if not payload:
+        return
+    for state in pickle.loads(base64.b64decode(payload)):
+        key = str(Path(state.suite.path).resolve())
+        mine = states.get(key)
+        if mine is None:
+            states[key] = state
+            continue
+        mine.runs += state.runs
+        if mine.result is None and state.result is not None:
+            mine.result, mine.error = state.result, state.error
+        mine.items += state.items
+        mine.outcomes += state.outcomes
+        mine.regressions += state.regressions
+        mine.expectations += state.expectations
+
+
+def _suite_scheduling() -> Any:
+    from xdist.scheduler import LoadScopeScheduling
+
+    from ..plugin import SUITE_PATTERNS, _is_suite_file
+
+    class SuiteScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        """A folder holding suite files is one scope (one worker): its suites' items and the
+        Python tests beside them, which ask for those suites through the fixtures. Every
+        other test is a scope of its own."""
+
+        _folders: Dict[Path, bool] = {}
+
+        def _holds_suites(self, folder: Path) -> bool:
+            if folder not in self._folders:
+                root = Path(self.config.rootpath)
+                self._folders[folder] = any(any((root / folder).glob(p)) for p in SUITE_PATTERNS)
+            return self._folders[folder]
+
+        def _split_scope(self, nodeid: str) -> str:
+            file = Path(nodeid.split("::", 1)[0])
+            if _is_suite_file(file) or (file.suffix == ".py" and self._holds_suites(file.parent)):
+                return f"retrieval suites in {file.parent.as_posix() or '.'}"
+            return nodeid
+
+    return SuiteScheduling
+
+
+def in_collection_order(states: Dict[str, Any], nodeids: List[str], root: Path) -> Dict[str, Any]:
+    """``states`` ordered as a serial run creates them: suite files in collection order, then
+    suites only a Python test asked for (in the order they arrived)."""
+    first: Dict[str, int] = {}
+    for i, nodeid in enumerate(nodeids):
+        first.setdefault(nodeid.split("::", 1)[0], i)
+
+    def position(item: Any) -> int:
+        try:
+            rel = Path(item[0]).relative_to(root.resolve()).as_posix()
+        except ValueError:
+            return len(nodeids)
+        return first.get(rel, len(nodeids))
+
+    return dict(sorted(states.items(), key=position))  # stable: arrival order among equals
+
+
+class XdistHooks:
+    """Registered by ``plugin.pytest_configure`` only when pytest-xdist is installed."""
+
+    def __init__(self) -> None:
+        self.collected: List[str] = []  # the node ids of the first worker's collection
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: List[str]) -> None:
+        if not self.collected:
+            self.collected = list(ids)
+
+    @pytest.hookimpl(optionalhook=True, tryfirst=True)  # before xdist's own (first result wins)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Optional[Any]:
+        if config.getoption("dist", "no") != "load":
+            return None
+        return _suite_scheduling()(config, log)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        from ..plugin import _STATE
+
+        states = node.config.stash[_STATE]
+        receive(node, states)
+        ordered = in_collection_order(states, self.collected, Path(node.config.rootpath))
+        states.clear()
+        states.update(ordered)
