@@ -103,10 +103,7 @@ def pool_runs(
     if depth < 1:
         raise ValueError(f"pool depth must be >= 1, got {depth}")
     queries = dict(queries or {})
-    order: Dict[str, None] = dict.fromkeys(queries)
-    for run in runs.values():
-        for q in run:
-            order.setdefault(q, None)
+    order = _query_order(queries, runs)
     per_query, candidates = _top_pairs(runs, depth, queries, documents or {})
     tally = _Tally({s: 0 for s in runs}, {s: 0 for s in runs})
     rng = random.Random(shuffle) if shuffle is not None else None
@@ -116,7 +113,6 @@ def pool_runs(
         chosen.sort(key=lambda p: (p.best_rank, p.doc_id))
         if rng is not None:
             rng.shuffle(chosen)
-        tally.missing_text += sum(1 for p in chosen if not (p.title or p.text))
         pairs.extend(chosen)
     return Pool(
         pairs=pairs,
@@ -130,6 +126,15 @@ def pool_runs(
         only_found_by=tally.only_found_by,
         missing_text=tally.missing_text,
     )
+
+
+def _query_order(queries: Mapping[str, str], runs: Mapping[str, Run]) -> Dict[str, None]:
+    """The queries of ``queries``, then those only the runs have, in first appearance."""
+    order: Dict[str, None] = dict.fromkeys(queries)
+    for run in runs.values():
+        for q in run:
+            order.setdefault(q, None)
+    return order
 
 
 def _top_pairs(
@@ -182,6 +187,7 @@ class _Tally:
             else:
                 self._credit(pair)
             chosen.append(pair)
+        self.missing_text += sum(1 for p in chosen if not (p.title or p.text))
         return chosen
 
     def _credit(self, pair: PoolPair) -> None:
