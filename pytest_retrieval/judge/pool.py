@@ -30,7 +30,7 @@ from ..types import Run
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["Pool", "PoolPair", "did_judged", "pool_runs", "pool_suites", "retrieve_suite"]
+__all__ = ["Pool", "PoolPair", "pool_runs", "pool_suites", "retrieve_suite"]
 
 
 @dataclass
