@@ -25,7 +25,7 @@ def _say(msg: str) -> None:
 
 
 def _ranged(text: str):
-    from ..judge.pool import parse_grade_range
+    from ..judge.annotations import parse_grade_range
 
     try:
         return parse_grade_range(text)
@@ -111,7 +111,8 @@ def _clicks(args: argparse.Namespace) -> int:
 
 
 def _pool(args: argparse.Namespace) -> int:
-    from ..judge.pool import pool_suites, write_annotation_file
+    from ..judge.annotations import write_annotation_file
+    from ..judge.pool import pool_suites
     from ..progress import progress_bar
 
     outs = [Path(o) for o in args.out]
@@ -173,8 +174,9 @@ def _say_formula_ids(pool: Any, outs: list) -> None:
 
 def _import(args: argparse.Namespace) -> int:
     from ..io.judgments import load_qrels
+    from ..judge.annotations import read_pooled_pairs
     from ..judge.files import write_qrels
-    from ..judge.pool import import_annotations, read_pooled_pairs
+    from ..judge.merge import import_annotations
 
     existing = {}
     qrels_path = Path(args.qrels)
@@ -206,8 +208,8 @@ def _default_cache() -> Path:
 
 
 def _llm(args: argparse.Namespace) -> int:
+    from ..judge.annotations import read_pairs
     from ..judge.llm import JudgeCache, Prices, grade_pairs, make_judge, pairs_from_pool
-    from ..judge.pool import read_pairs
 
     _setup_logging()
     judge = make_judge(args.provider, model=args.model, function=args.function, **_judge_options(args))
@@ -316,7 +318,7 @@ def _write_llm_results(args: argparse.Namespace, report: Any) -> int:
 
 def _agree(args: argparse.Namespace) -> int:
     from ..judge.agreement import compare_qrels
-    from ..judge.pool import load_labels
+    from ..judge.annotations import load_labels
 
     lo_hi = args.labels or (0, 3)
     big = (min(lo_hi[0], -(10**6)), max(lo_hi[1], 10**6))

@@ -49,7 +49,9 @@ def _strata(
     margin must be ruled out), which a stratum of a few dozen queries can never show: a
     stratum instead fails when it shows a drop beyond the margin that is significant after
     Holm's correction across the strata (one-sided randomization p of a drop)."""
-    from ..stats.paired import holm, paired_comparison, strata_from_tags
+    from ..stats.multiple_testing import holm
+    from ..stats.paired import paired_comparison
+    from ..stats.strata import strata_from_tags
 
     alpha = 1.0 - kw["confidence"]
     results = {}

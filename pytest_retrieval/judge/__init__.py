@@ -5,8 +5,11 @@
 * :mod:`.llm`: an LLM judge grades (query, document) pairs 0-3 with a versioned prompt,
   strict parsing, a resumable disk cache, a thread pool, a rate limit and retries (a
   package: prompts, parsing, judges, cache, rate limit and orchestration apart).
-* :mod:`.pool`: the unjudged top-k of every retriever of one or more suites, exported for
-  people to grade and imported back into qrels with conflict reporting.
+* :mod:`.pool`: the unjudged top-k of every retriever of one or more suites, for people
+  to grade.
+* :mod:`.annotations`: the pooled pairs exported as annotation files, and the filled files
+  read back with every grade validated.
+* :mod:`.merge`: filled annotation files imported into qrels, with conflict reporting.
 * :mod:`.files`: the one CSV/JSONL row reader of annotation files and click logs, and
   the qrels and queries writers.
 * :mod:`.agreement`: kappa (plain, linear and quadratic weighted), exact and adjacent
@@ -45,13 +48,13 @@ _EXPORTS = {
     "prompt_template": "llm",
     "Pool": "pool",
     "PoolPair": "pool",
-    "import_annotations": "pool",
-    "merge_qrels": "pool",
     "pool_runs": "pool",
     "pool_suites": "pool",
-    "read_annotations": "pool",
-    "read_pairs": "pool",
-    "write_annotation_file": "pool",
+    "read_annotations": "annotations",
+    "read_pairs": "annotations",
+    "write_annotation_file": "annotations",
+    "import_annotations": "merge",
+    "merge_qrels": "merge",
     "write_qrels": "files",
     "write_queries": "files",
 }

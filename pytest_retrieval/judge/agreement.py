@@ -157,7 +157,6 @@ class Agreement:
         return "\n".join(parts)
 
     def format(self) -> str:
-        width = max(4, *(len(str(g)) for g in self.labels)) if self.labels else 4
         binarized = "" if self.binarized_at is None else f", binarized at grade >= {self.binarized_at}"
         out = [
             f"agreement of {self.a_name} (rows) and {self.b_name} (columns){binarized}",
@@ -165,24 +164,34 @@ class Agreement:
             f"{self.only_b} only in {self.b_name}",
         ]
         if self.n:
-            ci = (
-                f"  (95% CI {self.ci_linear[0]:.3f} .. {self.ci_linear[1]:.3f})"
-                if self.ci_linear and not any(map(math.isnan, self.ci_linear))
-                else ""
-            )
+            out.extend(self._measure_lines())
+            out.extend(self._confusion_lines())
+        return "\n".join(out)
+
+    def _measure_lines(self) -> List[str]:
+        ci = (
+            f"  (95% CI {self.ci_linear[0]:.3f} .. {self.ci_linear[1]:.3f})"
+            if self.ci_linear and not any(map(math.isnan, self.ci_linear))
+            else ""
+        )
+        return [
+            f"  {name:<27}{value:.3f}{extra}"
             for name, value, extra in (
                 ("Cohen's kappa", self.kappa, ""),
                 ("weighted kappa, linear", self.kappa_linear, ci),
                 ("weighted kappa, quadratic", self.kappa_quadratic, ""),
                 ("exact agreement", self.exact, ""),
                 ("adjacent (|a-b| <= 1)", self.adjacent, ""),
-            ):
-                out.append(f"  {name:<27}{value:.3f}{extra}")
-            out.append(f"  confusion matrix (rows {self.a_name}, columns {self.b_name}):")
-            out.append("    " + " " * width + "".join(f"{g:>{width + 2}}" for g in self.labels))
-            for g, row in zip(self.labels, self.confusion):
-                out.append(f"    {g:>{width}}" + "".join(f"{c:>{width + 2}}" for c in row))
-        return "\n".join(out)
+            )
+        ]
+
+    def _confusion_lines(self) -> List[str]:
+        width = max(4, *(len(str(g)) for g in self.labels)) if self.labels else 4
+        out = [f"  confusion matrix (rows {self.a_name}, columns {self.b_name}):"]
+        out.append("    " + " " * width + "".join(f"{g:>{width + 2}}" for g in self.labels))
+        for g, row in zip(self.labels, self.confusion):
+            out.append(f"    {g:>{width}}" + "".join(f"{c:>{width + 2}}" for c in row))
+        return out
 
     def to_dict(self) -> Dict[str, object]:
         def num(x: float) -> Optional[float]:
@@ -255,20 +264,7 @@ def compare_qrels(
     ``binarize=t`` compares relevant (grade >= t) against not, e.g. a 0-3 LLM scale against
     binary human labels. ``bootstrap`` resamples the pairs for a 95% interval of the
     linear-weighted kappa (0 to skip)."""
-    xs: List[int] = []
-    ys: List[int] = []
-    only_a = only_b = 0
-    for q, docs in a.items():
-        other = b.get(q, {})
-        for d, g in docs.items():
-            if d in other:
-                xs.append(int(g))
-                ys.append(int(other[d]))
-            else:
-                only_a += 1
-    for q, docs in b.items():
-        mine = a.get(q, {})
-        only_b += sum(1 for d in docs if d not in mine)
+    xs, ys, only_a, only_b = _overlap(a, b)
     if binarize is not None:
         xs = [int(x >= binarize) for x in xs]
         ys = [int(y >= binarize) for y in ys]
@@ -276,15 +272,9 @@ def compare_qrels(
     labs = _labels(xs + ys, labels)
     matrix = _matrix(xs, ys, labs)
     n = len(xs)
-    exact = sum(x == y for x, y in zip(xs, ys)) / n if n else float("nan")
-    adjacent = sum(abs(x - y) <= 1 for x, y in zip(xs, ys)) / n if n else float("nan")
+    exact = _share_within(xs, ys, 0)
+    adjacent = _share_within(xs, ys, 1)
     ci = _bootstrap_ci(xs, ys, labs, bootstrap, seed) if bootstrap and n >= 2 else None
-    dist_a: Dict[int, int] = {}
-    dist_b: Dict[int, int] = {}
-    for x in xs:
-        dist_a[x] = dist_a.get(x, 0) + 1
-    for y in ys:
-        dist_b[y] = dist_b.get(y, 0) + 1
     return Agreement(
         a_name,
         b_name,
@@ -300,6 +290,42 @@ def compare_qrels(
         adjacent,
         ci,
         binarize,
-        dict(sorted(dist_a.items())),
-        dict(sorted(dist_b.items())),
+        _distribution(xs),
+        _distribution(ys),
     )
+
+
+def _overlap(
+    a: Mapping[str, Mapping[str, int]], b: Mapping[str, Mapping[str, int]]
+) -> Tuple[List[int], List[int], int, int]:
+    """(a's grades, b's grades) of the pairs both graded, in a's order, and the number of
+    pairs only a and only b graded."""
+    xs: List[int] = []
+    ys: List[int] = []
+    only_a = only_b = 0
+    for q, docs in a.items():
+        other = b.get(q, {})
+        for d, g in docs.items():
+            if d in other:
+                xs.append(int(g))
+                ys.append(int(other[d]))
+            else:
+                only_a += 1
+    for q, docs in b.items():
+        mine = a.get(q, {})
+        only_b += sum(1 for d in docs if d not in mine)
+    return xs, ys, only_a, only_b
+
+
+def _share_within(xs: Sequence[int], ys: Sequence[int], steps: int) -> float:
+    """The share of pairs whose grades differ by at most ``steps`` (NaN without pairs)."""
+    n = len(xs)
+    return sum(abs(x - y) <= steps for x, y in zip(xs, ys)) / n if n else float("nan")
+
+
+def _distribution(grades: Sequence[int]) -> Dict[int, int]:
+    """grade -> how many times it was given, by grade."""
+    counts: Dict[int, int] = {}
+    for g in grades:
+        counts[g] = counts.get(g, 0) + 1
+    return dict(sorted(counts.items()))

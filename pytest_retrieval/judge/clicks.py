@@ -268,22 +268,10 @@ def _wrong_width(fields: int, header: int) -> Optional[str]:
 def _resolve_columns(
     keys: List[str], columns: Optional[Mapping[str, str]], path: Path, line: int
 ) -> Dict[str, Optional[str]]:
-    out: Dict[str, Optional[str]] = {}
-    columns = {k: v.strip().lower() for k, v in (columns or {}).items()}
-    for role in columns:
-        if role not in COLUMN_ALIASES:
-            raise ValueError(f"unknown click-log column role {role!r} (roles: {', '.join(COLUMN_ALIASES)})")
-    for role, aliases in COLUMN_ALIASES.items():
-        if role in columns:
-            if columns[role] not in keys:
-                raise ConfigError(
-                    f"column {columns[role]!r} (given for {role}) not found; columns: {', '.join(keys)}",
-                    file=str(path),
-                    line=line or None,
-                )
-            out[role] = columns[role]
-        else:
-            out[role] = next((a for a in aliases if a in keys), None)
+    """role -> the column of the log that holds it (None: absent), given ``columns`` or
+    found by :data:`COLUMN_ALIASES`; the required roles must be there."""
+    given = _given_columns(columns)
+    out = {role: _column_of(role, given, keys, path, line) for role in COLUMN_ALIASES}
     for role in ("doc_id", "clicked"):
         if out[role] is None:
             raise ConfigError(
@@ -298,6 +286,28 @@ def _resolve_columns(
             line=line or None,
         )
     return out
+
+
+def _given_columns(columns: Optional[Mapping[str, str]]) -> Dict[str, str]:
+    """role -> column as the caller named them (lower case), every role a known one."""
+    given = {k: v.strip().lower() for k, v in (columns or {}).items()}
+    for role in given:
+        if role not in COLUMN_ALIASES:
+            raise ValueError(f"unknown click-log column role {role!r} (roles: {', '.join(COLUMN_ALIASES)})")
+    return given
+
+
+def _column_of(role: str, given: Mapping[str, str], keys: List[str], path: Path, line: int) -> Optional[str]:
+    """The column of one role: the given one (which must exist), else the first alias found."""
+    if role not in given:
+        return next((a for a in COLUMN_ALIASES[role] if a in keys), None)
+    if given[role] not in keys:
+        raise ConfigError(
+            f"column {given[role]!r} (given for {role}) not found; columns: {', '.join(keys)}",
+            file=str(path),
+            line=line or None,
+        )
+    return given[role]
 
 
 def _blank(v: Any) -> bool:
@@ -337,30 +347,57 @@ def _impression(
     rec: Mapping[str, Any], resolved: Mapping[str, Optional[str]], position_base: int, err: _RowErrors
 ) -> Impression:
     """One validated row of a click log (columns already resolved)."""
-    qid = qtext = None
-    if resolved["query_id"] and not _blank(rec.get(resolved["query_id"])):
-        try:
-            qid = as_id(rec[resolved["query_id"]])
-        except ValueError as exc:
-            raise err(f"bad query id: {exc}") from None
-    if resolved["query"] and not _blank(rec.get(resolved["query"])):
-        qtext = str(rec[resolved["query"]]).strip()
-    if qid is None and qtext is None:
-        raise err("row has neither a query id nor a query text")
+    qid, qtext = _query_of(rec, resolved, err)
     try:
         did = as_id(rec.get(cast(str, resolved["doc_id"])))
     except ValueError as exc:
         raise err(f"bad document id: {exc}") from None
     clicked = _bool(rec.get(cast(str, resolved["clicked"])), err)
-    dwell = 0.0
-    if resolved["dwell"] and not _blank(rec.get(resolved["dwell"])):
-        dwell = _number(rec[resolved["dwell"]], "dwell", err)
-        if dwell < 0:
-            raise err(f"dwell {rec[resolved['dwell']]!r} is negative")
-    position = None
-    if resolved["position"] and not _blank(rec.get(resolved["position"])):
-        position = _position(rec[resolved["position"]], position_base, err)
-    return Impression(err.line, qid, qtext, did, clicked, dwell, position)
+    dwell = _value(rec, resolved["dwell"])
+    position = _value(rec, resolved["position"])
+    return Impression(
+        err.line,
+        qid,
+        qtext,
+        did,
+        clicked,
+        0.0 if dwell is None else _dwell(dwell, err),
+        None if position is None else _position(position, position_base, err),
+    )
+
+
+def _value(rec: Mapping[str, Any], column: Optional[str]) -> Any:
+    """The value of an optional column; None when the log has no such column or the cell
+    is blank."""
+    if column and not _blank(rec.get(column)):
+        return rec[column]
+    return None
+
+
+def _query_of(
+    rec: Mapping[str, Any], resolved: Mapping[str, Optional[str]], err: _RowErrors
+) -> Tuple[Optional[str], Optional[str]]:
+    """(query id, query text) of a row: at least one of them."""
+    qid = qtext = None
+    value = _value(rec, resolved["query_id"])
+    if value is not None:
+        try:
+            qid = as_id(value)
+        except ValueError as exc:
+            raise err(f"bad query id: {exc}") from None
+    value = _value(rec, resolved["query"])
+    if value is not None:
+        qtext = str(value).strip()
+    if qid is None and qtext is None:
+        raise err("row has neither a query id nor a query text")
+    return qid, qtext
+
+
+def _dwell(value: Any, err: _RowErrors) -> float:
+    dwell = _number(value, "dwell", err)
+    if dwell < 0:
+        raise err(f"dwell {value!r} is negative")
+    return dwell
 
 
 def _position(value: Any, position_base: int, err: _RowErrors) -> int:

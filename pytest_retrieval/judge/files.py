@@ -132,6 +132,19 @@ def _csv_rows(
     fh.seek(0)
     reader = csv.reader(fh, delimiter=delimiter(first))
     header: Optional[List[str]] = None
+    for start, row in _csv_records(reader, path):
+        if header is None:
+            header = [c.strip().lower() for c in row]
+            continue
+        problem = width_error(len(row), len(header))
+        if problem is not None:
+            raise ConfigError(problem, file=str(path), line=start)
+        yield start, dict(zip(header, (from_spreadsheet_cell(c) for c in row)))
+
+
+def _csv_records(reader: Any, path: Path) -> Iterator[Tuple[int, List[str]]]:
+    """(line the record starts on, cells) of every record that is not blank; a malformed
+    record or a NUL character is a ConfigError naming the line."""
     while True:
         start = reader.line_num + 1
         try:
@@ -144,13 +157,7 @@ def _csv_rows(
             continue
         if any("\x00" in c for c in row):
             raise ConfigError("a NUL character: a binary or UTF-16 file?", file=str(path), line=start)
-        if header is None:
-            header = [c.strip().lower() for c in row]
-            continue
-        problem = width_error(len(row), len(header))
-        if problem is not None:
-            raise ConfigError(problem, file=str(path), line=start)
-        yield start, dict(zip(header, (from_spreadsheet_cell(c) for c in row)))
+        yield start, row
 
 
 # -------------------------------------------------------------------------- writing
@@ -204,19 +211,23 @@ def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: PathLike) -> int:
 
 def _check_qrels_ids(rows: List[Tuple[str, str, int]], path: Path, suffix: str) -> None:
     """Ids the chosen qrels format cannot hold: whitespace (TREC), tabs or newlines (TSV)."""
-    if suffix not in (".jsonl", ".tsv"):
-        for q, d, _ in rows:
-            for what, value in (("query id", q), ("document id", d)):
-                if not value or any(c.isspace() for c in value):
-                    raise ConfigError(
-                        f"{what} {value!r} contains whitespace and cannot be written "
-                        f"as TREC qrels; write a .tsv or .jsonl file instead",
-                        file=str(path),
-                    )
-    elif suffix == ".tsv":
+    if suffix == ".tsv":
         for q, d, _ in rows:
             if "\t" in q or "\t" in d or "\n" in q or "\n" in d:
                 raise ConfigError(f"id {q!r}/{d!r} contains a tab or newline; write .jsonl", file=str(path))
+    elif suffix != ".jsonl":
+        for q, d, _ in rows:
+            _check_trec_id("query id", q, path)
+            _check_trec_id("document id", d, path)
+
+
+def _check_trec_id(what: str, value: str, path: Path) -> None:
+    if not value or any(c.isspace() for c in value):
+        raise ConfigError(
+            f"{what} {value!r} contains whitespace and cannot be written "
+            f"as TREC qrels; write a .tsv or .jsonl file instead",
+            file=str(path),
+        )
 
 
 def write_queries(queries: Mapping[str, str], path: PathLike) -> int:

@@ -163,15 +163,25 @@ def _t_pdf(t: float, df: float) -> float:
 def t_ppf(p: float, df: float) -> float:
     """Student t quantile: safeguarded Newton on :func:`t_cdf` (bisection fallback)."""
     if not 0.0 < p < 1.0:
-        if p == 0.0:
-            return -math.inf
-        if p == 1.0:
-            return math.inf
-        raise ValueError(f"t_ppf needs 0 <= p <= 1, got {p!r}")
+        return _t_ppf_at_the_ends(p)
     if p > 0.5:
         return -t_ppf(1.0 - p, df)
     if p == 0.5:
         return 0.0
+    return _t_ppf_lower_half(p, df)
+
+
+def _t_ppf_at_the_ends(p: float) -> float:
+    if p == 0.0:
+        return -math.inf
+    if p == 1.0:
+        return math.inf
+    raise ValueError(f"t_ppf needs 0 <= p <= 1, got {p!r}")
+
+
+def _t_ppf_lower_half(p: float, df: float) -> float:
+    """The t quantile of ``0 < p < 0.5``: Newton steps kept inside a shrinking bracket
+    ``[lo, hi]`` of the root; a step that leaves it is a bisection instead."""
     # bracket [lo, 0] with cdf(lo) <= p
     lo = min(normal_ppf(p), -1.0)
     while t_cdf(lo, df) > p:

@@ -1,5 +1,5 @@
-"""Paired comparisons of per-query values: bootstrap, randomization and t tests, Holm's
-correction across strata (pure: numpy, no I/O).
+"""Paired comparisons of per-query values: bootstrap, randomization and t tests (pure:
+numpy, no I/O). Per stratum with Holm's correction: :mod:`.strata`.
 
 Everything here is deterministic given ``seed`` (numpy ``Generator(PCG64)``) and vectorised.
 scipy is not needed: the distributions are in :mod:`.distributions`, checked against scipy
@@ -42,36 +42,22 @@ Regression gate on a metric (:func:`paired_comparison`)
     * ``p_noninferiority``: one-sided bootstrap p-value of H0 ``mean_diff <= -max_drop``:
       the share of resample means below ``-max_drop`` (percentile method; for BCa the
       inverted BCa level). ``p_noninferiority < alpha`` exactly when ``non_inferior``
-      (percentile method). Strata use it with Holm's correction (:func:`stratified_comparison`).
-
-Strata (:func:`stratified_comparison`)
-    One paired comparison per stratum (query tag); the strata's non-inferiority p-values
-    are Holm-adjusted (:func:`holm`) and a stratum passes when its adjusted p-value is
-    ``< alpha``. This bounds by ``alpha`` the chance of passing *any* stratum whose true drop
-    exceeds its margin (family-wise). With one stratum it is exactly the CI verdict.
+      (percentile method). Strata use it with Holm's correction
+      (:func:`.strata.stratified_comparison`).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Literal, Mapping, Optional, Tuple, Union
+from typing import Dict, List, Literal, Mapping, Optional, Tuple, TypedDict
 
 import numpy as np
 
 from .distributions import normal_cdf, normal_ppf, t_sf, t_two_sided_p
 from .resampling import CHUNK_CELLS, alpha_of, generator, lower_bound, upper_bound
 
-__all__ = [
-    "EXACT_PERMUTATION_MAX_N",
-    "QueryDelta",
-    "PairedResult",
-    "paired_comparison",
-    "holm",
-    "StratumVerdict",
-    "stratified_comparison",
-    "strata_from_tags",
-]
+__all__ = ["EXACT_PERMUTATION_MAX_N", "PairedResult", "QueryDelta", "format_p", "paired_comparison"]
 
 #: Above this many paired queries the randomization test samples sign vectors instead of
 #: enumerating all 2^n of them.
@@ -314,9 +300,9 @@ class PairedResult:
             f" resamples, seed {self.seed})",
             f"  n={self.n} queries: {self.won} better, {self.lost} worse, {self.tied} tied;"
             f" effect size d_z={self.effect_size:+.3f}",
-            f"  p(no difference): randomization {_fmt_p(self.p_randomization)}"
-            f"{' (exact)' if self.randomization_exact else ''}, paired t {_fmt_p(self.p_ttest)};"
-            f" p(drop > {self.max_drop:g}) {_fmt_p(self.p_noninferiority, self.n_resamples)}",
+            f"  p(no difference): randomization {format_p(self.p_randomization)}"
+            f"{' (exact)' if self.randomization_exact else ''}, paired t {format_p(self.p_ttest)};"
+            f" p(drop > {self.max_drop:g}) {format_p(self.p_noninferiority, self.n_resamples)}",
         ]
         if self.unpaired:
             lines.append(
@@ -335,7 +321,9 @@ class PairedResult:
         return "\n".join(lines)
 
 
-def _fmt_p(p: float, resamples: Optional[int] = None) -> str:
+def format_p(p: float, resamples: Optional[int] = None) -> str:
+    """A p-value for people: ``n/a`` (NaN), ``< 1/resamples`` (none of the resamples), 2 or 3
+    significant digits."""
     if p is None or math.isnan(p):
         return "n/a"
     if p == 0.0 and resamples:
@@ -368,22 +356,7 @@ def paired_comparison(
     n = len(d)
     mean_diff = math.fsum(d.tolist()) / n
     sd, effect = _spread(d, mean_diff)
-
-    boot_seq, perm_seq = np.random.SeedSequence(seed).spawn(2)
-    boot = np.sort(_bootstrap_means(d, n_resamples, generator(boot_seq)))
     margin = -float(max_drop)
-    if ci_method == "bca":
-        ci_low, ci_high, p_ni, p_imp = _bca(d, mean_diff, boot, alpha, margin)
-    else:
-        ci_low, ci_high = lower_bound(boot, alpha), upper_bound(boot, alpha)
-        p_ni = int(np.searchsorted(boot, margin, side="left")) / n_resamples  # share < margin
-        p_imp = int(np.searchsorted(boot, 0.0, side="right")) / n_resamples  # share <= 0
-    p_rand, exact = _sign_flip_p(d, n_resamples, generator(perm_seq))
-    t, df, p_t = _ttest(d, mean_diff)
-
-    tol = float(tie_tolerance)
-    won = int(np.count_nonzero(d > tol))
-    lost = int(np.count_nonzero(d < -tol))
     return PairedResult(
         n=n,
         mean_baseline=math.fsum(b.tolist()) / n,
@@ -391,19 +364,9 @@ def paired_comparison(
         mean_diff=mean_diff,
         sd_diff=sd,
         effect_size=effect,
-        ci_low=ci_low,
-        ci_high=ci_high,
-        p_randomization=p_rand,
-        randomization_exact=exact,
-        p_ttest=p_t,
-        t_statistic=t,
-        df=df,
-        p_noninferiority=p_ni,
-        p_improvement=p_imp,
-        p_ttest_noninferiority=_t_noninferiority_p(mean_diff, sd, n, margin, t, df),
-        won=won,
-        lost=lost,
-        tied=n - won - lost,
+        **_resampling_tests(d, mean_diff, margin, alpha, n_resamples, seed, ci_method),
+        **_t_tests(d, mean_diff, sd, margin),
+        **_won_lost_tied(d, tie_tolerance),
         max_drop=float(max_drop),
         confidence=float(confidence),
         ci_method=ci_method,
@@ -415,6 +378,74 @@ def paired_comparison(
         baseline_values=b,
         current_values=c,
     )
+
+
+class _Resampling(TypedDict):
+    """The fields of :class:`PairedResult` that come from resampling the differences."""
+
+    ci_low: float
+    ci_high: float
+    p_noninferiority: float
+    p_improvement: float
+    p_randomization: float
+    randomization_exact: bool
+
+
+def _resampling_tests(
+    d: np.ndarray, mean_diff: float, margin: float, alpha: float, n_resamples: int, seed: int, ci_method: str
+) -> _Resampling:
+    """The bootstrap bounds and one-sided p-values, and the randomization test; the two
+    draw from independent streams spawned from ``seed``."""
+    boot_seq, perm_seq = np.random.SeedSequence(seed).spawn(2)
+    boot = np.sort(_bootstrap_means(d, n_resamples, generator(boot_seq)))
+    if ci_method == "bca":
+        ci_low, ci_high, p_ni, p_imp = _bca(d, mean_diff, boot, alpha, margin)
+    else:
+        ci_low, ci_high = lower_bound(boot, alpha), upper_bound(boot, alpha)
+        p_ni = int(np.searchsorted(boot, margin, side="left")) / n_resamples  # share < margin
+        p_imp = int(np.searchsorted(boot, 0.0, side="right")) / n_resamples  # share <= 0
+    p_rand, exact = _sign_flip_p(d, n_resamples, generator(perm_seq))
+    return _Resampling(
+        ci_low=ci_low,
+        ci_high=ci_high,
+        p_noninferiority=p_ni,
+        p_improvement=p_imp,
+        p_randomization=p_rand,
+        randomization_exact=exact,
+    )
+
+
+class _TTests(TypedDict):
+    """The fields of :class:`PairedResult` that come from the paired t-test."""
+
+    p_ttest: float
+    t_statistic: float
+    df: float
+    p_ttest_noninferiority: float
+
+
+def _t_tests(d: np.ndarray, mean_diff: float, sd: float, margin: float) -> _TTests:
+    t, df, p_t = _ttest(d, mean_diff)
+    return _TTests(
+        p_ttest=p_t,
+        t_statistic=t,
+        df=df,
+        p_ttest_noninferiority=_t_noninferiority_p(mean_diff, sd, len(d), margin, t, df),
+    )
+
+
+class _WonLostTied(TypedDict):
+    won: int
+    lost: int
+    tied: int
+
+
+def _won_lost_tied(d: np.ndarray, tie_tolerance: float) -> _WonLostTied:
+    """Queries better, worse and tied; |difference| at most ``tie_tolerance`` is a tie."""
+    tol = float(tie_tolerance)
+    won = int(np.count_nonzero(d > tol))
+    lost = int(np.count_nonzero(d < -tol))
+    return _WonLostTied(won=won, lost=lost, tied=len(d) - won - lost)
 
 
 def _check_arguments(max_drop: float, confidence: float, n_resamples: int, ci_method: str) -> float:
@@ -510,118 +541,3 @@ def _bca(
         return normal_cdf(w - z0)
 
     return lo, hi, invert(margin, "left"), invert(0.0, "right")
-
-
-# =========================================================================== strata, Holm
-
-
-def holm(pvalues: Mapping[str, float], alpha: float = 0.05) -> Dict[str, Tuple[float, bool]]:
-    """Holm-Bonferroni step-down: ``{name: (adjusted_p, reject)}``.
-
-    ``adjusted_p(i) = min(1, max_{j <= i} (m - j + 1) * p_(j))`` over the p-values sorted
-    ascending (monotone, capped at 1); ``reject`` when ``adjusted_p <= alpha`` (as
-    statsmodels' ``multipletests(method="holm")``)."""
-    items = []
-    for k, p in pvalues.items():
-        p = float(p)
-        if math.isnan(p) or not 0.0 <= p <= 1.0:
-            raise ValueError(f"p-value of {k!r} must be in [0, 1], got {p!r}")
-        items.append((p, str(k), k))
-    items.sort()
-    m = len(items)
-    out: Dict[str, Tuple[float, bool]] = {}
-    running = 0.0
-    for i, (p, _, k) in enumerate(items):
-        running = min(1.0, max(running, (m - i) * p))
-        out[k] = (running, running <= alpha)
-    return out
-
-
-@dataclass
-class StratumVerdict:
-    stratum: str
-    result: Optional[PairedResult]  # None: no query of the stratum is in both runs
-    p_adjusted: float  # Holm-adjusted p_noninferiority across the strata (NaN if no result)
-    passed: bool  # p_adjusted < alpha
-    p_improvement_adjusted: float
-    improved: bool
-    error: str = ""
-
-    def describe(self, label: str = "", **kw) -> str:
-        if self.result is None:
-            return f"{label}: {self.error}" if label else self.error
-        head = self.result.describe(label, passed=self.passed, improved=self.improved, **kw).split("\n")
-        head.insert(
-            1,
-            f"  Holm-adjusted p(drop > {self.result.max_drop:g}) across strata "
-            f"{_fmt_p(self.p_adjusted, self.result.n_resamples)}, pass when < "
-            f"{self.result.alpha:g}",
-        )
-        return "\n".join(head)
-
-
-def strata_from_tags(
-    tags: Mapping[str, Iterable[str]], qids: Optional[Iterable[str]] = None
-) -> Dict[str, List[str]]:
-    """``{qid: (tag, ...)}`` -> ``{tag: [qid, ...]}`` (tags sorted, qids sorted), optionally
-    only over ``qids``."""
-    keep = None if qids is None else set(qids)
-    out: Dict[str, List[str]] = {}
-    for qid, ts in tags.items():
-        if keep is not None and qid not in keep:
-            continue
-        for t in ts:
-            out.setdefault(str(t), []).append(qid)
-    return {t: sorted(set(v)) for t, v in sorted(out.items())}
-
-
-def stratified_comparison(
-    baseline: Mapping[str, float],
-    current: Mapping[str, float],
-    strata: Mapping[str, Iterable[str]],
-    *,
-    max_drop: Union[float, Mapping[str, float]],
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-    ci_method: str = "percentile",
-) -> Dict[str, StratumVerdict]:
-    """One :func:`paired_comparison` per stratum, Holm-corrected across strata.
-
-    A stratum passes when its Holm-adjusted non-inferiority p-value is ``< alpha``
-    (``alpha = 1 - confidence``); ``improved`` likewise from the Holm-adjusted
-    improvement p-values. ``max_drop`` may be one number or ``{stratum: margin}``. A
-    stratum with no query in both runs gets ``result=None``, ``passed=False`` and an
-    ``error``, and is not part of the Holm family."""
-    alpha = alpha_of(confidence)
-    results: Dict[str, Optional[PairedResult]] = {}
-    errors: Dict[str, str] = {}
-    for name, members in strata.items():
-        members = set(members)
-        margin = max_drop[name] if isinstance(max_drop, Mapping) else max_drop
-        b = {q: v for q, v in baseline.items() if q in members}
-        c = {q: v for q, v in current.items() if q in members}
-        try:
-            results[name] = paired_comparison(
-                b,
-                c,
-                max_drop=margin,
-                confidence=confidence,
-                n_resamples=n_resamples,
-                seed=seed,
-                ci_method=ci_method,
-            )
-        except ValueError as exc:
-            results[name] = None
-            errors[name] = f"stratum {name!r}: {exc}"
-    family = {k: r.p_noninferiority for k, r in results.items() if r is not None}
-    adj = holm(family, alpha)
-    adj_imp = holm({k: r.p_improvement for k, r in results.items() if r is not None}, alpha)
-    out: Dict[str, StratumVerdict] = {}
-    for name, r in results.items():
-        if r is None:
-            out[name] = StratumVerdict(name, None, math.nan, False, math.nan, False, errors[name])
-            continue
-        pa, pi = adj[name][0], adj_imp[name][0]
-        out[name] = StratumVerdict(name, r, pa, pa < alpha, pi, pi < alpha)
-    return out

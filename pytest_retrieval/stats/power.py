@@ -8,7 +8,7 @@ Power (:func:`minimum_detectable_drop`)
 from __future__ import annotations
 
 import math
-from typing import Mapping, Optional, Sequence, Tuple, Union, cast
+from typing import Any, Mapping, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 
@@ -34,21 +34,30 @@ DEFAULT_RHO = 0.8
 
 
 def _sd_and_n(sd_diff: Union[float, Sequence[float]], n: Optional[int]) -> Tuple[float, int]:
+    """(sd of the differences, number of queries): as given, or from the differences."""
     if isinstance(sd_diff, (int, float)) and not isinstance(sd_diff, bool):
         if n is None:
             raise ValueError("give n (the number of queries) with a standard deviation")
         sd = float(sd_diff)
     else:
-        d = np.asarray(list(cast(Sequence[float], sd_diff)), dtype=np.float64)
-        if len(d) < 2:
-            raise ValueError("need at least 2 per-query differences to estimate their sd")
-        sd = float(np.std(d, ddof=1))
-        n = len(d) if n is None else n
+        sd, n = _sd_of_differences(cast(Sequence[float], sd_diff), n)
     if not (math.isfinite(sd) and sd >= 0):
         raise ValueError(f"sd of the differences must be >= 0, got {sd!r}")
+    return sd, _positive_count(n)
+
+
+def _sd_of_differences(diffs: Sequence[float], n: Optional[int]) -> Tuple[float, Optional[int]]:
+    """The sample sd of per-query differences, and ``n`` (their count unless given)."""
+    d = np.asarray(list(diffs), dtype=np.float64)
+    if len(d) < 2:
+        raise ValueError("need at least 2 per-query differences to estimate their sd")
+    return float(np.std(d, ddof=1)), len(d) if n is None else n
+
+
+def _positive_count(n: Any) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
-    return sd, int(n)
+    return int(n)
 
 
 def minimum_detectable_drop(

@@ -11,8 +11,9 @@ from typing import Any, Callable, List, Tuple
 import pytest
 
 from pytest_retrieval.errors import ConfigError
+from pytest_retrieval.judge.annotations import read_annotations, read_pairs, read_pooled_pairs
 from pytest_retrieval.judge.clicks import read_click_log
-from pytest_retrieval.judge.pool import import_annotations, read_annotations, read_pairs, read_pooled_pairs
+from pytest_retrieval.judge.merge import import_annotations
 
 from .conftest import bounded, one_line
 
@@ -164,7 +165,7 @@ def test_hostile_judge_file_is_one_clear_line(tmp_path: Path, name, content, loa
 
 def test_agree_reads_formula_shaped_ids_as_they_are(tmp_path: Path) -> None:
     """Only ``judge import`` turns rows into labels; ``judge agree`` compares ids as written."""
-    from pytest_retrieval.judge.pool import load_labels
+    from pytest_retrieval.judge.annotations import load_labels
 
     p = tmp_path / "a.csv"
     p.write_text("query_id,doc_id,grade\nq1,-d7,1\n", encoding="utf-8")

@@ -11,9 +11,9 @@ import pytest
 
 from pytest_retrieval.errors import ConfigError
 from pytest_retrieval.io.judgments import load_qrels, load_queries
+from pytest_retrieval.judge.annotations import read_annotations
 from pytest_retrieval.judge.clicks import read_click_log
 from pytest_retrieval.judge.files import read_csv, read_jsonl, write_qrels, write_queries
-from pytest_retrieval.judge.pool import read_annotations
 
 
 def _comma(first: str) -> str:

@@ -17,15 +17,9 @@ from pytest_retrieval.config.load import load_suite
 from pytest_retrieval.errors import ConfigError
 from pytest_retrieval.execution.runner import SuiteRunner
 from pytest_retrieval.io.judgments import load_corpus, load_qrels, load_queries
+from pytest_retrieval.judge.annotations import read_pairs
 from pytest_retrieval.judge.files import write_qrels, write_queries
-from pytest_retrieval.judge.pool import (
-    import_annotations,
-    merge_qrels,
-    pool_runs,
-    read_annotations,
-    read_pairs,
-    write_annotation_file,
-)
+from pytest_retrieval.judge.pool import pool_runs
 from pytest_retrieval.types import Ranking
 from tests.ci import unavailable
 
@@ -415,84 +409,6 @@ def test_several_suites_are_several_candidate_systems(tmp_path, capsys) -> None:
     assert "1 systems" in capsys.readouterr().err
 
 
-# ------------------------------------------------------ validation of filled files
-
-
-def test_grades_are_validated_with_file_and_line(tmp_path) -> None:
-    f = tmp_path / "a.csv"
-    f.write_text(
-        "query_id,query,doc_id,title,text,grade\n"
-        'q1,solar,d1,T,"a text\nover two lines",2\n'
-        "q1,solar,d2,T,x,5\n"
-        "q1,solar,d3,T,x,two\n"
-        "q1,solar,d4,T,x,2.5\n"
-    )
-    with pytest.raises(ConfigError) as e:
-        read_annotations(f)
-    msg = str(e.value)
-    assert msg.startswith(f"{f}:4: grade 5 is outside the allowed range 0..3")
-    assert "(+2 more bad line(s): 5, 6)" in msg and "\n" not in msg
-    # the allowed range is configurable
-    f.write_text("query_id,doc_id,grade\nq1,d1,4\nq1,d2,\nq1,d3,  \nq1,d4,1.0\n")
-    ann = read_annotations(f, grade_range=(0, 4))
-    assert ann.grades == {"q1": {"d1": 4, "d4": 1}}
-    assert [(q, d, n) for q, d, n in ann.blank] == [("q1", "d2", 3), ("q1", "d3", 4)]
-
-
-def test_duplicates_missing_columns_and_formats(tmp_path) -> None:
-    f = tmp_path / "a.csv"
-    f.write_text("query_id,doc_id,grade\nq1,d1,2\nq1,d1,2\nq1,d1,1\n")
-    with pytest.raises(ConfigError, match=r"a.csv:4: \('q1', 'd1'\) graded 1 here and 2 on line 2"):
-        read_annotations(f)
-    f.write_text("query_id,doc_id\nq1,d1\n")
-    with pytest.raises(ConfigError, match="no 'grade' column"):
-        read_annotations(f)
-    f.write_text("query,doc_id,grade\nsolar,d1,1\n")
-    with pytest.raises(ConfigError, match=r"a.csv:2: missing query id column"):
-        read_annotations(f)
-    # a spreadsheet's ';'-separated CSV, with a BOM
-    f.write_text("\ufeffquery_id;doc_id;grade\nq1;d1;3\n", encoding="utf-8")
-    assert read_annotations(f).grades == {"q1": {"d1": 3}}
-    j = tmp_path / "a.jsonl"
-    j.write_text(
-        '{"query_id": "q1", "doc_id": "d1", "grade": 2}\n'
-        '{"query_id": "q1", "doc_id": "d2", "grade": null}\n'
-        '{"query_id": 7, "doc_id": "d3", "grade": "1"}\n'
-        '{"query_id": "q1", "doc_id": "d4", "grade": true}\n'
-    )
-    with pytest.raises(ConfigError, match=r"a.jsonl:4: grade True is not an integer"):
-        read_annotations(j)
-    j.write_text("\n".join(j.read_text().splitlines()[:3]) + "\n")
-    ann = read_annotations(j)
-    assert ann.grades == {"q1": {"d1": 2}, "7": {"d3": 1}} and len(ann.blank) == 1
-
-
-def test_merge_policies() -> None:
-    old = {"q1": {"a": 1, "b": 0}}
-    new = {"q1": {"a": 1, "b": 2, "c": 3}, "q2": {"x": 0}}
-    keep = merge_qrels(old, new)
-    assert keep.qrels == {"q1": {"a": 1, "b": 0, "c": 3}, "q2": {"x": 0}}
-    assert (keep.added, keep.unchanged, len(keep.conflicts)) == (2, 1, 1)
-    assert merge_qrels(old, new, policy="prefer-new").qrels["q1"]["b"] == 2
-    with pytest.raises(ConfigError, match=r"f.csv:9: \('q1', 'b'\) is graded 2 here but 0"):
-        merge_qrels(old, new, policy="error", origins={("q1", "b"): "f.csv:9"})
-    with pytest.raises(ValueError):
-        merge_qrels(old, new, policy="newest")
-    assert old == {"q1": {"a": 1, "b": 0}}  # inputs untouched
-
-
-def test_import_accepts_qrels_files_and_several_sources(tmp_path) -> None:
-    human = tmp_path / "human.csv"
-    human.write_text("query_id,doc_id,grade\nq1,a,3\nq1,b,\n")
-    llm = tmp_path / "llm.qrels"
-    llm.write_text("q1 0 a 1\nq1 0 b 2\nq2 0 c 0\n")
-    res = import_annotations([human, llm], {}, policy="keep-existing")
-    # people first, the LLM fills the gaps; the LLM's different grade for (q1, a) is reported
-    assert res.qrels == {"q1": {"a": 3, "b": 2}, "q2": {"c": 0}}
-    assert [(c.query_id, c.doc_id, c.existing, c.new) for c in res.merge.conflicts] == [("q1", "a", 3, 1)]
-    assert "1 blank (skipped)" in res.summary() and f"{human}:3" in res.summary()
-
-
 @pytest.mark.parametrize("name", ["q.txt", "q.tsv", "q.jsonl"])
 def test_written_qrels_read_back(tmp_path, name) -> None:
     qrels = {"q1": {"d1": 3, "d2": 0}, "7": {"d 9" if name != "q.txt" else "d9": 1}}
@@ -523,22 +439,3 @@ def test_pool_runs_is_pure_and_ordered() -> None:
     assert sorted((p.query_id, p.doc_id) for p in shuffled.pairs) == sorted(
         (p.query_id, p.doc_id) for p in pool_runs(runs, {}, depth=3).pairs
     )
-
-
-def test_annotation_file_roundtrip(tmp_path) -> None:
-    pool = pool_runs(
-        {"a": {"q1": Ranking(["d1"], [1.0])}},
-        {},
-        queries={"q1": 'solar, "panels"'},
-        documents={"d1": ("Title, with comma", "text\nwith newline")},
-    )
-    for name in ("p.csv", "p.tsv", "p.jsonl"):
-        write_annotation_file(pool, tmp_path / name)
-        [pair] = read_pairs(tmp_path / name)
-        assert (pair.query, pair.title, pair.text) == (
-            'solar, "panels"',
-            "Title, with comma",
-            "text\nwith newline",
-        )
-    with pytest.raises(ConfigError):
-        write_annotation_file(pool, tmp_path / "p.xlsx")

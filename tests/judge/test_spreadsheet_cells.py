@@ -11,20 +11,20 @@ import pytest
 
 from pytest_retrieval.cli import main as cli_main
 from pytest_retrieval.errors import ConfigError
+from pytest_retrieval.judge.annotations import (
+    read_annotations,
+    read_pairs,
+    read_pooled_pairs,
+    write_annotation_file,
+)
 from pytest_retrieval.judge.clicks import ClickGrading, ClickJudgments, PairStats, write_click_judgments
 from pytest_retrieval.judge.files import (
     from_spreadsheet_cell,
     is_formula_shaped,
     to_spreadsheet_cell,
 )
-from pytest_retrieval.judge.pool import (
-    PoolPair,
-    import_annotations,
-    read_annotations,
-    read_pairs,
-    read_pooled_pairs,
-    write_annotation_file,
-)
+from pytest_retrieval.judge.merge import import_annotations
+from pytest_retrieval.judge.pool import PoolPair
 
 # cells a spreadsheet runs (or mangles) and their harmless neighbours
 HOSTILE_CELLS = [

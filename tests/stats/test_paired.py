@@ -10,13 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats  # noqa: E402  (test dependency: the reference)
 
-from pytest_retrieval.stats.paired import (
-    _sign_flip_p,
-    holm,
-    paired_comparison,
-    strata_from_tags,
-    stratified_comparison,
-)
+from pytest_retrieval.stats.paired import _sign_flip_p, paired_comparison
 from pytest_retrieval.stats.resampling import generator
 
 from .values import as_map, ndcg_like
@@ -241,80 +235,3 @@ def test_speed_10000_resamples_1000_queries():
     t0 = time.perf_counter()
     paired_comparison(b, c, max_drop=0.01)
     assert time.perf_counter() - t0 < 3.0  # ~0.2 s typically; generous for busy CI hosts
-
-
-# =========================================================================== Holm, strata
-
-
-def test_holm_by_hand():
-    p = {"a": 0.01, "b": 0.04, "c": 0.03, "d": 0.005}
-    out = holm(p, alpha=0.05)
-    # sorted: d .005*4=.02, a .01*3=.03, c .03*2=.06, b .04*1=.04 -> monotone .06
-    assert out["d"] == (pytest.approx(0.02), True)
-    assert out["a"] == (pytest.approx(0.03), True)
-    assert out["c"] == (pytest.approx(0.06), False)
-    assert out["b"] == (pytest.approx(0.06), False)
-
-
-def test_holm_statsmodels_like_expectations():
-    # statsmodels.stats.multitest.multipletests([...], method="holm") gives these
-    pv = [0.01, 0.02, 0.03, 0.04, 0.05, 0.2, 0.7]
-    out = holm({str(i): p for i, p in enumerate(pv)}, alpha=0.05)
-    assert [out[str(i)][0] for i in range(7)] == pytest.approx([0.07, 0.12, 0.15, 0.16, 0.16, 0.4, 0.7])
-    assert not any(r for _, r in out.values())
-    out = holm({"x": 0.9, "y": 0.8}, alpha=0.05)
-    assert out["x"][0] == 1.0 and out["y"][0] == 1.0  # capped at 1
-    out = holm({"x": 0.025, "y": 0.025}, alpha=0.05)  # ties: equal, boundary rejects (<=)
-    assert out["x"] == out["y"] == (0.05, True)
-    assert holm({}, 0.05) == {}
-    with pytest.raises(ValueError):
-        holm({"x": math.nan})
-
-
-def test_holm_matches_sorted_bonferroni_steps_randomly():
-    rng = np.random.default_rng(0)
-    for _ in range(200):
-        m = int(rng.integers(1, 9))
-        p = {f"s{i}": float(x) for i, x in enumerate(rng.random(m) ** 3)}
-        out = holm(p, 0.05)
-        order = sorted(p, key=p.get)
-        # step-down: reject while p_(i) <= alpha / (m - i)
-        expected = set()
-        for i, k in enumerate(order):
-            if p[k] <= 0.05 / (m - i):
-                expected.add(k)
-            else:
-                break
-        assert {k for k, (_, r) in out.items() if r} == expected
-        adj = [out[k][0] for k in order]
-        assert adj == sorted(adj) and all(a <= 1 for a in adj)
-
-
-def test_stratified_comparison_holm_and_single_stratum():
-    rng = np.random.default_rng(6)
-    b = as_map(ndcg_like(rng, 240))
-    c = dict(b)
-    tags = {
-        q: (("hard",) if i % 3 == 0 else ("easy",)) + (("long",) if i % 2 else ()) for i, q in enumerate(b)
-    }
-    strata = strata_from_tags(tags)
-    assert sorted(strata) == ["easy", "hard", "long"] and len(strata["hard"]) == 80
-    for i, q in enumerate(b):  # the hard stratum loses 0.1 on half its queries
-        if i % 3 == 0 and i % 2 == 0:
-            c[q] = b[q] - 0.1
-    out = stratified_comparison(b, c, strata, max_drop=0.01, n_resamples=4000)
-    assert not out["hard"].passed and out["easy"].passed
-    raw = {k: v.result.p_noninferiority for k, v in out.items()}
-    for k, (adj, _) in holm(raw, 0.05).items():
-        assert out[k].p_adjusted == adj
-    assert "Holm-adjusted" in out["hard"].describe("hard")
-    # one stratum: Holm changes nothing, the verdict is the CI verdict
-    for margin in (0.0, 0.02, 0.05, 0.08):
-        one = stratified_comparison(b, c, {"hard": strata["hard"]}, max_drop=margin, n_resamples=4000)["hard"]
-        assert one.passed == one.result.non_inferior
-    # per-stratum margins, and an empty stratum is an error entry outside the family
-    out = stratified_comparison(
-        b, c, {"hard": strata["hard"], "none": ["zz"]}, max_drop={"hard": 0.2, "none": 0.01}, n_resamples=1000
-    )
-    assert out["hard"].passed and out["hard"].p_adjusted == out["hard"].result.p_noninferiority
-    assert out["none"].result is None and not out["none"].passed and "none" in out["none"].error

@@ -62,16 +62,21 @@ def grade_pairs(
         if dry_run:
             _estimate(plan, judge, prices, report)
             return report
-        bucket = TokenBucket(requests_per_minute, sleep=sleep or time.sleep) if requests_per_minute else None
-        asker = _Asker(judge, retry or RetryPolicy(), bucket, sleep, max_consecutive_failures)
+        asker = _Asker.limited(judge, retry, requests_per_minute, sleep, max_consecutive_failures)
         _ask_all(plan, asker, store, report, concurrency, progress)
         return report
     finally:
         report.elapsed = time.monotonic() - t0
-        if not dry_run and prices is not None and report.usage_reported:
-            report.cost = prices.cost(report.input_tokens, report.output_tokens)
+        if not dry_run:
+            _price(report, prices)
         if store is not cache:
             store.close()
+
+
+def _price(report: GradingReport, prices: Optional[Prices]) -> None:
+    """The cost of the tokens the API reported using."""
+    if prices is not None and report.usage_reported:
+        report.cost = prices.cost(report.input_tokens, report.output_tokens)
 
 
 @dataclass
@@ -147,6 +152,19 @@ class _Asker:
     reason: Optional[str] = None
     _consecutive: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def limited(
+        cls,
+        judge: Judge,
+        retry: Optional[RetryPolicy],
+        requests_per_minute: Optional[float],
+        sleep: Optional[Callable[[float], None]],
+        max_consecutive_failures: int,
+    ) -> _Asker:
+        """An asker under the rate limit (none when ``requests_per_minute`` is not set)."""
+        bucket = TokenBucket(requests_per_minute, sleep=sleep or time.sleep) if requests_per_minute else None
+        return cls(judge, retry or RetryPolicy(), bucket, sleep, max_consecutive_failures)
 
     def ask(self, key: str, pair: JudgePair, doc: str) -> _Outcome:
         out = self._attempts(key, pair, doc)

@@ -68,13 +68,7 @@ class GradingReport:
 
     def summary(self) -> str:
         if self.dry_run:
-            s = (
-                f"dry run, {self.judge_id} (prompt {self.prompt_version}): {self.total} pairs, "
-                f"{self.cached} cached, {self.not_asked} to ask (~{self.estimated_input_tokens:,} "
-                f"input tokens"
-            )
-            s += f", est. ${self.cost:.2f})" if self.cost is not None else ")"
-            return s
+            return self._dry_run_summary()
         s = (
             f"{self.judge_id} (prompt {self.prompt_version}): {self.total} pairs: "
             f"{self.cached} cached, {self.new} new, {self.failed} failed"
@@ -82,10 +76,7 @@ class GradingReport:
         if self.not_asked:
             s += f", {self.not_asked} not asked"
         s += f"; {self.requests} request(s), {self.retries} retr{'y' if self.retries == 1 else 'ies'}"
-        if self.usage_reported:
-            s += f"; tokens in {self.input_tokens:,} / out {self.output_tokens:,}"
-        if self.cost is not None:
-            s += f"; est. cost ${self.cost:.4f}"
+        s += self._usage_summary()
         s += f"; {self.elapsed:.1f} s"
         if self.aborted:
             s += f"\nstopped early: {self.aborted}"
@@ -94,6 +85,24 @@ class GradingReport:
                 "\nrerun the same command to ask the failed/remaining pairs again; cached "
                 "answers are not asked twice"
             )
+        return s
+
+    def _dry_run_summary(self) -> str:
+        s = (
+            f"dry run, {self.judge_id} (prompt {self.prompt_version}): {self.total} pairs, "
+            f"{self.cached} cached, {self.not_asked} to ask (~{self.estimated_input_tokens:,} "
+            f"input tokens"
+        )
+        s += f", est. ${self.cost:.2f})" if self.cost is not None else ")"
+        return s
+
+    def _usage_summary(self) -> str:
+        """Tokens and cost, as far as the API reported them."""
+        s = ""
+        if self.usage_reported:
+            s += f"; tokens in {self.input_tokens:,} / out {self.output_tokens:,}"
+        if self.cost is not None:
+            s += f"; est. cost ${self.cost:.4f}"
         return s
 
 

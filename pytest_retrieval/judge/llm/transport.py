@@ -122,7 +122,6 @@ def sdk_error(
     """An ``anthropic``/``openai`` SDK exception -> the judge error it means. Both SDKs share
     their error shapes: ``APIStatusError`` (``status_code``, ``response``, ``body``),
     ``APITimeoutError`` and ``APIConnectionError``."""
-    name = type(exc).__name__
     kinds = {k.__name__ for k in type(exc).__mro__}
     if "APITimeoutError" in kinds:
         return TransientJudgeError(f"{where}: timed out after {timeout:g} s")
@@ -133,27 +132,39 @@ def sdk_error(
         )
     status = getattr(exc, "status_code", None)
     if "APIStatusError" in kinds and isinstance(status, int):
-        response = getattr(exc, "response", None)
-        headers = getattr(response, "headers", None) or {}
-        try:
-            body = response.text if response is not None else ""
-        except Exception:  # noqa: BLE001 - a streamed or closed body
-            body = ""
-        msg = redact(f"{where}: HTTP {status} {' '.join(str(body).split())[:200]}".rstrip(), secrets)
-        should_retry = str(headers.get("x-should-retry", "")).lower()
-        if should_retry == "false":
-            return JudgeError(msg)
-        if status in (429, 408, 409) or status >= 500 or should_retry == "true":
-            return TransientJudgeError(msg, retry_after_of(headers))
-        if status in (401, 403):
-            return FatalJudgeError(msg + f" (check ${key_env})")
-        if status == 404:
-            return FatalJudgeError(msg + " (check the base URL and the model name)")
-        return JudgeError(msg)
+        return _status_error(exc, status, where, secrets, key_env)
     if isinstance(exc, ConfigError):
         return FatalJudgeError(str(exc))
     # the SDK could not read the answer (not JSON, wrong shape), or refused its arguments
-    return JudgeError(redact(f"{where}: {name}: {snippet(str(exc), 200)}", secrets))
+    return JudgeError(redact(f"{where}: {type(exc).__name__}: {snippet(str(exc), 200)}", secrets))
+
+
+def _status_error(
+    exc: BaseException, status: int, where: str, secrets: Iterable[Optional[str]], key_env: str
+) -> JudgeError:
+    """An HTTP error status -> the judge error it means; the server's ``x-should-retry``
+    header overrides the status."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    msg = redact(f"{where}: HTTP {status} {' '.join(str(_body(response)).split())[:200]}".rstrip(), secrets)
+    should_retry = str(headers.get("x-should-retry", "")).lower()
+    if should_retry == "false":
+        return JudgeError(msg)
+    if status in (429, 408, 409) or status >= 500 or should_retry == "true":
+        return TransientJudgeError(msg, retry_after_of(headers))
+    if status in (401, 403):
+        return FatalJudgeError(msg + f" (check ${key_env})")
+    if status == 404:
+        return FatalJudgeError(msg + " (check the base URL and the model name)")
+    return JudgeError(msg)
+
+
+def _body(response: Any) -> Any:
+    """The body of an error response, as far as it can be read."""
+    try:
+        return response.text if response is not None else ""
+    except Exception:  # noqa: BLE001 - a streamed or closed body
+        return ""
 
 
 def retry_after_of(headers: Any) -> Optional[float]:
