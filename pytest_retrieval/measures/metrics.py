@@ -232,11 +232,11 @@ def evaluate_columns(
         found.q,
         found.r,
         found.g,
-        n_q,
-        qrels.num_rel(relevance_threshold),
-        relevance_threshold,
-        qrels.ideal(),
-        gain,
+        n_q=n_q,
+        num_rel=qrels.num_rel(relevance_threshold),
+        threshold=relevance_threshold,
+        ideal=qrels.ideal(),
+        gain=gain,
     )
     per_query: Dict[str, Dict[str, float]] = {}
     aggregate: Dict[str, float] = {}

@@ -20,8 +20,21 @@ from typing import Dict, Optional, Tuple
 from . import formulas
 from .formulas import Formula
 
-__all__ = ["Measure", "MEASURES", "BY_NAME", "ALIASES", "TREC_CUT", "TREC_CUT_RE", "KNOWN_METRICS"]
-__all__ += ["REFERENCE_METRICS", "readme_table", "docs_page"]
+__all__ = [
+    "Measure",
+    "MEASURES",
+    "BY_NAME",
+    "ALIASES",
+    "TREC_CUT",
+    "TREC_CUT_RE",
+    "KNOWN_METRICS",
+    "REFERENCE_METRICS",
+    "TREC_EXAMPLES",
+    "RELEVANCE",
+    "CUTOFF_RULES",
+    "readme_table",
+    "docs_page",
+]
 
 #: What a measure counts in the judgments.
 RELEVANCE: Dict[str, str] = {
