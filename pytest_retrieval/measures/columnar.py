@@ -15,9 +15,9 @@ Where the columns come from:
 * ``suite.runfiles.stream_run_columns``: a TREC run file, parsed by pyarrow's CSV reader
   and evaluated batch by batch (memory O(qrels + one batch)).
 
-:func:`evaluate_columns` turns any number of run batches into an
-:class:`~pytest_retrieval.measures.metrics.Evaluation`; the formulas are the metric
-engine's own (``metrics._Hits`` and friends), computed once over every judged hit.
+:func:`gather_judged_hits` collects the judged hits of any number of run batches, which
+:func:`~pytest_retrieval.measures.metrics.evaluate_columns` scores with the measures'
+formulas (:mod:`~pytest_retrieval.measures.formulas`), computed once over every judged hit.
 
 Tie rule ``ties="trec"`` (trec_eval ``form_res_rels.c``, ``comp_sim_docno``): score
 descending, then document id descending by ``strcmp``. Scores are compared as 32-bit
@@ -46,10 +46,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from ..types import Ranking
-from . import metrics as _metrics
-from .metrics import _BINARY, Evaluation, Metric, _Hits, _ndcg
 
-__all__ = ["QrelsColumns", "RunColumns", "evaluate_columns", "judged_hits"]
+__all__ = ["QrelsColumns", "RunColumns", "GatheredHits", "gather_judged_hits", "judged_hits"]
 
 
 # --------------------------------------------------------------------------- qrels
@@ -142,7 +140,7 @@ class QrelsColumns:
             order = np.lexsort((-ig, iq))
             iq, ig = iq[order], ig[order]
             ir = np.arange(len(iq), dtype=np.int64) - np.searchsorted(iq, iq, side="left")
-            self.cache["ideal"] = (iq, ir, ig.astype(np.float64))
+            self.cache["ideal"] = (iq.astype(np.intp), ir.astype(np.intp), ig.astype(np.float64))
         return self.cache["ideal"]
 
 
@@ -202,60 +200,77 @@ class RunColumns:
         judged@k: fewer docs to find)."""
         if qrels.judged is None:
             raise ValueError("RunColumns.from_run needs QrelsColumns built with from_qrels")
-        trec = ties == "trec"
-        eval_index = qrels.eval_index
-        doc_index = qrels.doc_index
-        assert doc_index is not None  # from_qrels builds it with ``judged``
-        judged = qrels.positive_judged() if positive_only else qrels.judged
-        all_qids = qrels.qids
-        qids: List[str] = []
-        lengths: List[int] = []
-        id_lists: List[Sequence[str]] = []
-        ranks: List[int] = []
-        rows: List[int] = []
-        codes: List[int] = []
-        unjudged: List[str] = []
-        base = 0
+        builder = _RunBuilder(qrels, trec=ties == "trec", positive_only=positive_only)
         for qid, ranking in run.items():
-            ei = eval_index.get(qid)
-            if ei is None:
-                if qid not in all_qids:
-                    unjudged.append(qid)
-                continue
-            ids = ranking.doc_ids
-            n = len(ids)
-            if n == 0:
-                continue
-            present = set(ids)
-            scores = ranking.scores
-            if len(present) != n:
-                ids, scores = _first_occurrences(ids, scores)
-                n = len(ids)
-            if trec and not _non_increasing(scores):
-                ids, scores = _trec_sorted(ids, scores)
-            found = present.intersection(judged[ei])
-            if found:
-                positions = _positions(ids, found)
-                rows.extend([base + p for p in positions])
-                codes.extend([doc_index[ids[p]] for p in positions])
-                if trec:
-                    ranks.extend([_trec_rank(ids, scores, p) for p in positions])
-            qids.append(qid)
-            lengths.append(n)
-            id_lists.append(ids)
-            base += n
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        return cls(
-            qids=qids,
+            builder.add(qid, ranking)
+        return builder.columns()
+
+
+class _RunBuilder:
+    """The columns of an in-memory run, built one ranking at a time (see
+    :meth:`RunColumns.from_run`)."""
+
+    def __init__(self, qrels: QrelsColumns, *, trec: bool, positive_only: bool):
+        assert qrels.doc_index is not None and qrels.judged is not None  # built by from_qrels
+        self.qrels = qrels
+        self.doc_index = qrels.doc_index
+        self.judged = qrels.positive_judged() if positive_only else qrels.judged
+        self.trec = trec
+        self.positive_only = positive_only
+        self.qids: List[str] = []
+        self.lengths: List[int] = []
+        self.id_lists: List[Sequence[str]] = []
+        self.rows: List[int] = []
+        self.codes: List[int] = []
+        self.ranks: List[int] = []  # trec_eval ranks of the judged rows (trec only)
+        self.unjudged: List[str] = []
+        self.base = 0  # rows so far
+
+    def add(self, qid: str, ranking: Ranking) -> None:
+        """Add the ranking of ``qid`` if the query is evaluated and the ranking has hits."""
+        ei = self.qrels.eval_index.get(qid)
+        if ei is None:
+            if qid not in self.qrels.qids:
+                self.unjudged.append(qid)
+            return
+        ids: Sequence[str] = ranking.doc_ids
+        if len(ids) == 0:
+            return
+        present = set(ids)
+        scores: Sequence[float] = ranking.scores
+        if len(present) != len(ids):
+            ids, scores = _first_occurrences(ids, scores)
+        if self.trec and not _non_increasing(scores):
+            ids, scores = _trec_sorted(ids, scores)
+        found = present.intersection(self.judged[ei])
+        if found:
+            self._add_judged(ids, scores, found)
+        self.qids.append(qid)
+        self.lengths.append(len(ids))
+        self.id_lists.append(ids)
+        self.base += len(ids)
+
+    def _add_judged(self, ids: Sequence[str], scores: Sequence[float], found: set) -> None:
+        positions = _positions(ids, found)
+        base = self.base
+        self.rows.extend([base + p for p in positions])
+        self.codes.extend([self.doc_index[ids[p]] for p in positions])
+        if self.trec:
+            self.ranks.extend([_trec_rank(ids, scores, p) for p in positions])
+
+    def columns(self) -> RunColumns:
+        offsets = np.zeros(len(self.lengths) + 1, dtype=np.int64)
+        np.cumsum(self.lengths, out=offsets[1:])
+        return RunColumns(
+            qids=self.qids,
             offsets=offsets,
-            judged_rows=np.asarray(rows, dtype=np.int64),
-            judged_codes=np.asarray(codes, dtype=np.int64),
-            docs=_ListDocs(id_lists, offsets),
-            trec_sorted=trec,
-            unjudged=unjudged,
-            judged_trec_ranks=np.asarray(ranks, dtype=np.int64) if trec else None,
-            positive_only=positive_only,
+            judged_rows=np.asarray(self.rows, dtype=np.int64),
+            judged_codes=np.asarray(self.codes, dtype=np.int64),
+            docs=_ListDocs(self.id_lists, offsets),
+            trec_sorted=self.trec,
+            unjudged=self.unjudged,
+            judged_trec_ranks=np.asarray(self.ranks, dtype=np.int64) if self.trec else None,
+            positive_only=self.positive_only,
         )
 
 
@@ -301,18 +316,29 @@ def _trec_rank(doc_ids: Sequence[str], scores: Sequence[float], p: int) -> int:
     """trec_eval rank (0-based) of position ``p`` of a ranking sorted by non-increasing
     score: the start of its group of float32-equal scores, plus the members of the group
     with a larger doc id."""
+    if not _tied(scores, p):
+        return p
+    lo, hi = _float32_tie_group(scores, p)
+    d = doc_ids[p]
+    return lo + sum(1 for j in range(lo, hi) if doc_ids[j] > d)
+
+
+def _tied(scores: Sequence[float], p: int) -> bool:
+    """Whether position ``p`` shares its float32 score with a neighbour."""
     s = scores[p]
-    n = len(scores)
-    if (p == 0 or not _same_f32(scores[p - 1], s)) and (p + 1 == n or not _same_f32(scores[p + 1], s)):
-        return p  # no tie
+    return (p > 0 and _same_f32(scores[p - 1], s)) or (p + 1 < len(scores) and _same_f32(scores[p + 1], s))
+
+
+def _float32_tie_group(scores: Sequence[float], p: int) -> Tuple[int, int]:
+    """``lo, hi``: the positions whose score equals position ``p``'s as float32."""
+    s = scores[p]
     lo = bisect_left(scores, -s, hi=p, key=neg)  # the run of equal doubles, then float32 ties
     while lo > 0 and _same_f32(scores[lo - 1], s):
         lo -= 1
     hi = bisect_right(scores, -s, lo=p, key=neg)
-    while hi < n and _same_f32(scores[hi], s):
+    while hi < len(scores) and _same_f32(scores[hi], s):
         hi += 1
-    d = doc_ids[p]
-    return lo + sum(1 for j in range(lo, hi) if doc_ids[j] > d)
+    return lo, hi
 
 
 def _first_occurrences(doc_ids: Sequence[str], scores: Sequence[float]):
@@ -407,61 +433,43 @@ def _trec_ranks(run: RunColumns, rows: np.ndarray, seg: np.ndarray) -> np.ndarra
     return rank
 
 
-# --------------------------------------------------------------------------- evaluate
+# --------------------------------------------------------------------------- all batches
 
 
-def evaluate_columns(
-    qrels: QrelsColumns,
-    batches: Iterable[RunColumns],
-    metrics: Sequence[Metric],
-    *,
-    gain: str = "exp",
-    ties: str = "engine",
-    relevance_threshold: int = 1,
-) -> Evaluation:
-    """Score run batches (each query in one batch) against ``qrels``. Arguments are
-    checked by :func:`~pytest_retrieval.measures.metrics.evaluate`; see it for the rules."""
-    if _metrics.np is None:  # metrics imports numpy lazily (cheap metric-name parsing)
-        _metrics.np = np
-    trec = ties == "trec"
-    positive_only = not any(m.name == "judged" for m in metrics)
-    n_q = len(qrels.evaluated)
-    has_hits = np.zeros(n_q, dtype=bool)
+@dataclass
+class GatheredHits:
+    """The judged hits of every batch of a run, sorted by (query, rank): ``q`` (index in
+    ``qrels.evaluated``), ``r`` (0-based rank), ``g`` (grade, float64). ``has_hits``: per
+    evaluated query, whether the run has a ranking with hits for it. ``unjudged``: the
+    run's queries absent from the qrels, in run order."""
+
+    q: np.ndarray
+    r: np.ndarray
+    g: np.ndarray
+    has_hits: np.ndarray
+    unjudged: List[str]
+
+
+def gather_judged_hits(
+    qrels: QrelsColumns, batches: Iterable[RunColumns], *, trec: bool, positive_only: bool
+) -> GatheredHits:
+    """:func:`judged_hits` of every batch (each query in one batch), in one sorted table."""
+    has_hits = np.zeros(len(qrels.evaluated), dtype=bool)
     parts: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    unjudged: List[str] = []
-    seen_unjudged: set = set()
+    unjudged: Dict[str, None] = {}
     for batch in batches:
-        for qid in batch.unjudged:
-            if qid not in seen_unjudged:
-                seen_unjudged.add(qid)
-                unjudged.append(qid)
-        present = [qrels.eval_index[q] for q in batch.qids if q in qrels.eval_index]
-        has_hits[present] = True
+        unjudged.update(dict.fromkeys(batch.unjudged))  # a repeat keeps its first place
+        has_hits[[qrels.eval_index[q] for q in batch.qids if q in qrels.eval_index]] = True
         parts.append(judged_hits(qrels, batch, trec=trec, positive_only=positive_only))
     if parts:
         q, r, g = (np.concatenate([p[i] for p in parts]) for i in range(3))
     else:
         q = r = g = np.zeros(0, dtype=np.int64)
     order = np.lexsort((r, q))
-    q, r, g = q[order].astype(np.intp), r[order].astype(np.intp), g[order].astype(np.float64)
-    hits = _Hits(q, r, g, n_q, qrels.num_rel(relevance_threshold), relevance_threshold)
-    iq, ir, ig = qrels.ideal()
-    ideal = (iq.astype(np.intp), ir.astype(np.intp), ig)
-
-    evaluated = qrels.evaluated
-    per_query: Dict[str, Dict[str, float]] = {}
-    aggregate: Dict[str, float] = {}
-    for m in metrics:
-        values = _ndcg(hits, ideal, m.k, gain) if m.name == "ndcg" else _BINARY[m.name](hits, m.k)
-        as_list = values.tolist()
-        per_query[str(m)] = dict(zip(evaluated, as_list))
-        aggregate[str(m)] = math.fsum(as_list) / n_q if n_q else math.nan
-    return Evaluation(
-        metrics=tuple(metrics),
-        per_query=per_query,
-        aggregate=aggregate,
-        evaluated=list(evaluated),
-        missing=[qid for qid, hit in zip(evaluated, has_hits.tolist()) if not hit],
-        no_relevant=list(qrels.no_relevant),
-        unjudged_queries=unjudged,
+    return GatheredHits(
+        q=q[order].astype(np.intp),
+        r=r[order].astype(np.intp),
+        g=g[order].astype(np.float64),
+        has_hits=has_hits,
+        unjudged=list(unjudged),
     )

@@ -3,22 +3,9 @@
 Hand-written, pure (no I/O) and checked against trec_eval (through pytrec_eval) by
 ``tests/measures/test_metrics_trec_eval.py``.
 
-Metrics (case-insensitive; ``k`` is a positive integer cutoff):
-
-==================  =========================================================
-``ndcg[@k]``        nDCG; no ``k`` = the whole ranking
-``mrr[@k]``         reciprocal rank of the first relevant doc; no ``k`` = whole
-``recall@k``        relevant in the top k / relevant judged
-``precision@k``     relevant in the top k / k (alias ``p@k``)
-``map[@k]``         average precision; ``map@k`` counts only the top k, but
-                    still divides by all relevant judged (trec_eval map_cut)
-``r-precision``     relevant in the top R / R, R = relevant judged (``rprec``)
-``hit@k``           1 if a relevant doc is in the top k (alias ``success@k``)
-``judged@k``        share of the top k that has any judgment (denominator k)
-``ann_recall@k``    share of the exact top k nearest neighbours in a kNN
-                    retriever's approximate top k (scored against the exact
-                    kNN run, not the judgments: :mod:`.ann`; ``evaluate`` skips it)
-==================  =========================================================
+The measures (names, aliases, trec_eval names, cutoff rules, formulas) are declared in
+:mod:`.registry`, listed in ``docs/metrics.md``; ``ann_recall@k`` is scored against the exact
+kNN run, not the judgments (:mod:`.ann`; ``evaluate`` skips it).
 
 Conventions (see :func:`evaluate`):
 
@@ -37,82 +24,22 @@ Conventions (see :func:`evaluate`):
 from __future__ import annotations
 
 import difflib
+import math
 import operator
 import re
 from dataclasses import dataclass, field
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Dict,
-    Iterable,
-    List,
-    Mapping,
-    Optional,
-    Tuple,
-    Union,
-)
+from typing import TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..types import Ranking
+from .registry import ALIASES, BY_NAME, KNOWN_METRICS, TREC_CUT, TREC_CUT_RE
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from .columnar import QrelsColumns, RunColumns
-else:
-    np = None  # numpy, imported by the first evaluate(): parsing metric names stays cheap
 
-__all__ = ["Metric", "parse_metric", "evaluate", "Evaluation", "KNOWN_METRICS", "REFERENCE_METRICS"]
+__all__ = ["Metric", "parse_metric", "evaluate", "evaluate_columns", "Evaluation"]
 
 
 # --------------------------------------------------------------------------- names
-
-# canonical name -> does it take a cutoff: "required", "optional" or "none"
-_CUTOFF_RULE: Dict[str, str] = {
-    "ndcg": "optional",
-    "mrr": "optional",
-    "recall": "required",
-    "precision": "required",
-    "map": "optional",
-    "r-precision": "none",
-    "hit": "required",
-    "judged": "required",
-    "ann_recall": "required",
-}
-
-#: Metrics scored against a reference run (the exact kNN top k), not against judgments.
-REFERENCE_METRICS = ("ann_recall",)
-
-_ALIASES: Dict[str, str] = {
-    "p": "precision",
-    "rprec": "r-precision",
-    "success": "hit",
-    # ir_measures spellings (matched case-insensitively): nDCG@10, RR@10, R@100, P@10, AP
-    "rr": "mrr",
-    "r": "recall",
-    "ap": "map",
-    # trec_eval measure names without a cutoff
-    "recip_rank": "mrr",
-}
-
-# trec_eval names with the cutoff after an underscore: ndcg_cut_10, P_10, recall_100,
-# map_cut_10, success_10 (trec_eval -m ndcg_cut.10 prints ndcg_cut_10)
-_TREC_CUT_RE = re.compile(r"(ndcg_cut|map_cut|p|recall|success)_([0-9]+)")
-_TREC_CUT: Dict[str, str] = {
-    "ndcg_cut": "ndcg",
-    "map_cut": "map",
-    "p": "precision",
-    "recall": "recall",
-    "success": "hit",
-}
-
-#: The known metrics, as listed in error messages.
-KNOWN_METRICS = (
-    "ndcg[@k], mrr[@k] (rr, recip_rank), recall@k (r@k), precision@k (p@k), map[@k] (ap), "
-    "r-precision (rprec), hit@k (success@k), judged@k, ann_recall@k (kNN retrievers on "
-    "the engines); trec_eval names such as "
-    "ndcg_cut_10, P_10, recall_100, map_cut_10"
-)
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 
@@ -129,11 +56,11 @@ class Metric:
 
     def __post_init__(self) -> None:
         name = self.name.lower() if isinstance(self.name, str) else self.name
-        name = _ALIASES.get(name, name)
-        if name not in _CUTOFF_RULE:
+        name = ALIASES.get(name, name)
+        if name not in BY_NAME:
             raise ValueError(_unknown_message(str(self.name)))
         object.__setattr__(self, "name", name)
-        rule = _CUTOFF_RULE[name]
+        rule = BY_NAME[name].cutoff
         if self.k is None:
             if rule == "required":
                 raise ValueError(f"metric {name!r} needs a cutoff, e.g. {name}@10")
@@ -158,9 +85,9 @@ class Metric:
 
 def _unknown_message(text: str, name: Optional[str] = None) -> str:
     """One line: the unknown name, the closest known one, the known ones."""
-    candidates = sorted(set(_CUTOFF_RULE) | set(_ALIASES))
+    candidates = sorted(set(BY_NAME) | set(ALIASES))
     close = difflib.get_close_matches((name or text).lower(), candidates, n=1, cutoff=0.65)
-    hint = f" (did you mean {_ALIASES.get(close[0], close[0])!r}?)" if close else ""
+    hint = f" (did you mean {ALIASES.get(close[0], close[0])!r}?)" if close else ""
     return f"unknown metric {text!r}{hint}; known metrics: {KNOWN_METRICS}"
 
 
@@ -178,13 +105,13 @@ def parse_metric(text: Union[str, Metric]) -> Metric:
     if not isinstance(text, str):
         raise ValueError(f"a metric is a string like 'ndcg@10', got {text!r}")
     spec = text.strip()
-    trec = _TREC_CUT_RE.fullmatch(spec.lower())
+    trec = TREC_CUT_RE.fullmatch(spec.lower())
     if trec:
-        return Metric(_TREC_CUT[trec.group(1)], int(trec.group(2)))
+        return Metric(TREC_CUT[trec.group(1)], int(trec.group(2)))
     base, at, cutoff = spec.partition("@")
     name = base.strip().lower()
-    name = _ALIASES.get(name, name)
-    if name not in _CUTOFF_RULE:
+    name = ALIASES.get(name, name)
+    if name not in BY_NAME:
         raise ValueError(_unknown_message(spec, base.strip()))
     if not at:
         return Metric(name)
@@ -261,9 +188,11 @@ def evaluate(
     batches (each query in one batch): nothing is converted then.
     """
     parsed = [
-        m for m in _parse_options(metrics, gain, ties, relevance_threshold) if m.name not in REFERENCE_METRICS
+        m
+        for m in _parse_options(metrics, gain, ties, relevance_threshold)
+        if BY_NAME[m.name].relevance != "reference"
     ]
-    from .columnar import QrelsColumns, RunColumns, evaluate_columns
+    from .columnar import QrelsColumns, RunColumns
 
     # Columns (measures/columnar.py): qrels keyed by one document dictionary, the run's
     # judged hits found per ranking at C level, every metric vectorised over all queries.
@@ -272,13 +201,66 @@ def evaluate(
     if isinstance(run, RunColumns):
         batches = [run]
     elif isinstance(run, Mapping):
-        positive_only = not any(m.name == "judged" for m in parsed)
+        positive_only = _positive_only(parsed)
         batches = [RunColumns.from_run(run, qc, ties=ties, positive_only=positive_only)]
     else:  # batches of columns, each query in one batch (suite.runfiles streams a file so)
         batches = run
     return evaluate_columns(
         qc, batches, parsed, gain=gain, ties=ties, relevance_threshold=relevance_threshold
     )
+
+
+def evaluate_columns(
+    qrels: QrelsColumns,
+    batches: Iterable[RunColumns],
+    metrics: Sequence[Metric],
+    *,
+    gain: str = "exp",
+    ties: str = "engine",
+    relevance_threshold: int = 1,
+) -> Evaluation:
+    """Score run batches (each query in one batch) against ``qrels``: each metric by its
+    formula (:mod:`.formulas`), computed once over every judged hit of the run. Arguments
+    are checked by :func:`evaluate`; see it for the rules."""
+    from .columnar import gather_judged_hits
+    from .formulas import JudgedHits
+
+    found = gather_judged_hits(qrels, batches, trec=ties == "trec", positive_only=_positive_only(metrics))
+    evaluated = qrels.evaluated
+    n_q = len(evaluated)
+    hits = JudgedHits(
+        found.q,
+        found.r,
+        found.g,
+        n_q=n_q,
+        num_rel=qrels.num_rel(relevance_threshold),
+        threshold=relevance_threshold,
+        ideal=qrels.ideal(),
+        gain=gain,
+    )
+    per_query: Dict[str, Dict[str, float]] = {}
+    aggregate: Dict[str, float] = {}
+    for m in metrics:
+        formula = BY_NAME[m.name].formula
+        if formula is None:
+            raise ValueError(f"{m} is not scored against judgments")
+        as_list = formula(hits, m.k).tolist()
+        per_query[str(m)] = dict(zip(evaluated, as_list))
+        aggregate[str(m)] = math.fsum(as_list) / n_q if n_q else math.nan
+    return Evaluation(
+        metrics=tuple(metrics),
+        per_query=per_query,
+        aggregate=aggregate,
+        evaluated=list(evaluated),
+        missing=[qid for qid, hit in zip(evaluated, found.has_hits.tolist()) if not hit],
+        no_relevant=list(qrels.no_relevant),
+        unjudged_queries=found.unjudged,
+    )
+
+
+def _positive_only(metrics: Iterable[Metric]) -> bool:
+    """Whether only the docs graded > 0 need finding in the run: no metric counts every judgment."""
+    return not any(BY_NAME[m.name].relevance == "judged" for m in metrics)
 
 
 def _parse_options(
@@ -305,93 +287,3 @@ def _parse_options(
     ):
         raise ValueError(f"relevance_threshold must be an integer >= 1, got {relevance_threshold!r}")
     return parsed
-
-
-# --------------------------------------------------------------------------- formulas
-
-
-class _Hits:
-    """Judged docs found in the rankings, sorted by (query, rank), plus per-query R."""
-
-    def __init__(self, q, r, g, n_q, num_rel, threshold):
-        self.q, self.r, self.g = q, r, g
-        self.n_q = n_q
-        self.num_rel = num_rel
-        self.rel = g >= threshold
-
-    def cut(self, k: Optional[int]) -> np.ndarray:
-        return np.ones(len(self.r), dtype=bool) if k is None else self.r < k
-
-    def count(self, mask: np.ndarray) -> np.ndarray:
-        return np.bincount(self.q[mask], minlength=self.n_q).astype(np.float64)
-
-    def per_rel(self, values: np.ndarray) -> np.ndarray:
-        """values / R, 0 where R = 0 (threshold above every grade of the query)."""
-        out = np.zeros(self.n_q)
-        np.divide(values, self.num_rel, out=out, where=self.num_rel > 0)
-        return out
-
-
-def _gain(grades: np.ndarray, gain: str) -> np.ndarray:
-    return np.exp2(grades) - 1.0 if gain == "exp" else grades
-
-
-def _ndcg(h: _Hits, ideal, k: Optional[int], gain: str) -> np.ndarray:
-    mask = (h.g > 0) & h.cut(k)
-    r = h.r[mask]
-    dcg = np.bincount(h.q[mask], weights=_gain(h.g[mask], gain) / np.log2(r + 2.0), minlength=h.n_q)
-    iq, ir, ig = ideal
-    imask = slice(None) if k is None else ir < k
-    idcg = np.bincount(iq[imask], weights=_gain(ig[imask], gain) / np.log2(ir[imask] + 2.0), minlength=h.n_q)
-    out = np.zeros(h.n_q)
-    np.divide(dcg, idcg, out=out, where=idcg > 0)
-    return out
-
-
-def _mrr(h: _Hits, k: Optional[int]) -> np.ndarray:
-    mask = h.rel & h.cut(k)
-    q, r = h.q[mask], h.r[mask]
-    out = np.zeros(h.n_q)
-    queries, first = np.unique(q, return_index=True)  # q is sorted: first = best rank
-    out[queries] = 1.0 / (r[first] + 1.0)
-    return out
-
-
-def _recall(h: _Hits, k: int) -> np.ndarray:
-    return h.per_rel(h.count(h.rel & h.cut(k)))
-
-
-def _precision(h: _Hits, k: int) -> np.ndarray:
-    return h.count(h.rel & h.cut(k)) / k
-
-
-def _hit(h: _Hits, k: int) -> np.ndarray:
-    return (h.count(h.rel & h.cut(k)) > 0).astype(np.float64)
-
-
-def _judged(h: _Hits, k: int) -> np.ndarray:
-    return h.count(h.cut(k)) / k
-
-
-def _map(h: _Hits, k: Optional[int]) -> np.ndarray:
-    mask = h.rel & h.cut(k)
-    q, r = h.q[mask], h.r[mask]
-    # i-th relevant doc of its query (1-based) = position - first position of the query
-    nth = np.arange(1, len(q) + 1) - np.searchsorted(q, q, side="left")
-    return h.per_rel(np.bincount(q, weights=nth / (r + 1.0), minlength=h.n_q))
-
-
-def _r_precision(h: _Hits, k: None) -> np.ndarray:
-    mask = h.rel & (h.r < h.num_rel[h.q])
-    return h.per_rel(h.count(mask))
-
-
-_BINARY: Dict[str, Callable[[_Hits, Any], np.ndarray]] = {
-    "mrr": _mrr,
-    "recall": _recall,
-    "precision": _precision,
-    "hit": _hit,
-    "judged": _judged,
-    "map": _map,
-    "r-precision": _r_precision,
-}

@@ -45,7 +45,8 @@ from typing import Dict, List, Tuple
 import pytest
 import pytrec_eval  # noqa: E402  (test dependency: the reference)
 
-from pytest_retrieval.measures.metrics import evaluate
+from pytest_retrieval.measures.metrics import evaluate, parse_metric
+from pytest_retrieval.measures.registry import MEASURES
 from pytest_retrieval.types import Ranking
 
 KS = (1, 2, 3, 5, 10, 20, 100)
@@ -186,6 +187,23 @@ OUR_METRICS = [m for m, _ in PAIRS]
 
 
 # --------------------------------------------------------------------------- tests
+
+
+def test_every_measure_trec_eval_has_is_compared_with_it():
+    # A measure declared with a trec_eval name has its cases in PAIRS; one whose name or
+    # alias trec_eval knows must declare that name (and so get its cases).
+    trec_names = {name.lower() for name in pytrec_eval.supported_measures}
+    for m in MEASURES:
+        if {m.name, *m.aliases} & trec_names:
+            assert m.trec_eval or m.trec_eval_cut, f"{m.name}: trec_eval has it, declare its trec_eval name"
+        if m.trec_eval:
+            assert (m.name, m.trec_eval) in PAIRS, f"{m.name}: no parity case against {m.trec_eval}"
+        for k in KS if m.trec_eval_cut else ():
+            assert (f"{m.name}@{k}", f"{m.trec_eval_cut}_{k}") in PAIRS, f"{m.name}@{k}: no parity case"
+    for ours, measure in PAIRS:  # each trec_eval spelling parses to the metric compared with it
+        assert parse_metric(measure) == parse_metric(ours), (ours, measure)
+        family = measure.rsplit("_", 1)[0] if measure[-1].isdigit() else measure
+        assert family in TREC_MEASURES or f"{family}.{CUTS}" in TREC_MEASURES, measure
 
 
 @pytest.mark.parametrize(
