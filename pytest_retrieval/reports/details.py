@@ -99,7 +99,7 @@ def report_extras(state: Any) -> Dict[str, Any]:
 
 def _result_extras(state: Any) -> Dict[str, Any]:
     from ..gates.rankings import ranking_depth, top_ids
-    from .terminal import _power_line
+    from .power import power_line
 
     result = state.result
     suite = result.suite
@@ -120,7 +120,7 @@ def _result_extras(state: Any) -> Dict[str, Any]:
             name: _samples(r.latency.samples_ms) for name, r in result.retrievers.items() if r.latency
         },
         "unjudged_share": {name: result.unjudged_share(name) for name in result.retrievers},
-        "power": _power_line(result).strip(),
+        "power": power_line(result).strip(),
         "baseline": baseline_doc,
     }
 

@@ -9,6 +9,7 @@ from typing import Any, Callable, List, Sequence
 
 from ..gates.floors import GateKind, ab_percentiles
 from ..gates.stages import StageRow, stage_rows
+from .power import power_line
 
 __all__ = ["expectation_lines", "render_summary"]
 
@@ -164,7 +165,7 @@ def _notes(result: Any) -> List[str]:
     ]
     if result.suite.model.unanswerable is not None:
         lines.append(_abstention_line(result))
-    power = _power_line(result)
+    power = power_line(result)
     if power:
         lines.append(power)
     first = next(iter(result.retrievers.values()), None)
@@ -193,32 +194,6 @@ def _abstention_line(result: Any) -> str:
                 + (f" (wrongly on {ab.false_rate:.0%} of answerable)" if ab.false_abstained else "")
             )
     return "  abstention on unanswerable queries: " + (", ".join(parts) or "none tagged")
-
-
-def _power_line(result: Any) -> str:
-    """The smallest drop of the headline metric the suite can detect (95%, power 0.8)."""
-    from ..stats.power import estimate_sd_diff, minimum_detectable_drop
-
-    metric = "ndcg@10" if "ndcg@10" in result.suite.metrics else result.suite.metrics[0]
-    first = next(iter(result.retrievers.values()), None)
-    if first is None or len(first.evaluation.evaluated) < 2:
-        return ""
-    values = first.evaluation.per_query[metric]
-    reg = result.suite.model.regression
-    confidence = reg.confidence if reg is not None else 0.95
-    sd = estimate_sd_diff(values)
-    if not sd > 0:
-        return (
-            f"  power: {first.name}'s {metric} has no per-query spread over {len(values)} "
-            f"queries; the detectable drop cannot be estimated (add varied queries)"
-        )
-    mdd = minimum_detectable_drop(sd, len(values), confidence=confidence, power=0.8)
-    caveat = " (a normal approximation: optimistic below 30 queries)" if len(values) < 30 else ""
-    return (
-        f"  power: with {len(values)} queries a {metric} drop of {mdd:.4f} is detected with "
-        f"80% power at {confidence:.0%} confidence (estimated from {first.name}'s per-query "
-        f"spread; more queries detect smaller drops){caveat}"
-    )
 
 
 # ------------------------------------------------------------------ cells
