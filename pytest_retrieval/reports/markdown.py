@@ -13,7 +13,21 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from .view import SuiteView, clip, delta, mark, metric_value, num, pval, redact, verdict
+from .view import (
+    SuiteView,
+    candidate_recall,
+    clip,
+    delta,
+    mark,
+    metric_value,
+    num,
+    pval,
+    redact,
+    stage_head,
+    stage_latency,
+    stage_quality,
+    verdict,
+)
 
 LIMIT = 60_000
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -139,42 +153,21 @@ def _metrics_table(v: SuiteView) -> str:
 
 
 def _stages(v: SuiteView) -> str:
-    st = [r for r in v.s.get("stages", []) if r.get("builds_on")]
-    if not st:
-        return ""
     all_st = v.s.get("stages", [])
+    if not any(r.get("builds_on") for r in all_st):
+        return ""
     metric = all_st[0].get("metric", v.headline)
-    rows = []
-    for r in all_st:
-        recall = " ".join(
-            f"{esc(k)}@{r.get('window')}={x:.3f}" for k, x in (r.get("candidate_recall") or {}).items()
-        )
-        rows.append(
-            [
-                code(r["name"]),
-                esc("+".join(r.get("builds_on") or []) or "–"),
-                num(r.get("value")),
-                delta(r.get("delta_vs_bm25")),
-                delta(r.get("delta_vs_input")),
-                recall or "–",
-                "–" if r.get("p95_ms") is None else f"{r['p95_ms']:.1f}",
-                delta(r.get("delta_p95_ms"), 1),
-            ]
-        )
-    verdicts = [f"- {code(r['name'])}: {esc(r['verdict'])}" for r in all_st if r.get("verdict")]
-    head = [
-        "stage",
-        "builds on",
-        esc(metric),
-        "vs bm25",
-        "vs input",
-        "recall of inputs",
-        "p95 ms",
-        "p95 vs input",
+    rows = [
+        [code(r["name"]), esc("+".join(r.get("builds_on") or []) or "–")]
+        + stage_quality(r)
+        + [candidate_recall(r, esc) or "–"]
+        + stage_latency(r)
+        for r in all_st
     ]
+    verdicts = [f"- {code(r['name'])}: {esc(r['verdict'])}" for r in all_st if r.get("verdict")]
     return (
         "**Stages**\n\n"
-        + table(head, rows, ["l", "l"] + ["r"] * 6)
+        + table(stage_head(esc(metric)), rows, ["l", "l"] + ["r"] * 6)
         + ("\n\n" + "\n".join(verdicts) if verdicts else "")
     )
 
@@ -185,24 +178,21 @@ def _strata(v: SuiteView) -> str:
         return ""
     metric = v.headline
     head = ["stratum", "queries"] + [code(n) for n in v.names]
-    rows = []
-    for tag, qids in tags.items():
-        row = [esc(tag), str(len(qids))]
-        for n in v.names:
-            now, k = v.stratum_mean(v.per_query(n, metric), qids)
-            cell = num(now)
-            base, _ = v.stratum_mean(v.base_per_query(n, metric), qids)
-            if now is not None and base is not None:
-                cell += f" (Δ {delta(now - base)})"
-            reg = v.regression(n, metric)
-            st = ((reg or {}).get("strata") or {}).get(tag)
-            if st is not None:
-                cell += (
-                    " ✅" if st.get("passed") else " ❌"
-                ) + f" <sub>Holm p {pval(st.get('p_drop_holm'))}</sub>"
-            row.append(cell)
-        rows.append(row)
+    rows = [
+        [esc(tag), str(len(qids))] + [_stratum_cell(v, n, metric, tag, qids) for n in v.names]
+        for tag, qids in tags.items()
+    ]
     return f"**Strata** ({esc(metric)} per query tag)\n\n" + table(head, rows)
+
+
+def _stratum_cell(v: SuiteView, retriever: str, metric: str, tag: str, qids: List[str]) -> str:
+    now, base, st = v.stratum(retriever, metric, tag, qids)
+    cell = num(now)
+    if now is not None and base is not None:
+        cell += f" (Δ {delta(now - base)})"
+    if st is not None:
+        cell += (" ✅" if st.get("passed") else " ❌") + f" <sub>Holm p {pval(st.get('p_drop_holm'))}</sub>"
+    return cell
 
 
 def _unjudged(v: SuiteView) -> str:

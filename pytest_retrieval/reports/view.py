@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..gates.rankings import SHOWN, RankDiff, ranking_diff
 
@@ -64,6 +64,28 @@ def metric_value(metric: str, x: Any) -> str:
     if metric.endswith("_ratio"):
         return "–" if x is None else f"{x:.3f}×"
     return num(x)
+
+
+def stage_quality(r: Mapping[str, Any]) -> List[str]:
+    """A stage row's value and its differences against bm25 and against its best input."""
+    return [num(r.get("value")), delta(r.get("delta_vs_bm25")), delta(r.get("delta_vs_input"))]
+
+
+def stage_latency(r: Mapping[str, Any]) -> List[str]:
+    """A stage row's p95 latency (ms) and its difference against its input."""
+    return ["–" if r.get("p95_ms") is None else f"{r['p95_ms']:.1f}", delta(r.get("delta_p95_ms"), 1)]
+
+
+def candidate_recall(r: Mapping[str, Any], name: Callable[[str], str] = str) -> str:
+    """A stage row's recall of its inputs' candidates, ``input@window=recall`` each."""
+    return " ".join(
+        f"{name(k)}@{r.get('window')}={x:.3f}" for k, x in (r.get("candidate_recall") or {}).items()
+    )
+
+
+def stage_head(metric: str) -> List[str]:
+    """The stage table's columns (``metric`` as the renderer escapes it)."""
+    return ["stage", "builds on", metric, "vs bm25", "vs input", "recall of inputs", "p95 ms", "p95 vs input"]
 
 
 def clip(text: Any, n: int) -> str:
@@ -355,6 +377,15 @@ class SuiteView:
             for t in info.get("tags") or ():
                 out.setdefault(str(t), []).append(q)
         return dict(sorted(out.items()))
+
+    def stratum(
+        self, retriever: str, metric: str, tag: str, qids: Sequence[str]
+    ) -> Tuple[Optional[float], Optional[float], Optional[Dict[str, Any]]]:
+        """A stratum's mean now and in the baseline, and its regression verdict when gated."""
+        now, _ = self.stratum_mean(self.per_query(retriever, metric), qids)
+        base, _ = self.stratum_mean(self.base_per_query(retriever, metric), qids)
+        st = ((self.regression(retriever, metric) or {}).get("strata") or {}).get(tag)
+        return now, base, st
 
     def stratum_mean(self, values: Mapping[str, float], qids: Sequence[str]) -> Tuple[Optional[float], int]:
         xs = [values[q] for q in qids if q in values]
