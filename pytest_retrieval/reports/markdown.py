@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from ..gates.rankings import RankDiff
 from .view import (
     SuiteView,
     candidate_recall,
@@ -90,21 +91,9 @@ def _problems(v: SuiteView, message_chars: int) -> str:
     items = v.problems()
     if not items:
         return ""
-    heads, bodies = [], []
-    for it in items:
-        word = "errored" if it["outcome"] == "error" else "failed"
-        icon = "⚠️" if it["outcome"] == "error" else "❌"
-        msg = redact(it.get("message") or "").strip()
-        first = msg.splitlines()[0] if msg else ""
-        gate = code(it["retriever"] + "::" + it["gate"])
-        heads.append(f"- {icon} **{word}** {gate}: {esc(clip(first, 200))}")
-        if msg and message_chars > 0:
-            if len(msg) > message_chars:
-                msg = (
-                    msg[:message_chars]
-                    + f"\n… ({len(msg) - message_chars} more characters in the JSON report)"
-                )
-            bodies.append(fence(msg))
+    heads = [_problem_head(it) for it in items]
+    bodies = [_problem_body(it, message_chars) for it in items]
+    bodies = [b for b in bodies if b]
     out = "**Failed and errored gates**\n\n" + "\n".join(heads)
     if bodies:
         out += (
@@ -115,30 +104,64 @@ def _problems(v: SuiteView, message_chars: int) -> str:
     return out
 
 
+def _problem_message(it: Mapping[str, Any]) -> str:
+    return redact(it.get("message") or "").strip()
+
+
+def _problem_head(it: Mapping[str, Any]) -> str:
+    """One line per failed or errored item: its icon, the gate and its message's first line."""
+    word = "errored" if it["outcome"] == "error" else "failed"
+    icon = "⚠️" if it["outcome"] == "error" else "❌"
+    msg = _problem_message(it)
+    first = msg.splitlines()[0] if msg else ""
+    gate = code(it["retriever"] + "::" + it["gate"])
+    return f"- {icon} **{word}** {gate}: {esc(clip(first, 200))}"
+
+
+def _problem_body(it: Mapping[str, Any], message_chars: int) -> str:
+    """The item's message, fenced, cut at ``message_chars``; "" without one."""
+    msg = _problem_message(it)
+    if not (msg and message_chars > 0):
+        return ""
+    if len(msg) > message_chars:
+        msg = msg[:message_chars] + f"\n… ({len(msg) - message_chars} more characters in the JSON report)"
+    return fence(msg)
+
+
 def _cell(v: SuiteView, retriever: str, col: str) -> str:
-    parts = []
     kind, value, g = v.cell(retriever, col)
+    parts = [_value_part(col, kind, value, g), _delta_part(v, retriever, col, value)]
+    return "<br>".join(p for p in parts if p is not None) or "–"
+
+
+def _value_part(col: str, kind: str, value: Any, g: Optional[Mapping[str, Any]]) -> Optional[str]:
+    """A cell's value: with its gate's verdict and floor or ceiling when gated."""
     if kind == "error":
-        parts.append("⚠️ error")
-    elif g is not None:
+        return "⚠️ error"
+    if g is not None:
         icon = "✅" if g.get("passed") else "❌"
-        parts.append(
+        return (
             f"{icon} {metric_value(col, value)} <sub>{esc(g['op'])} {metric_value(col, g['threshold'])}</sub>"
         )
-    elif kind == "value":
-        parts.append(metric_value(col, value))
+    if kind == "value":
+        return metric_value(col, value)
+    return None
+
+
+def _delta_part(v: SuiteView, retriever: str, col: str, value: Any) -> Optional[str]:
+    """A cell's difference against the baseline: the regression comparison with its bounds
+    when gated, else the plain difference of two quality aggregates."""
     reg = v.regression(retriever, col)
     if reg is not None:
         c = reg["comparison"]
         icon = "" if reg.get("passed") else "❌ "
-        parts.append(
-            f"{icon}Δ {delta(c.get('mean_diff'))} [{delta(c.get('ci_low'))}, {delta(c.get('ci_high'))}] {mark(c)}".rstrip()
-        )
-    elif not col.endswith(("_ms", "_ratio")) and "[" not in col and not col.startswith("lift@"):
-        base = v.base_aggregate(retriever, col)
-        if base is not None and value is not None:
-            parts.append(f"Δ {delta(value - base)}")
-    return "<br>".join(parts) or "–"
+        return f"{icon}Δ {delta(c.get('mean_diff'))} [{delta(c.get('ci_low'))}, {delta(c.get('ci_high'))}] {mark(c)}".rstrip()
+    if col.endswith(("_ms", "_ratio")) or "[" in col or col.startswith("lift@"):
+        return None
+    base = v.base_aggregate(retriever, col)
+    if base is None or value is None:
+        return None
+    return f"Δ {delta(value - base)}"
 
 
 def _metrics_table(v: SuiteView) -> str:
@@ -224,34 +247,53 @@ def _diff_lines(v: SuiteView, q: Dict[str, Any], metric: str) -> str:
         return head + "\n- no baseline ranking for this query (the baseline predates ranking diffs)"
     if d.same:
         return head + f"\n- top {d.k} unchanged (the change is below rank {d.k})"
+    return "\n".join([head] + _ranking_changes(v, d))
 
-    def doc(doc_id: str) -> str:
-        t = v.titles.get(doc_id)
-        return code(doc_id) + (f" *{esc(clip(t, 70))}*" if t else "")
 
-    def grade(g: Optional[int]) -> str:
-        return "unjudged" if g is None else f"grade {g}"
+def _ranking_changes(v: SuiteView, d: RankDiff) -> List[str]:
+    """What left the top k, what entered it and what moved within it."""
+    lines = [_left_line(v, d), _entered_line(v, d), _moved_line(v, d)]
+    return [line for line in lines if line]
 
-    def more(items: List[Any], n: int = 5) -> List[str]:
-        return [f"{len(items) - n} more"] if len(items) > n else []
 
-    lines = [head]
-    if d.left or d.left_other:
-        parts = [f"{doc(x)} ({grade(g)}, was #{r})" for x, g, r in d.left[:5]] + more(d.left)
-        if not parts:
-            parts = ["no relevant document"]
-        if d.left_other:
-            parts.append(f"{d.left_other} non-relevant or unjudged")
-        lines.append(f"- left the top {d.k}: " + "; ".join(parts))
-    if d.entered:
-        parts = [f"{doc(x)} ({grade(g)}, now #{r})" for x, g, r in d.entered[:5]] + more(d.entered)
-        lines.append("- entered: " + "; ".join(parts))
-    if d.moved or d.moved_other:
-        parts = [f"{doc(x)} ({grade(g)}) #{a} → #{b}" for x, g, a, b in d.moved[:5]] + more(d.moved)
-        if d.moved_other:
-            parts.append(f"{d.moved_other} unjudged moved")
-        lines.append("- moved: " + "; ".join(parts))
-    return "\n".join(lines)
+def _doc(v: SuiteView, doc_id: str) -> str:
+    t = v.titles.get(doc_id)
+    return code(doc_id) + (f" *{esc(clip(t, 70))}*" if t else "")
+
+
+def _left_line(v: SuiteView, d: RankDiff) -> str:
+    if not (d.left or d.left_other):
+        return ""
+    parts = [f"{_doc(v, x)} ({_grade(g)}, was #{r})" for x, g, r in d.left[:5]] + _more(d.left)
+    if not parts:
+        parts = ["no relevant document"]
+    if d.left_other:
+        parts.append(f"{d.left_other} non-relevant or unjudged")
+    return f"- left the top {d.k}: " + "; ".join(parts)
+
+
+def _entered_line(v: SuiteView, d: RankDiff) -> str:
+    if not d.entered:
+        return ""
+    parts = [f"{_doc(v, x)} ({_grade(g)}, now #{r})" for x, g, r in d.entered[:5]] + _more(d.entered)
+    return "- entered: " + "; ".join(parts)
+
+
+def _moved_line(v: SuiteView, d: RankDiff) -> str:
+    if not (d.moved or d.moved_other):
+        return ""
+    parts = [f"{_doc(v, x)} ({_grade(g)}) #{a} → #{b}" for x, g, a, b in d.moved[:5]] + _more(d.moved)
+    if d.moved_other:
+        parts.append(f"{d.moved_other} unjudged moved")
+    return "- moved: " + "; ".join(parts)
+
+
+def _grade(g: Optional[int]) -> str:
+    return "unjudged" if g is None else f"grade {g}"
+
+
+def _more(items: List[Any], n: int = 5) -> List[str]:
+    return [f"{len(items) - n} more"] if len(items) > n else []
 
 
 def _details(v: SuiteView, retriever: str, metric: str, queries: List[Dict[str, Any]], dropped: int) -> str:
@@ -318,10 +360,7 @@ def _essentials(v: Any, views: List[SuiteView], level: int) -> Tuple[List[str], 
 def _suite_blocks(sv: SuiteView, level: int, left: List[str]) -> List[str]:
     blocks = [_heading(sv)]
     if sv.error is not None:
-        why = str(sv.error)
-        if why == "not run":
-            why = "not run (the session stopped before it, e.g. on a collection error)"
-        blocks.append(f"⚠️ **the suite did not run**: {esc(clip(redact(why), 500))}")
+        blocks.append(_not_run(sv.error))
     blocks.append(_baseline_line(sv))
     probs = _problems(sv, 2500 if level == 0 else 400)
     if probs:
@@ -329,14 +368,27 @@ def _suite_blocks(sv: SuiteView, level: int, left: List[str]) -> List[str]:
     if level >= 1 and any(len(it.get("message") or "") > 400 for it in sv.problems()):
         left.append(f"the full failure messages of {sv.name}")
     if sv.error is None:
-        blocks.append(_metrics_table(sv))
-        if level < 2:
-            blocks += [extra for extra in (_stages(sv), _strata(sv)) if extra]
-        elif _stages(sv) or _strata(sv):
-            left.append(f"the stage and strata tables of {sv.name}")
-        u = _unjudged(sv)
-        if u:
-            blocks.append(u)
+        blocks += _result_blocks(sv, level, left)
+    return blocks
+
+
+def _not_run(error: Any) -> str:
+    why = str(error)
+    if why == "not run":
+        why = "not run (the session stopped before it, e.g. on a collection error)"
+    return f"⚠️ **the suite did not run**: {esc(clip(redact(why), 500))}"
+
+
+def _result_blocks(sv: SuiteView, level: int, left: List[str]) -> List[str]:
+    """The tables of a suite that ran (stages and strata only below level 2) and its notes."""
+    blocks = [_metrics_table(sv)]
+    if level < 2:
+        blocks += [extra for extra in (_stages(sv), _strata(sv)) if extra]
+    elif _stages(sv) or _strata(sv):
+        left.append(f"the stage and strata tables of {sv.name}")
+    u = _unjudged(sv)
+    if u:
+        blocks.append(u)
     return blocks
 
 
