@@ -83,25 +83,7 @@ def suite_report(state: Any) -> Dict[str, Any]:
             **report_extras(state),
         }
     result = state.result
-    retrievers = []
-    for name, r in result.retrievers.items():
-        ev = r.evaluation
-        per_query: Dict[str, Dict[str, float]] = {}
-        for metric, values in ev.per_query.items():
-            for qid, v in values.items():
-                per_query.setdefault(qid, {})[metric] = v
-        retrievers.append(
-            {
-                "name": name,
-                "type": r.kind,
-                "metrics": dict(ev.aggregate),
-                "latency_ms": r.latency.as_dict() if r.latency else None,
-                "latency_ab": _ab_dict(result, name, r),
-                "per_query": per_query,
-                "queries_without_hits": list(ev.missing),
-                "warnings": list(r.warnings),
-            }
-        )
+    retrievers = [_retriever_report(result, name, r) for name, r in result.retrievers.items()]
     first = next(iter(result.retrievers.values()), None)
     return {
         "suite": result.suite.name,
@@ -116,10 +98,7 @@ def suite_report(state: Any) -> Dict[str, Any]:
             "both": result.overlap.both,
             "run": result.overlap.run,
         },
-        "queries": {
-            "judged": len(first.evaluation.evaluated) if first else 0,
-            "no_relevant": list(first.evaluation.no_relevant) if first else [],
-        },
+        "queries": _queries_report(first),
         "retrievers": retrievers,
         "stages": [r.as_dict() for r in stage_rows(result)],
         "gates": [o.as_dict() for o in state.outcomes],
@@ -127,6 +106,35 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "expectations": expectation_records(getattr(state, "expectations", [])),
         "warnings": list(result.warnings),
         **report_extras(state),
+    }
+
+
+def _retriever_report(result: Any, name: str, r: Any) -> Dict[str, Any]:
+    """A retriever's entry: its aggregates, latency, per-query values (query -> metric ->
+    value), queries without hits and warnings."""
+    ev = r.evaluation
+    per_query: Dict[str, Dict[str, float]] = {}
+    for metric, values in ev.per_query.items():
+        for qid, v in values.items():
+            per_query.setdefault(qid, {})[metric] = v
+    return {
+        "name": name,
+        "type": r.kind,
+        "metrics": dict(ev.aggregate),
+        "latency_ms": r.latency.as_dict() if r.latency else None,
+        "latency_ab": _ab_dict(result, name, r),
+        "per_query": per_query,
+        "queries_without_hits": list(ev.missing),
+        "warnings": list(r.warnings),
+    }
+
+
+def _queries_report(first: Any) -> Dict[str, Any]:
+    """How many queries were judged, and those without a relevant judgment, as the first
+    retriever's evaluation counts them."""
+    return {
+        "judged": len(first.evaluation.evaluated) if first else 0,
+        "no_relevant": list(first.evaluation.no_relevant) if first else [],
     }
 
 
