@@ -151,38 +151,34 @@ class Verdict:
 def verdict(doc: Mapping[str, Any]) -> Verdict:
     v = Verdict()
     for s in doc.get("suites", []):
-        items = s.get("items") or []
-        if items:
-            for it in items:
-                setattr(v, _COUNT[it["outcome"]], getattr(v, _COUNT[it["outcome"]]) + 1)
-        else:
-            for g in s.get("gates", []):
-                if g.get("passed"):
-                    v.passed += 1
-                else:
-                    v.failed += 1
-            for r in s.get("regressions", []):
-                if r.get("passed"):
-                    v.passed += 1
-                else:
-                    v.failed += 1
+        _count_outcomes(v, s)
         if "error" in s:
             v.suite_errors.append((s.get("suite", "?"), str(s["error"])))
-        for r in s.get("regressions", []):
-            if not r.get("passed"):
-                v.regressions.append(
-                    (
-                        s.get("suite", "?"),
-                        r["retriever"],
-                        r["metric"],
-                        r["comparison"].get("mean_diff") or 0.0,
-                    )
-                )
+        v.regressions += [
+            (s.get("suite", "?"), r["retriever"], r["metric"], r["comparison"].get("mean_diff") or 0.0)
+            for r in s.get("regressions", [])
+            if not r.get("passed")
+        ]
         if (s.get("baseline") or {}).get("retrievers") is not None:
             v.baselines += 1
     for e in (doc.get("session") or {}).get("collection_errors", []):
         v.collection_errors.append((e.get("nodeid", "?"), e.get("message", "")))
     return v
+
+
+def _count_outcomes(v: Verdict, s: Mapping[str, Any]) -> None:
+    """Count a suite's gate items by outcome; an older report without items counts its
+    gates and baseline comparisons, passed or failed."""
+    items = s.get("items") or []
+    for it in items:
+        setattr(v, _COUNT[it["outcome"]], getattr(v, _COUNT[it["outcome"]]) + 1)
+    if items:
+        return
+    for g in list(s.get("gates", [])) + list(s.get("regressions", [])):
+        if g.get("passed"):
+            v.passed += 1
+        else:
+            v.failed += 1
 
 
 def _plural(n: int, word: str) -> str:
@@ -235,7 +231,7 @@ class SuiteView:
             if g["metric"] not in cols:
                 cols.append(g["metric"])
         for g in self.s.get("gates", []):
-            name = _gate_name(g)
+            name = gate_name(g)
             if name not in cols:
                 cols.append(name)
         for r in self.s.get("regressions", []):
@@ -245,7 +241,7 @@ class SuiteView:
 
     def gate(self, retriever: str, name: str) -> Optional[Dict[str, Any]]:
         for g in self.s.get("gates", []):
-            if g["retriever"] == retriever and _gate_name(g) == name:
+            if g["retriever"] == retriever and gate_name(g) == name:
                 return g
         return None
 
@@ -305,7 +301,7 @@ class SuiteView:
         bad = [it for it in self.items if it["outcome"] in ("error", "failed")]
         if not self.items:  # an older report without items: the failed gates and regressions
             bad = [
-                {"retriever": g["retriever"], "gate": _gate_name(g), "outcome": "failed", "message": ""}
+                {"retriever": g["retriever"], "gate": gate_name(g), "outcome": "failed", "message": ""}
                 for g in self.s.get("gates", [])
                 if not g.get("passed")
             ] + [
@@ -421,7 +417,8 @@ class SuiteView:
         return out
 
 
-def _gate_name(g: Mapping[str, Any]) -> str:
+def gate_name(g: Mapping[str, Any]) -> str:
+    """A gate's name as its item names it: the metric, with its stratum in brackets."""
     return f"{g['metric']}[{g['stratum']}]" if g.get("stratum") else g["metric"]
 
 
