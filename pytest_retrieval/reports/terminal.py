@@ -168,20 +168,30 @@ def _notes(result: Any) -> List[str]:
     power = power_line(result)
     if power:
         lines.append(power)
+    lines += _left_out_lines(result)
+    for r in result.retrievers.values():
+        lines += _retriever_notes(r)
+    return lines + [f"  warning: {w}" for w in result.warnings]
+
+
+def _left_out_lines(result: Any) -> List[str]:
+    """The queries without a relevant judgment (left out of the averages)."""
     first = next(iter(result.retrievers.values()), None)
     ev = first.evaluation if first else None
-    if ev is not None and ev.no_relevant:
-        lines.append(
-            f"  {len(ev.no_relevant)} queries without a relevant judgment are left out "
-            f"of the averages: {', '.join(ev.no_relevant[:10])}"
-        )
-    for r in result.retrievers.values():
-        if r.evaluation.missing:
-            lines.append(
-                f"  {r.name}: {len(r.evaluation.missing)} queries returned no hits (scored 0, counted)"
-            )
-        lines += [f"  warning: {r.name}: {w}" for w in r.warnings]
-    return lines + [f"  warning: {w}" for w in result.warnings]
+    if ev is None or not ev.no_relevant:
+        return []
+    return [
+        f"  {len(ev.no_relevant)} queries without a relevant judgment are left out "
+        f"of the averages: {', '.join(ev.no_relevant[:10])}"
+    ]
+
+
+def _retriever_notes(r: Any) -> List[str]:
+    """A retriever's queries without hits and its warnings."""
+    lines = []
+    if r.evaluation.missing:
+        lines.append(f"  {r.name}: {len(r.evaluation.missing)} queries returned no hits (scored 0, counted)")
+    return lines + [f"  warning: {r.name}: {w}" for w in r.warnings]
 
 
 def _abstention_line(result: Any) -> str:
