@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .view import SuiteView, delta, num, pval
+from .formats import delta, num, pval, text_table
+from .view import SuiteView
 
 DEFAULT_MAX_DROP = 0.01
 
@@ -226,7 +227,7 @@ def _suite_text(cmp: Comparison, suite: str) -> List[str]:
     """A suite's rows as plain text (ASCII minus signs), then its p95 latencies."""
     rows = [_cells(r) for r in cmp.rows if r.suite == suite]
     rows = [[c.replace("−", "-") for c in row] for row in rows]
-    lines = ["", f"suite {suite}"] + ["  " + line for line in _text_table(rows)]
+    lines = ["", f"suite {suite}"] + ["  " + line for line in text_table(HEAD, rows, left=(0, 1, 8))]
     lat = [(r, x, y) for s, r, x, y in cmp.latency if s == suite]
     if lat:
         lines.append(
@@ -234,18 +235,6 @@ def _suite_text(cmp: Comparison, suite: str) -> List[str]:
             + ", ".join(f"{r} {_ms_or_dash(x)} -> {_ms_or_dash(y)} ms" for r, x, y in lat)
         )
     return lines
-
-
-def _text_table(rows: List[List[str]]) -> List[str]:
-    """The rows under ``HEAD`` in aligned columns (retriever, metric and verdict to the left)."""
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(HEAD)]
-
-    def fmt(cells: List[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i in (0, 1, 8) else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
-        )
-
-    return [fmt(HEAD), fmt(["-" * w for w in widths])] + [fmt(row) for row in rows]
 
 
 def _ms_or_dash(x: Optional[float]) -> str:

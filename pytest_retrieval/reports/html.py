@@ -17,20 +17,21 @@ from importlib import resources
 from typing import Any, Dict, List, Mapping, Optional
 
 from ..gates.rankings import SHOWN
-from .view import (
-    SuiteView,
+from .formats import (
     candidate_recall,
     delta,
+    engine_detail,
     mark,
     metric_value,
     num,
+    percent_shares,
     pval,
     redact,
     stage_head,
     stage_latency,
     stage_quality,
-    verdict,
 )
+from .view import SuiteView, verdict
 
 
 def _static(name: str) -> str:
@@ -170,11 +171,7 @@ def _notes(v: SuiteView) -> str:
     lines = []
     share = v.s.get("unjudged_share") or {}
     if share:
-        lines.append(
-            "Unjudged in the top 10: "
-            + ", ".join(f"{e(n)} {x:.0%}" for n, x in share.items())
-            + " (count as non-relevant)."
-        )
+        lines.append("Unjudged in the top 10: " + percent_shares(share, e) + " (count as non-relevant).")
     if v.s.get("power"):
         lines.append(e(v.s["power"]))
     for w in v.s.get("warnings") or []:
@@ -314,9 +311,7 @@ def _retriever_options(v: SuiteView) -> str:
 
 def _suite(v: SuiteView, idx: int) -> str:
     be = v.s.get("backend") or {}
-    engine = " ".join(str(be[k]) for k in ("backend", "engine", "version") if be.get(k))
-    if be.get("client"):
-        engine += f", client {be['client']}"
+    engine = engine_detail(be, ("backend", "engine", "version"))
     n = (v.s.get("queries") or {}).get("judged")
     parts = [f'<section class="suite" id="suite-{idx}"><h2>{e(v.name)}</h2>']
     if v.error is not None:

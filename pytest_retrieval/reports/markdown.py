@@ -14,21 +14,22 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..gates.rankings import RankDiff
-from .view import (
-    SuiteView,
+from .formats import (
     candidate_recall,
     clip,
     delta,
+    engine_detail,
     mark,
     metric_value,
     num,
+    percent_shares,
     pval,
     redact,
     stage_head,
     stage_latency,
     stage_quality,
-    verdict,
 )
+from .view import SuiteView, verdict
 
 LIMIT = 60_000
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -70,9 +71,7 @@ def _heading(v: SuiteView) -> str:
     s = v.s
     be = s.get("backend") or {}
     engine = be.get("backend", "?")
-    detail = " ".join(str(be[k]) for k in ("engine", "version") if be.get(k))
-    if be.get("client"):
-        detail += f", client {be['client']}"
+    detail = engine_detail(be)
     n = (s.get("queries") or {}).get("judged")
     parts = [f"### {esc(v.name)}"]
     if v.error is None:
@@ -224,7 +223,7 @@ def _unjudged(v: SuiteView) -> str:
     if share:
         lines.append(
             "Unjudged in the top 10: "
-            + ", ".join(f"{code(n)} {x:.0%}" for n, x in share.items())
+            + percent_shares(share, code)
             + " (unjudged documents count as non-relevant; `--retrieval-export-unjudged` writes them out for annotation)."
         )
     if v.s.get("power"):

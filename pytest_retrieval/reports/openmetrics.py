@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Mapping, Tuple
 
-from .view import SuiteView, gate_name, redact, verdict
+from .formats import redact
+from .view import SuiteView, gate_name, verdict
 
 _HELP = {
     "retrieval_quality": "Aggregate retrieval metric of a retriever on a suite.",

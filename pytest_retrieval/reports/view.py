@@ -1,97 +1,17 @@
 """One reading of a JSON report (the dict ``--retrieval-report`` writes) shared by the Markdown,
 HTML and OpenMetrics renderers: the verdict, the gated cells, the worst-moved queries with
-their ranking diffs, the strata. Pure: no I/O, no plotting, no pytest."""
+their ranking diffs, the strata. Pure: no I/O, no plotting, no pytest. How values are written
+is :mod:`formats`."""
 
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..gates.rankings import SHOWN, RankDiff, ranking_diff
-
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@'\"]+:[^/\s@'\"]+@")
-_SECRET_KV = re.compile(
-    r"(?i)\b(password|passwd|api[_-]?key|token|secret|authorization)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;]+)"
-)
-
-
-def redact(text: str) -> str:
-    """A last line of defence on every rendered output: URL credentials and ``password=...``
-    style pairs are masked (the plugin never puts credentials in a report to begin with)."""
-    text = _USERINFO.sub(r"\1***@", text)
-    return _SECRET_KV.sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
-
-
-# ------------------------------------------------------------------ formatting
-
-
-def num(x: Any, digits: int = 4) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return str(x)
-    return f"{x:.{digits}f}"
-
-
-def delta(x: Any, digits: int = 4) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    s = f"{x:+.{digits}f}"
-    return s.replace("-", "−")
-
-
-def ms(x: Any) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    return f"{x:.1f} ms" if x >= 1 else f"{x:.2f} ms"
-
-
-def pval(p: Any) -> str:
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return "n/a"
-    return f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
-
-
-def is_latency(metric: str) -> bool:
-    return metric.endswith("_ms")
-
-
-def metric_value(metric: str, x: Any) -> str:
-    if metric.endswith("_ms"):
-        return ms(x)
-    if metric.endswith("_ratio"):
-        return "–" if x is None else f"{x:.3f}×"
-    return num(x)
-
-
-def stage_quality(r: Mapping[str, Any]) -> List[str]:
-    """A stage row's value and its differences against bm25 and against its best input."""
-    return [num(r.get("value")), delta(r.get("delta_vs_bm25")), delta(r.get("delta_vs_input"))]
-
-
-def stage_latency(r: Mapping[str, Any]) -> List[str]:
-    """A stage row's p95 latency (ms) and its difference against its input."""
-    return ["–" if r.get("p95_ms") is None else f"{r['p95_ms']:.1f}", delta(r.get("delta_p95_ms"), 1)]
-
-
-def candidate_recall(r: Mapping[str, Any], name: Callable[[str], str] = str) -> str:
-    """A stage row's recall of its inputs' candidates, ``input@window=recall`` each."""
-    return " ".join(
-        f"{name(k)}@{r.get('window')}={x:.3f}" for k, x in (r.get("candidate_recall") or {}).items()
-    )
-
-
-def stage_head(metric: str) -> List[str]:
-    """The stage table's columns (``metric`` as the renderer escapes it)."""
-    return ["stage", "builds on", metric, "vs bm25", "vs input", "recall of inputs", "p95 ms", "p95 vs input"]
-
-
-def clip(text: Any, n: int) -> str:
-    text = " ".join(str(text or "").split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
+from .formats import delta
 
 # ------------------------------------------------------------------ verdict
 
@@ -420,14 +340,3 @@ class SuiteView:
 def gate_name(g: Mapping[str, Any]) -> str:
     """A gate's name as its item names it: the metric, with its stratum in brackets."""
     return f"{g['metric']}[{g['stratum']}]" if g.get("stratum") else g["metric"]
-
-
-def mark(comparison: Mapping[str, Any]) -> str:
-    """▼ a significant drop (the upper bound of the difference is below 0), ▲ a significant
-    gain (the lower bound above 0), nothing otherwise."""
-    lo, hi = comparison.get("ci_low"), comparison.get("ci_high")
-    if hi is not None and hi < 0:
-        return "▼"
-    if lo is not None and lo > 0:
-        return "▲"
-    return ""
