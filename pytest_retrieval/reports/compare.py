@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .view import SuiteView, delta, num, pval
+from .formats import delta, num, pval, text_table
+from .view import SuiteView
 
 DEFAULT_MAX_DROP = 0.01
 
@@ -96,6 +97,18 @@ def _gated(v: SuiteView) -> Dict[Tuple[str, str], Optional[float]]:
     return out
 
 
+@dataclass
+class _Settings:
+    """How ``compare_reports`` compares: the metrics asked for (else the gated ones), the
+    margin, the paired test's confidence and resamples, and the reports' names."""
+
+    metrics: Optional[Sequence[str]]
+    max_drop: Optional[float]
+    confidence: float
+    resamples: int
+    names: Tuple[str, str]
+
+
 def compare_reports(
     a: Mapping[str, Any],
     b: Mapping[str, Any],
@@ -106,8 +119,7 @@ def compare_reports(
     resamples: int = 10_000,
     names: Tuple[str, str] = ("A", "B"),
 ) -> Comparison:
-    from ..stats.paired import paired_comparison
-
+    how = _Settings(metrics, max_drop, confidence, resamples, names)
     out = Comparison(names=names)
     suites_a = {s.get("suite"): SuiteView(s) for s in a.get("suites", [])}
     for sb in b.get("suites", []):
@@ -115,49 +127,71 @@ def compare_reports(
         va = suites_a.get(vb.name)
         if va is None:
             out.notes.append(f"suite {vb.name}: only in {names[1]}")
-            continue
-        if va.error or vb.error:
+        elif va.error or vb.error:
             out.notes.append(f"suite {vb.name}: did not run in {names[0] if va.error else names[1]}")
-            continue
-        gated = _gated(vb)
-        if metrics:
-            wanted = list(metrics)
         else:
-            wanted = []
-            for _, m in gated:
-                if m not in wanted:
-                    wanted.append(m)
-            wanted = wanted or [m for m in vb.metrics if not m.startswith("judged@")]
-        for name in vb.names:
-            if name not in va.by_name:
-                out.notes.append(f"{vb.name}: retriever {name} only in {names[1]}")
-                continue
-            for m in wanted:
-                xa, xb = va.value(name, m), vb.value(name, m)
-                is_gated = bool(metrics) or (name, m) in gated
-                margin = max_drop if max_drop is not None else (gated.get((name, m)) or DEFAULT_MAX_DROP)
-                row = Row(vb.name, name, m, xa, xb, is_gated, float(margin))
-                pa, pb = va.per_query(name, m), vb.per_query(name, m)
-                if not pa or not pb:
-                    row.note = "no per-query values"
-                elif not set(pa) & set(pb):
-                    row.note = "no query in common"
-                else:
-                    row.comparison = paired_comparison(
-                        pa, pb, max_drop=float(margin), confidence=confidence, n_resamples=resamples, seed=0
-                    ).as_dict(worst=5)
-                out.rows.append(row)
-            la = (va.by_name[name].get("latency_ms") or {}).get("p95")
-            lb = (vb.by_name[name].get("latency_ms") or {}).get("p95")
-            if la is not None or lb is not None:
-                out.latency.append((vb.name, name, la, lb))
-        for name in va.names:
-            if name not in vb.by_name:
-                out.notes.append(f"{vb.name}: retriever {name} only in {names[0]}")
+            _compare_suite(va, vb, how, out)
     for s in suites_a:
         if s not in {x.get("suite") for x in b.get("suites", [])}:
             out.notes.append(f"suite {s}: only in {names[0]}")
     return out
+
+
+def _compare_suite(va: SuiteView, vb: SuiteView, how: _Settings, out: Comparison) -> None:
+    """One suite that ran in both reports: a row per retriever in both and compared metric."""
+    gated = _gated(vb)
+    wanted = _wanted(vb, gated, how.metrics)
+    for name in vb.names:
+        if name not in va.by_name:
+            out.notes.append(f"{vb.name}: retriever {name} only in {how.names[1]}")
+            continue
+        out.rows += [_compare_metric(va, vb, name, m, gated, how) for m in wanted]
+        la = (va.by_name[name].get("latency_ms") or {}).get("p95")
+        lb = (vb.by_name[name].get("latency_ms") or {}).get("p95")
+        if la is not None or lb is not None:
+            out.latency.append((vb.name, name, la, lb))
+    for name in va.names:
+        if name not in vb.by_name:
+            out.notes.append(f"{vb.name}: retriever {name} only in {how.names[0]}")
+
+
+def _wanted(
+    vb: SuiteView, gated: Mapping[Tuple[str, str], Any], metrics: Optional[Sequence[str]]
+) -> List[str]:
+    """The metrics compared: those asked for, else the gated ones, else every metric but judged@k."""
+    if metrics:
+        return list(metrics)
+    wanted: List[str] = []
+    for _, m in gated:
+        if m not in wanted:
+            wanted.append(m)
+    return wanted or [m for m in vb.metrics if not m.startswith("judged@")]
+
+
+def _compare_metric(
+    va: SuiteView,
+    vb: SuiteView,
+    name: str,
+    m: str,
+    gated: Mapping[Tuple[str, str], Optional[float]],
+    how: _Settings,
+) -> Row:
+    """One retriever's metric in both reports, with the paired test over their shared queries."""
+    from ..stats.paired import paired_comparison
+
+    is_gated = bool(how.metrics) or (name, m) in gated
+    margin = how.max_drop if how.max_drop is not None else (gated.get((name, m)) or DEFAULT_MAX_DROP)
+    row = Row(vb.name, name, m, va.value(name, m), vb.value(name, m), is_gated, float(margin))
+    pa, pb = va.per_query(name, m), vb.per_query(name, m)
+    if not pa or not pb:
+        row.note = "no per-query values"
+    elif not set(pa) & set(pb):
+        row.note = "no query in common"
+    else:
+        row.comparison = paired_comparison(
+            pa, pb, max_drop=float(margin), confidence=how.confidence, n_resamples=how.resamples, seed=0
+        ).as_dict(worst=5)
+    return row
 
 
 def _cells(r: Row) -> List[str]:
@@ -181,32 +215,34 @@ HEAD = ["retriever", "metric", "A", "B", "B − A", "95% bounds", "won/lost/tied
 def render_compare_text(cmp: Comparison) -> str:
     lines = [f"A = {cmp.names[0]} (reference), B = {cmp.names[1]}"]
     for suite in dict.fromkeys(r.suite for r in cmp.rows):
-        rows = [_cells(r) for r in cmp.rows if r.suite == suite]
-        rows = [[c.replace("−", "-") for c in row] for row in rows]
-        widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(HEAD)]
-
-        def fmt(cells: List[str], widths: List[int] = widths) -> str:
-            return "  ".join(
-                c.ljust(w) if i in (0, 1, 8) else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
-            )
-
-        lines += ["", f"suite {suite}", "  " + fmt(HEAD), "  " + fmt(["-" * w for w in widths])]
-        lines += ["  " + fmt(row) for row in rows]
-        lat = [(r, x, y) for s, r, x, y in cmp.latency if s == suite]
-        if lat:
-            lines.append(
-                "  p95 latency (informational, measured on two machines or moments): "
-                + ", ".join(
-                    f"{r} {'-' if x is None else f'{x:.1f}'} -> {'-' if y is None else f'{y:.1f}'} ms"
-                    for r, x, y in lat
-                )
-            )
+        lines += _suite_text(cmp, suite)
     for n in cmp.notes:
         lines.append(f"note: {n}")
-    count = len(cmp.regressions)
     lines.append("")
-    lines.append(f"{count} gated regression{'s' if count != 1 else ''}" if count else "no gated regression")
+    lines.append(_regression_count(len(cmp.regressions)))
     return "\n".join(lines)
+
+
+def _suite_text(cmp: Comparison, suite: str) -> List[str]:
+    """A suite's rows as plain text (ASCII minus signs), then its p95 latencies."""
+    rows = [_cells(r) for r in cmp.rows if r.suite == suite]
+    rows = [[c.replace("−", "-") for c in row] for row in rows]
+    lines = ["", f"suite {suite}"] + ["  " + line for line in text_table(HEAD, rows, left=(0, 1, 8))]
+    lat = [(r, x, y) for s, r, x, y in cmp.latency if s == suite]
+    if lat:
+        lines.append(
+            "  p95 latency (informational, measured on two machines or moments): "
+            + ", ".join(f"{r} {_ms_or_dash(x)} -> {_ms_or_dash(y)} ms" for r, x, y in lat)
+        )
+    return lines
+
+
+def _ms_or_dash(x: Optional[float]) -> str:
+    return "-" if x is None else f"{x:.1f}"
+
+
+def _regression_count(n: int) -> str:
+    return f"{n} gated regression{'s' if n != 1 else ''}" if n else "no gated regression"
 
 
 def render_compare_markdown(cmp: Comparison) -> str:
@@ -214,8 +250,7 @@ def render_compare_markdown(cmp: Comparison) -> str:
 
     n = len(cmp.regressions)
     out = [
-        f"## {'❌' if n else '✅'} {esc(cmp.names[1])} against {esc(cmp.names[0])}: "
-        + (f"{n} gated regression{'s' if n != 1 else ''}" if n else "no gated regression")
+        f"## {'❌' if n else '✅'} {esc(cmp.names[1])} against {esc(cmp.names[0])}: " + _regression_count(n)
     ]
     for suite in dict.fromkeys(r.suite for r in cmp.rows):
         rows = [[esc(c) for c in _cells(r)] for r in cmp.rows if r.suite == suite]

@@ -23,19 +23,7 @@ def record_item(item: Any, call: Any, report: Any) -> None:
     failed (a gate not met), error (the run or the gate could not be judged) or skipped."""
     if call.when == "teardown" or (call.when == "setup" and report.passed):
         return
-    if report.skipped:
-        outcome = "skipped"
-        longrepr = report.longrepr
-        message = str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else ""
-        message = message[len("Skipped: ") :] if message.startswith("Skipped: ") else message
-    elif report.passed:
-        outcome, message = "passed", ""
-    else:
-        is_gate = (
-            call.when == "call" and call.excinfo is not None and call.excinfo.errisinstance(AssertionError)
-        )
-        outcome = "failed" if is_gate else "error"
-        message = report.longreprtext or ""
+    outcome, message = _outcome(call, report)
     if len(message) > MESSAGE_CHARS:
         message = message[:MESSAGE_CHARS] + f"\n... ({len(message) - MESSAGE_CHARS} more characters)"
     items = getattr(item.state, "items", None)
@@ -49,6 +37,22 @@ def record_item(item: Any, call: Any, report: Any) -> None:
             "message": message,
         }
     )
+
+
+def _outcome(call: Any, report: Any) -> Tuple[str, str]:
+    """(outcome, message) of one phase's report: a failed assertion in the call is a failed
+    gate, anything else that went wrong an error."""
+    if report.skipped:
+        return "skipped", _skip_reason(report.longrepr)
+    if report.passed:
+        return "passed", ""
+    is_gate = call.when == "call" and call.excinfo is not None and call.excinfo.errisinstance(AssertionError)
+    return ("failed" if is_gate else "error"), report.longreprtext or ""
+
+
+def _skip_reason(longrepr: Any) -> str:
+    message = str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else ""
+    return message[len("Skipped: ") :] if message.startswith("Skipped: ") else message
 
 
 def _title(doc: Any) -> Optional[str]:
@@ -99,7 +103,7 @@ def report_extras(state: Any) -> Dict[str, Any]:
 
 def _result_extras(state: Any) -> Dict[str, Any]:
     from ..gates.rankings import ranking_depth, top_ids
-    from .terminal import _power_line
+    from .power import power_line
 
     result = state.result
     suite = result.suite
@@ -120,7 +124,7 @@ def _result_extras(state: Any) -> Dict[str, Any]:
             name: _samples(r.latency.samples_ms) for name, r in result.retrievers.items() if r.latency
         },
         "unjudged_share": {name: result.unjudged_share(name) for name in result.retrievers},
-        "power": _power_line(result).strip(),
+        "power": power_line(result).strip(),
         "baseline": baseline_doc,
     }
 

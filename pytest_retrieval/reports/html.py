@@ -14,10 +14,24 @@ import json
 from datetime import datetime, timezone
 from html import escape
 from importlib import resources
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Optional
 
 from ..gates.rankings import SHOWN
-from .view import SuiteView, delta, mark, metric_value, num, pval, redact, verdict
+from .formats import (
+    candidate_recall,
+    delta,
+    engine_detail,
+    mark,
+    metric_value,
+    num,
+    percent_shares,
+    pval,
+    redact,
+    stage_head,
+    stage_latency,
+    stage_quality,
+)
+from .view import SuiteView, verdict
 
 
 def _static(name: str) -> str:
@@ -111,33 +125,14 @@ def _stages(v: SuiteView) -> str:
     st = v.s.get("stages", [])
     if not any(r.get("builds_on") for r in st):
         return ""
-    rows = []
-    for r in st:
-        recall = " ".join(
-            f"{k}@{r.get('window')}={x:.3f}" for k, x in (r.get("candidate_recall") or {}).items()
-        )
-        rows.append(
-            [
-                f"<code>{e(r['name'])}</code>",
-                e("+".join(r.get("builds_on") or []) or "–"),
-                num(r.get("value")),
-                delta(r.get("delta_vs_bm25")),
-                delta(r.get("delta_vs_input")),
-                e(recall or "–"),
-                "–" if r.get("p95_ms") is None else f"{r['p95_ms']:.1f}",
-                delta(r.get("delta_p95_ms"), 1),
-            ]
-        )
-    head = [
-        "stage",
-        "builds on",
-        e(st[0].get("metric", "")),
-        "vs bm25",
-        "vs input",
-        "recall of inputs",
-        "p95 ms",
-        "p95 vs input",
+    rows = [
+        [f"<code>{e(r['name'])}</code>", e("+".join(r.get("builds_on") or []) or "–")]
+        + stage_quality(r)
+        + [e(candidate_recall(r) or "–")]
+        + stage_latency(r)
+        for r in st
     ]
+    head = stage_head(e(st[0].get("metric", "")))
     verdicts = "".join(
         f"<li><code>{e(r['name'])}</code>: {e(r['verdict'])}</li>" for r in st if r.get("verdict")
     )
@@ -151,38 +146,32 @@ def _strata(v: SuiteView) -> str:
     if not tags:
         return ""
     m = v.headline
-    rows = []
-    for tag, qids in tags.items():
-        row = [e(tag), str(len(qids))]
-        for n in v.names:
-            now, _ = v.stratum_mean(v.per_query(n, m), qids)
-            base, _ = v.stratum_mean(v.base_per_query(n, m), qids)
-            cell = num(now)
-            if now is not None and base is not None:
-                cell += f' <span class="sub">Δ {delta(now - base)}</span>'
-            st = ((v.regression(n, m) or {}).get("strata") or {}).get(tag)
-            if st is not None:
-                cell += (
-                    ' <span class="pass">ok</span>'
-                    if st.get("passed")
-                    else ' <span class="fail">regressed</span>'
-                ) + (f' <span class="sub">Holm p {pval(st.get("p_drop_holm"))}</span>')
-            row.append(cell)
-        rows.append(row)
+    rows = [
+        [e(tag), str(len(qids))] + [_stratum_cell(v, n, m, tag, qids) for n in v.names]
+        for tag, qids in tags.items()
+    ]
     return f"<h3>Strata ({e(m)})</h3>" + _table(
         ["stratum", "queries"] + [f"<code>{e(n)}</code>" for n in v.names], rows
     )
+
+
+def _stratum_cell(v: SuiteView, retriever: str, metric: str, tag: str, qids: List[str]) -> str:
+    now, base, st = v.stratum(retriever, metric, tag, qids)
+    cell = num(now)
+    if now is not None and base is not None:
+        cell += f' <span class="sub">Δ {delta(now - base)}</span>'
+    if st is not None:
+        cell += (
+            ' <span class="pass">ok</span>' if st.get("passed") else ' <span class="fail">regressed</span>'
+        ) + (f' <span class="sub">Holm p {pval(st.get("p_drop_holm"))}</span>')
+    return cell
 
 
 def _notes(v: SuiteView) -> str:
     lines = []
     share = v.s.get("unjudged_share") or {}
     if share:
-        lines.append(
-            "Unjudged in the top 10: "
-            + ", ".join(f"{e(n)} {x:.0%}" for n, x in share.items())
-            + " (count as non-relevant)."
-        )
+        lines.append("Unjudged in the top 10: " + percent_shares(share, e) + " (count as non-relevant).")
     if v.s.get("power"):
         lines.append(e(v.s["power"]))
     for w in v.s.get("warnings") or []:
@@ -216,68 +205,20 @@ def _plots(v: SuiteView) -> str:
 
 def _queries(v: SuiteView, idx: int) -> str:
     m = v.headline
-    names = v.names
-    now_vals = {n: v.per_query(n, m) for n in names}
-    base_vals = {n: v.base_per_query(n, m) for n in names}
+    now_vals = {n: v.per_query(n, m) for n in v.names}
+    base_vals = {n: v.base_per_query(n, m) for n in v.names}
     qids = list(v.queries) or sorted({q for vals in now_vals.values() for q in vals})
-    head = ["query", "text", "tags"]
-    for n in names:
-        head.append(f"{e(n)} {e(m)}")
-        if base_vals[n]:
-            head.append(f"{e(n)} Δ")
-    rows = []
     diffs: Dict[str, Dict[str, List[str]]] = {}
-    for q in qids:
-        info = v.queries.get(q) or {}
-        attrs = [f'data-qid="{e(q)}"']
-        cells = [
-            f"<td>{e(q)}</td>",
-            f"<td>{e(info.get('text', ''))}</td>",
-            f"<td>{e(', '.join(info.get('tags') or []))}</td>",
-        ]
-        for i, n in enumerate(names):
-            x = now_vals[n].get(q)
-            cells.append(f'<td class="n" data-v="{"" if x is None else x}">{num(x)}</td>')
-            if base_vals[n]:
-                b = base_vals[n].get(q)
-                d = None if (x is None or b is None) else x - b
-                cls = "down" if d is not None and d < 0 else "up" if d is not None and d > 0 else ""
-                cells.append(
-                    f'<td class="n {cls}" data-v="{"" if d is None else d}">{delta(d) if d else ("0" if d == 0 else "–")}</td>'
-                )
-                if d is not None:
-                    attrs.append(f'data-d-{i}="{d}"')
-            rd = v.diff(n, q)
-            if rd is not None and not rd.same:
-                diffs.setdefault(n, {})[q] = rd.lines(titles=None, limit=10)
-        rows.append(f"<tr {' '.join(attrs)}>{''.join(cells)}</tr>")
-    data = {
-        "retrievers": names,
-        "k": SHOWN,
-        "metric": m,
-        "queries": v.queries,
-        "titles": v.titles,
-        "now": {n: {q: docs[:SHOWN] for q, docs in (v.rankings.get(n) or {}).items()} for n in names},
-        "base": {
-            n: {q: docs[:SHOWN] for q, docs in ((v.base.get(n) or {}).get("top") or {}).items()}
-            for n in names
-            if (v.base.get(n) or {}).get("top")
-        },
-        "diff": diffs,
-    }
-    default = next((i for i, n in enumerate(names) if any(p[0] == n for p in v.moved_pairs()[:1])), 0)
-    options = "".join(
-        f'<option value="{i}"{" selected" if i == default else ""}>{e(n)}</option>'
-        for i, n in enumerate(names)
-    )
+    rows = [_query_row(v, q, now_vals, base_vals, diffs) for q in qids]
+    head = _query_head(v.names, m, base_vals)
     has_base = any(base_vals.values())
     return f"""<h3>Queries</h3>
 <div class="qbox" id="queries-{idx}">
-<script type="application/json" class="qdata">{_json_script(data)}</script>
+<script type="application/json" class="qdata">{_json_script(_query_data(v, m, diffs))}</script>
 <div class="toolbar">
 <input type="search" placeholder="filter: id, text or tag" aria-label="filter queries">
 <label><input type="checkbox" class="dropped"{"" if has_base else " disabled"}> only queries that dropped</label>
-<label>retriever <select class="retriever">{options}</select></label>
+<label>retriever <select class="retriever">{_retriever_options(v)}</select></label>
 <span class="count note"></span>
 <span class="note">Click a column to sort, a query to see its top {SHOWN} now and in the baseline.</span>
 </div>
@@ -289,11 +230,88 @@ def _queries(v: SuiteView, idx: int) -> str:
 </div>"""
 
 
+def _query_head(names: List[str], metric: str, base_vals: Mapping[str, Any]) -> List[str]:
+    """The per-query table's columns: id, text, tags, then each retriever's value (and its
+    difference against the baseline, when the baseline has per-query values)."""
+    head = ["query", "text", "tags"]
+    for n in names:
+        head.append(f"{e(n)} {e(metric)}")
+        if base_vals[n]:
+            head.append(f"{e(n)} Δ")
+    return head
+
+
+def _query_row(
+    v: SuiteView,
+    q: str,
+    now_vals: Mapping[str, Dict[str, float]],
+    base_vals: Mapping[str, Dict[str, float]],
+    diffs: Dict[str, Dict[str, List[str]]],
+) -> str:
+    """One query's row; its ranking diffs (top changed against the baseline) go to ``diffs``."""
+    info = v.queries.get(q) or {}
+    attrs = [f'data-qid="{e(q)}"']
+    cells = [
+        f"<td>{e(q)}</td>",
+        f"<td>{e(info.get('text', ''))}</td>",
+        f"<td>{e(', '.join(info.get('tags') or []))}</td>",
+    ]
+    for i, n in enumerate(v.names):
+        x = now_vals[n].get(q)
+        cells.append(f'<td class="n" data-v="{"" if x is None else x}">{num(x)}</td>')
+        if base_vals[n]:
+            d = _difference(x, base_vals[n].get(q))
+            cells.append(_delta_cell(d))
+            if d is not None:
+                attrs.append(f'data-d-{i}="{d}"')
+        rd = v.diff(n, q)
+        if rd is not None and not rd.same:
+            diffs.setdefault(n, {})[q] = rd.lines(titles=None, limit=10)
+    return f"<tr {' '.join(attrs)}>{''.join(cells)}</tr>"
+
+
+def _difference(now: Optional[float], base: Optional[float]) -> Optional[float]:
+    return None if (now is None or base is None) else now - base
+
+
+def _delta_cell(d: Optional[float]) -> str:
+    cls = "down" if d is not None and d < 0 else "up" if d is not None and d > 0 else ""
+    text = delta(d) if d else ("0" if d == 0 else "–")
+    return f'<td class="n {cls}" data-v="{"" if d is None else d}">{text}</td>'
+
+
+def _query_data(v: SuiteView, metric: str, diffs: Dict[str, Dict[str, List[str]]]) -> Dict[str, Any]:
+    """What the page's script reads: the queries, the top lists now and in the baseline, the diffs."""
+    names = v.names
+    return {
+        "retrievers": names,
+        "k": SHOWN,
+        "metric": metric,
+        "queries": v.queries,
+        "titles": v.titles,
+        "now": {n: {q: docs[:SHOWN] for q, docs in (v.rankings.get(n) or {}).items()} for n in names},
+        "base": {
+            n: {q: docs[:SHOWN] for q, docs in ((v.base.get(n) or {}).get("top") or {}).items()}
+            for n in names
+            if (v.base.get(n) or {}).get("top")
+        },
+        "diff": diffs,
+    }
+
+
+def _retriever_options(v: SuiteView) -> str:
+    """The retriever choice, on the one of the worst-moved queries first shown."""
+    names = v.names
+    default = next((i for i, n in enumerate(names) if any(p[0] == n for p in v.moved_pairs()[:1])), 0)
+    return "".join(
+        f'<option value="{i}"{" selected" if i == default else ""}>{e(n)}</option>'
+        for i, n in enumerate(names)
+    )
+
+
 def _suite(v: SuiteView, idx: int) -> str:
     be = v.s.get("backend") or {}
-    engine = " ".join(str(be[k]) for k in ("backend", "engine", "version") if be.get(k))
-    if be.get("client"):
-        engine += f", client {be['client']}"
+    engine = engine_detail(be, ("backend", "engine", "version"))
     n = (v.s.get("queries") or {}).get("judged")
     parts = [f'<section class="suite" id="suite-{idx}"><h2>{e(v.name)}</h2>']
     if v.error is not None:

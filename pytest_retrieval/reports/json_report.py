@@ -23,10 +23,10 @@ def write_json_report(path: Path, states: Sequence[Any]) -> None:
         "plugin_version": __version__,
         "suites": [suite_report(s) for s in states],
     }
-    doc, non_finite = _finite_only(doc)
+    doc, non_finite = finite_only(doc)
     if non_finite:  # NaN is not JSON: such a value is null and named here as an error
         doc["errors"] = [f"{where}: not a finite number" for where in non_finite]
-    text = json.dumps(doc, indent=2, sort_keys=False, allow_nan=False, default=_json_default)
+    text = json.dumps(doc, indent=2, sort_keys=False, allow_nan=False, default=json_default)
 
     def write(fh: TextIO) -> None:
         fh.write(text + "\n")
@@ -34,7 +34,7 @@ def write_json_report(path: Path, states: Sequence[Any]) -> None:
     atomic_write(path, write, fsync=False)
 
 
-def _finite_only(value: Any, where: str = "") -> Tuple[Any, List[str]]:
+def finite_only(value: Any, where: str = "") -> Tuple[Any, List[str]]:
     """``value`` with every NaN / infinity replaced by None, and where each one was."""
     import math
 
@@ -61,7 +61,7 @@ def _finite_only(value: Any, where: str = "") -> Tuple[Any, List[str]]:
     return walk(value, where), found
 
 
-def _json_default(o: Any) -> Any:
+def json_default(o: Any) -> Any:
     try:
         import numpy as np
 
@@ -83,25 +83,7 @@ def suite_report(state: Any) -> Dict[str, Any]:
             **report_extras(state),
         }
     result = state.result
-    retrievers = []
-    for name, r in result.retrievers.items():
-        ev = r.evaluation
-        per_query: Dict[str, Dict[str, float]] = {}
-        for metric, values in ev.per_query.items():
-            for qid, v in values.items():
-                per_query.setdefault(qid, {})[metric] = v
-        retrievers.append(
-            {
-                "name": name,
-                "type": r.kind,
-                "metrics": dict(ev.aggregate),
-                "latency_ms": r.latency.as_dict() if r.latency else None,
-                "latency_ab": _ab_dict(result, name, r),
-                "per_query": per_query,
-                "queries_without_hits": list(ev.missing),
-                "warnings": list(r.warnings),
-            }
-        )
+    retrievers = [_retriever_report(result, name, r) for name, r in result.retrievers.items()]
     first = next(iter(result.retrievers.values()), None)
     return {
         "suite": result.suite.name,
@@ -116,10 +98,7 @@ def suite_report(state: Any) -> Dict[str, Any]:
             "both": result.overlap.both,
             "run": result.overlap.run,
         },
-        "queries": {
-            "judged": len(first.evaluation.evaluated) if first else 0,
-            "no_relevant": list(first.evaluation.no_relevant) if first else [],
-        },
+        "queries": _queries_report(first),
         "retrievers": retrievers,
         "stages": [r.as_dict() for r in stage_rows(result)],
         "gates": [o.as_dict() for o in state.outcomes],
@@ -127,6 +106,35 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "expectations": expectation_records(getattr(state, "expectations", [])),
         "warnings": list(result.warnings),
         **report_extras(state),
+    }
+
+
+def _retriever_report(result: Any, name: str, r: Any) -> Dict[str, Any]:
+    """A retriever's entry: its aggregates, latency, per-query values (query -> metric ->
+    value), queries without hits and warnings."""
+    ev = r.evaluation
+    per_query: Dict[str, Dict[str, float]] = {}
+    for metric, values in ev.per_query.items():
+        for qid, v in values.items():
+            per_query.setdefault(qid, {})[metric] = v
+    return {
+        "name": name,
+        "type": r.kind,
+        "metrics": dict(ev.aggregate),
+        "latency_ms": r.latency.as_dict() if r.latency else None,
+        "latency_ab": _ab_dict(result, name, r),
+        "per_query": per_query,
+        "queries_without_hits": list(ev.missing),
+        "warnings": list(r.warnings),
+    }
+
+
+def _queries_report(first: Any) -> Dict[str, Any]:
+    """How many queries were judged, and those without a relevant judgment, as the first
+    retriever's evaluation counts them."""
+    return {
+        "judged": len(first.evaluation.evaluated) if first else 0,
+        "no_relevant": list(first.evaluation.no_relevant) if first else [],
     }
 
 

@@ -13,7 +13,23 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from .view import SuiteView, clip, delta, mark, metric_value, num, pval, redact, verdict
+from ..gates.rankings import RankDiff
+from .formats import (
+    candidate_recall,
+    clip,
+    delta,
+    engine_detail,
+    mark,
+    metric_value,
+    num,
+    percent_shares,
+    pval,
+    redact,
+    stage_head,
+    stage_latency,
+    stage_quality,
+)
+from .view import SuiteView, verdict
 
 LIMIT = 60_000
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -55,9 +71,7 @@ def _heading(v: SuiteView) -> str:
     s = v.s
     be = s.get("backend") or {}
     engine = be.get("backend", "?")
-    detail = " ".join(str(be[k]) for k in ("engine", "version") if be.get(k))
-    if be.get("client"):
-        detail += f", client {be['client']}"
+    detail = engine_detail(be)
     n = (s.get("queries") or {}).get("judged")
     parts = [f"### {esc(v.name)}"]
     if v.error is None:
@@ -76,21 +90,9 @@ def _problems(v: SuiteView, message_chars: int) -> str:
     items = v.problems()
     if not items:
         return ""
-    heads, bodies = [], []
-    for it in items:
-        word = "errored" if it["outcome"] == "error" else "failed"
-        icon = "⚠️" if it["outcome"] == "error" else "❌"
-        msg = redact(it.get("message") or "").strip()
-        first = msg.splitlines()[0] if msg else ""
-        gate = code(it["retriever"] + "::" + it["gate"])
-        heads.append(f"- {icon} **{word}** {gate}: {esc(clip(first, 200))}")
-        if msg and message_chars > 0:
-            if len(msg) > message_chars:
-                msg = (
-                    msg[:message_chars]
-                    + f"\n… ({len(msg) - message_chars} more characters in the JSON report)"
-                )
-            bodies.append(fence(msg))
+    heads = [_problem_head(it) for it in items]
+    bodies = [_problem_body(it, message_chars) for it in items]
+    bodies = [b for b in bodies if b]
     out = "**Failed and errored gates**\n\n" + "\n".join(heads)
     if bodies:
         out += (
@@ -101,30 +103,64 @@ def _problems(v: SuiteView, message_chars: int) -> str:
     return out
 
 
+def _problem_message(it: Mapping[str, Any]) -> str:
+    return redact(it.get("message") or "").strip()
+
+
+def _problem_head(it: Mapping[str, Any]) -> str:
+    """One line per failed or errored item: its icon, the gate and its message's first line."""
+    word = "errored" if it["outcome"] == "error" else "failed"
+    icon = "⚠️" if it["outcome"] == "error" else "❌"
+    msg = _problem_message(it)
+    first = msg.splitlines()[0] if msg else ""
+    gate = code(it["retriever"] + "::" + it["gate"])
+    return f"- {icon} **{word}** {gate}: {esc(clip(first, 200))}"
+
+
+def _problem_body(it: Mapping[str, Any], message_chars: int) -> str:
+    """The item's message, fenced, cut at ``message_chars``; "" without one."""
+    msg = _problem_message(it)
+    if not (msg and message_chars > 0):
+        return ""
+    if len(msg) > message_chars:
+        msg = msg[:message_chars] + f"\n… ({len(msg) - message_chars} more characters in the JSON report)"
+    return fence(msg)
+
+
 def _cell(v: SuiteView, retriever: str, col: str) -> str:
-    parts = []
     kind, value, g = v.cell(retriever, col)
+    parts = [_value_part(col, kind, value, g), _delta_part(v, retriever, col, value)]
+    return "<br>".join(p for p in parts if p is not None) or "–"
+
+
+def _value_part(col: str, kind: str, value: Any, g: Optional[Mapping[str, Any]]) -> Optional[str]:
+    """A cell's value: with its gate's verdict and floor or ceiling when gated."""
     if kind == "error":
-        parts.append("⚠️ error")
-    elif g is not None:
+        return "⚠️ error"
+    if g is not None:
         icon = "✅" if g.get("passed") else "❌"
-        parts.append(
+        return (
             f"{icon} {metric_value(col, value)} <sub>{esc(g['op'])} {metric_value(col, g['threshold'])}</sub>"
         )
-    elif kind == "value":
-        parts.append(metric_value(col, value))
+    if kind == "value":
+        return metric_value(col, value)
+    return None
+
+
+def _delta_part(v: SuiteView, retriever: str, col: str, value: Any) -> Optional[str]:
+    """A cell's difference against the baseline: the regression comparison with its bounds
+    when gated, else the plain difference of two quality aggregates."""
     reg = v.regression(retriever, col)
     if reg is not None:
         c = reg["comparison"]
         icon = "" if reg.get("passed") else "❌ "
-        parts.append(
-            f"{icon}Δ {delta(c.get('mean_diff'))} [{delta(c.get('ci_low'))}, {delta(c.get('ci_high'))}] {mark(c)}".rstrip()
-        )
-    elif not col.endswith(("_ms", "_ratio")) and "[" not in col and not col.startswith("lift@"):
-        base = v.base_aggregate(retriever, col)
-        if base is not None and value is not None:
-            parts.append(f"Δ {delta(value - base)}")
-    return "<br>".join(parts) or "–"
+        return f"{icon}Δ {delta(c.get('mean_diff'))} [{delta(c.get('ci_low'))}, {delta(c.get('ci_high'))}] {mark(c)}".rstrip()
+    if col.endswith(("_ms", "_ratio")) or "[" in col or col.startswith("lift@"):
+        return None
+    base = v.base_aggregate(retriever, col)
+    if base is None or value is None:
+        return None
+    return f"Δ {delta(value - base)}"
 
 
 def _metrics_table(v: SuiteView) -> str:
@@ -139,42 +175,21 @@ def _metrics_table(v: SuiteView) -> str:
 
 
 def _stages(v: SuiteView) -> str:
-    st = [r for r in v.s.get("stages", []) if r.get("builds_on")]
-    if not st:
-        return ""
     all_st = v.s.get("stages", [])
+    if not any(r.get("builds_on") for r in all_st):
+        return ""
     metric = all_st[0].get("metric", v.headline)
-    rows = []
-    for r in all_st:
-        recall = " ".join(
-            f"{esc(k)}@{r.get('window')}={x:.3f}" for k, x in (r.get("candidate_recall") or {}).items()
-        )
-        rows.append(
-            [
-                code(r["name"]),
-                esc("+".join(r.get("builds_on") or []) or "–"),
-                num(r.get("value")),
-                delta(r.get("delta_vs_bm25")),
-                delta(r.get("delta_vs_input")),
-                recall or "–",
-                "–" if r.get("p95_ms") is None else f"{r['p95_ms']:.1f}",
-                delta(r.get("delta_p95_ms"), 1),
-            ]
-        )
-    verdicts = [f"- {code(r['name'])}: {esc(r['verdict'])}" for r in all_st if r.get("verdict")]
-    head = [
-        "stage",
-        "builds on",
-        esc(metric),
-        "vs bm25",
-        "vs input",
-        "recall of inputs",
-        "p95 ms",
-        "p95 vs input",
+    rows = [
+        [code(r["name"]), esc("+".join(r.get("builds_on") or []) or "–")]
+        + stage_quality(r)
+        + [candidate_recall(r, esc) or "–"]
+        + stage_latency(r)
+        for r in all_st
     ]
+    verdicts = [f"- {code(r['name'])}: {esc(r['verdict'])}" for r in all_st if r.get("verdict")]
     return (
         "**Stages**\n\n"
-        + table(head, rows, ["l", "l"] + ["r"] * 6)
+        + table(stage_head(esc(metric)), rows, ["l", "l"] + ["r"] * 6)
         + ("\n\n" + "\n".join(verdicts) if verdicts else "")
     )
 
@@ -185,24 +200,21 @@ def _strata(v: SuiteView) -> str:
         return ""
     metric = v.headline
     head = ["stratum", "queries"] + [code(n) for n in v.names]
-    rows = []
-    for tag, qids in tags.items():
-        row = [esc(tag), str(len(qids))]
-        for n in v.names:
-            now, k = v.stratum_mean(v.per_query(n, metric), qids)
-            cell = num(now)
-            base, _ = v.stratum_mean(v.base_per_query(n, metric), qids)
-            if now is not None and base is not None:
-                cell += f" (Δ {delta(now - base)})"
-            reg = v.regression(n, metric)
-            st = ((reg or {}).get("strata") or {}).get(tag)
-            if st is not None:
-                cell += (
-                    " ✅" if st.get("passed") else " ❌"
-                ) + f" <sub>Holm p {pval(st.get('p_drop_holm'))}</sub>"
-            row.append(cell)
-        rows.append(row)
+    rows = [
+        [esc(tag), str(len(qids))] + [_stratum_cell(v, n, metric, tag, qids) for n in v.names]
+        for tag, qids in tags.items()
+    ]
     return f"**Strata** ({esc(metric)} per query tag)\n\n" + table(head, rows)
+
+
+def _stratum_cell(v: SuiteView, retriever: str, metric: str, tag: str, qids: List[str]) -> str:
+    now, base, st = v.stratum(retriever, metric, tag, qids)
+    cell = num(now)
+    if now is not None and base is not None:
+        cell += f" (Δ {delta(now - base)})"
+    if st is not None:
+        cell += (" ✅" if st.get("passed") else " ❌") + f" <sub>Holm p {pval(st.get('p_drop_holm'))}</sub>"
+    return cell
 
 
 def _unjudged(v: SuiteView) -> str:
@@ -211,7 +223,7 @@ def _unjudged(v: SuiteView) -> str:
     if share:
         lines.append(
             "Unjudged in the top 10: "
-            + ", ".join(f"{code(n)} {x:.0%}" for n, x in share.items())
+            + percent_shares(share, code)
             + " (unjudged documents count as non-relevant; `--retrieval-export-unjudged` writes them out for annotation)."
         )
     if v.s.get("power"):
@@ -234,34 +246,53 @@ def _diff_lines(v: SuiteView, q: Dict[str, Any], metric: str) -> str:
         return head + "\n- no baseline ranking for this query (the baseline predates ranking diffs)"
     if d.same:
         return head + f"\n- top {d.k} unchanged (the change is below rank {d.k})"
+    return "\n".join([head] + _ranking_changes(v, d))
 
-    def doc(doc_id: str) -> str:
-        t = v.titles.get(doc_id)
-        return code(doc_id) + (f" *{esc(clip(t, 70))}*" if t else "")
 
-    def grade(g: Optional[int]) -> str:
-        return "unjudged" if g is None else f"grade {g}"
+def _ranking_changes(v: SuiteView, d: RankDiff) -> List[str]:
+    """What left the top k, what entered it and what moved within it."""
+    lines = [_left_line(v, d), _entered_line(v, d), _moved_line(v, d)]
+    return [line for line in lines if line]
 
-    def more(items: List[Any], n: int = 5) -> List[str]:
-        return [f"{len(items) - n} more"] if len(items) > n else []
 
-    lines = [head]
-    if d.left or d.left_other:
-        parts = [f"{doc(x)} ({grade(g)}, was #{r})" for x, g, r in d.left[:5]] + more(d.left)
-        if not parts:
-            parts = ["no relevant document"]
-        if d.left_other:
-            parts.append(f"{d.left_other} non-relevant or unjudged")
-        lines.append(f"- left the top {d.k}: " + "; ".join(parts))
-    if d.entered:
-        parts = [f"{doc(x)} ({grade(g)}, now #{r})" for x, g, r in d.entered[:5]] + more(d.entered)
-        lines.append("- entered: " + "; ".join(parts))
-    if d.moved or d.moved_other:
-        parts = [f"{doc(x)} ({grade(g)}) #{a} → #{b}" for x, g, a, b in d.moved[:5]] + more(d.moved)
-        if d.moved_other:
-            parts.append(f"{d.moved_other} unjudged moved")
-        lines.append("- moved: " + "; ".join(parts))
-    return "\n".join(lines)
+def _doc(v: SuiteView, doc_id: str) -> str:
+    t = v.titles.get(doc_id)
+    return code(doc_id) + (f" *{esc(clip(t, 70))}*" if t else "")
+
+
+def _left_line(v: SuiteView, d: RankDiff) -> str:
+    if not (d.left or d.left_other):
+        return ""
+    parts = [f"{_doc(v, x)} ({_grade(g)}, was #{r})" for x, g, r in d.left[:5]] + _more(d.left)
+    if not parts:
+        parts = ["no relevant document"]
+    if d.left_other:
+        parts.append(f"{d.left_other} non-relevant or unjudged")
+    return f"- left the top {d.k}: " + "; ".join(parts)
+
+
+def _entered_line(v: SuiteView, d: RankDiff) -> str:
+    if not d.entered:
+        return ""
+    parts = [f"{_doc(v, x)} ({_grade(g)}, now #{r})" for x, g, r in d.entered[:5]] + _more(d.entered)
+    return "- entered: " + "; ".join(parts)
+
+
+def _moved_line(v: SuiteView, d: RankDiff) -> str:
+    if not (d.moved or d.moved_other):
+        return ""
+    parts = [f"{_doc(v, x)} ({_grade(g)}) #{a} → #{b}" for x, g, a, b in d.moved[:5]] + _more(d.moved)
+    if d.moved_other:
+        parts.append(f"{d.moved_other} unjudged moved")
+    return "- moved: " + "; ".join(parts)
+
+
+def _grade(g: Optional[int]) -> str:
+    return "unjudged" if g is None else f"grade {g}"
+
+
+def _more(items: List[Any], n: int = 5) -> List[str]:
+    return [f"{len(items) - n} more"] if len(items) > n else []
 
 
 def _details(v: SuiteView, retriever: str, metric: str, queries: List[Dict[str, Any]], dropped: int) -> str:
@@ -328,10 +359,7 @@ def _essentials(v: Any, views: List[SuiteView], level: int) -> Tuple[List[str], 
 def _suite_blocks(sv: SuiteView, level: int, left: List[str]) -> List[str]:
     blocks = [_heading(sv)]
     if sv.error is not None:
-        why = str(sv.error)
-        if why == "not run":
-            why = "not run (the session stopped before it, e.g. on a collection error)"
-        blocks.append(f"⚠️ **the suite did not run**: {esc(clip(redact(why), 500))}")
+        blocks.append(_not_run(sv.error))
     blocks.append(_baseline_line(sv))
     probs = _problems(sv, 2500 if level == 0 else 400)
     if probs:
@@ -339,14 +367,27 @@ def _suite_blocks(sv: SuiteView, level: int, left: List[str]) -> List[str]:
     if level >= 1 and any(len(it.get("message") or "") > 400 for it in sv.problems()):
         left.append(f"the full failure messages of {sv.name}")
     if sv.error is None:
-        blocks.append(_metrics_table(sv))
-        if level < 2:
-            blocks += [extra for extra in (_stages(sv), _strata(sv)) if extra]
-        elif _stages(sv) or _strata(sv):
-            left.append(f"the stage and strata tables of {sv.name}")
-        u = _unjudged(sv)
-        if u:
-            blocks.append(u)
+        blocks += _result_blocks(sv, level, left)
+    return blocks
+
+
+def _not_run(error: Any) -> str:
+    why = str(error)
+    if why == "not run":
+        why = "not run (the session stopped before it, e.g. on a collection error)"
+    return f"⚠️ **the suite did not run**: {esc(clip(redact(why), 500))}"
+
+
+def _result_blocks(sv: SuiteView, level: int, left: List[str]) -> List[str]:
+    """The tables of a suite that ran (stages and strata only below level 2) and its notes."""
+    blocks = [_metrics_table(sv)]
+    if level < 2:
+        blocks += [extra for extra in (_stages(sv), _strata(sv)) if extra]
+    elif _stages(sv) or _strata(sv):
+        left.append(f"the stage and strata tables of {sv.name}")
+    u = _unjudged(sv)
+    if u:
+        blocks.append(u)
     return blocks
 
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Mapping, Tuple
 
-from .view import SuiteView, redact, verdict
+from .formats import redact
+from .view import SuiteView, gate_name, verdict
 
 _HELP = {
     "retrieval_quality": "Aggregate retrieval metric of a retriever on a suite.",
@@ -46,32 +47,19 @@ def _number(x: Any) -> str:
     return repr(x)
 
 
+_Families = Dict[str, List[Tuple[Dict[str, Any], Any]]]
+
+
 def render_openmetrics(doc: Mapping[str, Any]) -> str:
-    fams: Dict[str, List[Tuple[Dict[str, Any], Any]]] = {k: [] for k in _HELP}
+    fams: _Families = {k: [] for k in _HELP}
     for s in doc.get("suites", []):
         v = SuiteView(s)
         for r in v.retrievers:
-            base = {"suite": v.name, "retriever": r["name"]}
-            for m, x in (r.get("metrics") or {}).items():
-                fams["retrieval_quality"].append(({**base, "metric": m}, x))
-            for p in ("p50", "p95", "p99"):
-                if (r.get("latency_ms") or {}).get(p) is not None:
-                    fams["retrieval_latency_ms"].append(({**base, "percentile": p}, r["latency_ms"][p]))
-            if r["name"] in (s.get("unjudged_share") or {}):
-                fams["retrieval_unjudged_share"].append((base, s["unjudged_share"][r["name"]]))
+            _retriever_samples(fams, v, r)
         for reg in s.get("regressions", []):
-            c = reg["comparison"]
-            labels = {"suite": v.name, "retriever": reg["retriever"], "metric": reg["metric"]}
-            fams["retrieval_baseline_diff"].append((labels, c.get("mean_diff")))
-            fams["retrieval_baseline_diff_lower"].append((labels, c.get("ci_low")))
-            fams["retrieval_baseline_diff_upper"].append((labels, c.get("ci_high")))
-            fams["retrieval_gate_passed"].append(
-                ({**labels, "gate": f"baseline:{reg['metric']}"}, 1 if reg.get("passed") else 0)
-            )
+            _regression_samples(fams, v.name, reg)
         for g in s.get("gates", []):
-            name = f"{g['metric']}[{g['stratum']}]" if g.get("stratum") else g["metric"]
-            labels = {"suite": v.name, "retriever": g["retriever"], "metric": g["metric"], "gate": name}
-            fams["retrieval_gate_passed"].append((labels, 1 if g.get("passed") else 0))
+            _gate_sample(fams, v.name, g)
     vd = verdict(doc)
     for outcome, n in (
         ("passed", vd.passed),
@@ -82,17 +70,51 @@ def render_openmetrics(doc: Mapping[str, Any]) -> str:
         fams["retrieval_gates"].append(({"outcome": outcome}, n))
     lines: List[str] = []
     for name, samples in fams.items():
-        if not samples:
-            continue
-        lines.append(f"# TYPE {name} gauge")
-        lines.append(f"# HELP {name} {_HELP[name]}")
-        seen = set()
-        for labels, x in samples:
-            key = tuple(sorted(labels.items()))
-            if key in seen:  # a family may not repeat a label set
-                continue
-            seen.add(key)
-            body = ",".join(f'{k}="{_label(v)}"' for k, v in labels.items())
-            lines.append(f"{name}{{{body}}} {_number(x)}")
+        if samples:
+            lines += _family_lines(name, samples)
     lines.append("# EOF")
     return redact("\n".join(lines)) + "\n"
+
+
+def _retriever_samples(fams: _Families, v: SuiteView, r: Mapping[str, Any]) -> None:
+    """A retriever's quality metrics, latency percentiles and unjudged share."""
+    base = {"suite": v.name, "retriever": r["name"]}
+    for m, x in (r.get("metrics") or {}).items():
+        fams["retrieval_quality"].append(({**base, "metric": m}, x))
+    for p in ("p50", "p95", "p99"):
+        if (r.get("latency_ms") or {}).get(p) is not None:
+            fams["retrieval_latency_ms"].append(({**base, "percentile": p}, r["latency_ms"][p]))
+    if r["name"] in (v.s.get("unjudged_share") or {}):
+        fams["retrieval_unjudged_share"].append((base, v.s["unjudged_share"][r["name"]]))
+
+
+def _regression_samples(fams: _Families, suite: str, reg: Mapping[str, Any]) -> None:
+    """A baseline comparison: the difference, its bounds and whether its gate passed."""
+    c = reg["comparison"]
+    labels = {"suite": suite, "retriever": reg["retriever"], "metric": reg["metric"]}
+    fams["retrieval_baseline_diff"].append((labels, c.get("mean_diff")))
+    fams["retrieval_baseline_diff_lower"].append((labels, c.get("ci_low")))
+    fams["retrieval_baseline_diff_upper"].append((labels, c.get("ci_high")))
+    fams["retrieval_gate_passed"].append(
+        ({**labels, "gate": f"baseline:{reg['metric']}"}, 1 if reg.get("passed") else 0)
+    )
+
+
+def _gate_sample(fams: _Families, suite: str, g: Mapping[str, Any]) -> None:
+    """A floor or ceiling: whether it passed."""
+    labels = {"suite": suite, "retriever": g["retriever"], "metric": g["metric"], "gate": gate_name(g)}
+    fams["retrieval_gate_passed"].append((labels, 1 if g.get("passed") else 0))
+
+
+def _family_lines(name: str, samples: List[Tuple[Dict[str, Any], Any]]) -> List[str]:
+    """One family: its TYPE and HELP, then a line per label set (the first of a repeated one)."""
+    lines = [f"# TYPE {name} gauge", f"# HELP {name} {_HELP[name]}"]
+    seen = set()
+    for labels, x in samples:
+        key = tuple(sorted(labels.items()))
+        if key in seen:  # a family may not repeat a label set
+            continue
+        seen.add(key)
+        body = ",".join(f'{k}="{_label(v)}"' for k, v in labels.items())
+        lines.append(f"{name}{{{body}}} {_number(x)}")
+    return lines

@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .view import SuiteView
 
@@ -66,11 +66,7 @@ def _grid(n: int, per_row: int = 4) -> Tuple[int, int]:
 
 def scatter_vs_baseline(v: SuiteView) -> Optional[str]:
     pairs = v.moved_pairs() or [(n, v.headline) for n in v.names if v.base_per_query(n, v.headline)]
-    seen, todo = set(), []
-    for r, m in pairs:
-        if r not in seen:
-            seen.add(r)
-            todo.append((r, m))
+    todo = _first_per_retriever(pairs)
     if not todo:
         return None
     plt = _plt()
@@ -79,24 +75,42 @@ def scatter_vs_baseline(v: SuiteView) -> Optional[str]:
     for ax in axes.flat[len(todo) :]:
         ax.set_visible(False)
     for ax, (r, m) in zip(axes.flat, todo):
-        before, now = v.base_per_query(r, m), v.per_query(r, m)
-        qs = [q for q in now if q in before]
-        xs = [before[q] for q in qs]
-        ys = [now[q] for q in qs]
-        colors = [RED if y < x else GREEN if y > x else GREY for x, y in zip(xs, ys)]
-        ax.plot([0, 1], [0, 1], color="#bbbbbb", lw=1, zorder=0)
-        ax.scatter(xs, ys, c=colors, s=14, alpha=0.7, linewidths=0)
-        down = sum(1 for x, y in zip(xs, ys) if y < x)
-        up = sum(1 for x, y in zip(xs, ys) if y > x)
-        d = (sum(ys) - sum(xs)) / len(qs) if qs else 0.0
-        ax.set_title(f"{r}: Δ {d:+.4f} ({down} ▼, {up} ▲)")
-        ax.set_xlabel(f"baseline {m}")
-        ax.set_ylabel(f"now {m}")
-        ax.set_xlim(-0.03, 1.03)
-        ax.set_ylim(-0.03, 1.03)
-        ax.set_aspect("equal")
+        _scatter_panel(ax, v, r, m)
     fig.tight_layout()
     return _svg(fig)
+
+
+def _first_per_retriever(pairs: List[Tuple[str, str]]) -> List[Tuple[str, str]]:
+    """Each retriever once, with the first metric named for it."""
+    first: Dict[str, Tuple[str, str]] = {}
+    for r, m in pairs:
+        first.setdefault(r, (r, m))
+    return list(first.values())
+
+
+def _scatter_panel(ax: Any, v: SuiteView, r: str, m: str) -> None:
+    """One retriever's queries, the baseline's value against now's."""
+    before, now = v.base_per_query(r, m), v.per_query(r, m)
+    qs = [q for q in now if q in before]
+    xs = [before[q] for q in qs]
+    ys = [now[q] for q in qs]
+    colors = [RED if y < x else GREEN if y > x else GREY for x, y in zip(xs, ys)]
+    ax.plot([0, 1], [0, 1], color="#bbbbbb", lw=1, zorder=0)
+    ax.scatter(xs, ys, c=colors, s=14, alpha=0.7, linewidths=0)
+    ax.set_title(_scatter_title(r, xs, ys))
+    ax.set_xlabel(f"baseline {m}")
+    ax.set_ylabel(f"now {m}")
+    ax.set_xlim(-0.03, 1.03)
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_aspect("equal")
+
+
+def _scatter_title(r: str, xs: List[float], ys: List[float]) -> str:
+    """The mean difference and how many queries dropped and gained."""
+    down = sum(1 for x, y in zip(xs, ys) if y < x)
+    up = sum(1 for x, y in zip(xs, ys) if y > x)
+    d = (sum(ys) - sum(xs)) / len(xs) if xs else 0.0
+    return f"{r}: Δ {d:+.4f} ({down} ▼, {up} ▲)"
 
 
 def distribution(v: SuiteView) -> Optional[str]:
@@ -186,11 +200,7 @@ def frontier(v: SuiteView) -> Optional[str]:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.0, 3.2))
     pts = sorted((r["p95_ms"], r["value"], r["name"]) for r in stages)
-    best, front = -math.inf, []
-    for x, y, _ in pts:
-        if y > best:
-            best = y
-            front.append((x, y))
+    front = _pareto_front(pts)
     ax.plot([x for x, _ in front], [y for _, y in front], color="#bbbbbb", lw=1, zorder=0, label="frontier")
     for x, y, name in pts:
         on = (x, y) in front
@@ -203,6 +213,16 @@ def frontier(v: SuiteView) -> Optional[str]:
     ax.set_title("Quality against p95 latency per stage (blue: on the cost/quality frontier)")
     fig.tight_layout()
     return _svg(fig)
+
+
+def _pareto_front(pts: List[Tuple[float, float, str]]) -> List[Tuple[float, float]]:
+    """The points (sorted by latency) that beat the quality of every faster one."""
+    best, front = -math.inf, []
+    for x, y, _ in pts:
+        if y > best:
+            best = y
+            front.append((x, y))
+    return front
 
 
 def _ci(xs: List[float], seed: int = 0, resamples: int = 2000) -> Tuple[float, float, float]:
@@ -230,26 +250,8 @@ def strata(v: SuiteView) -> Optional[str]:
     y = 0.0
     for tag, qids in tags.items():
         for i, name in enumerate(v.names):
-            xs = [x for q, x in v.per_query(name, m).items() if q in set(qids)]
-            if not xs:
-                continue
-            mean, lo, hi = _ci(xs)
-            ax.errorbar(
-                [mean],
-                [y],
-                xerr=[[mean - lo], [hi - mean]],
-                fmt="o",
-                color=PALETTE[i % len(PALETTE)],
-                ms=4,
-                capsize=2,
-                label=name if tag == next(iter(tags)) else None,
-            )
-            base = v.base_per_query(name, m)
-            if base:
-                bx = [base[q] for q in qids if q in base]
-                if bx:
-                    ax.plot([sum(bx) / len(bx)], [y], marker="|", ms=10, color="#555555")
-            y += 1
+            if _stratum_point(ax, v, name, m, qids, y, i, label=tag == next(iter(tags))):
+                y += 1
         yticks.append(y - (n_r + 1) / 2)
         ylabels.append(f"{tag} ({len(qids)})")
         y += 1
@@ -260,6 +262,32 @@ def strata(v: SuiteView) -> Optional[str]:
     ax.legend(frameon=False, fontsize=8, loc="best")
     fig.tight_layout()
     return _svg(fig)
+
+
+def _stratum_point(
+    ax: Any, v: SuiteView, name: str, m: str, qids: List[str], y: float, i: int, label: bool
+) -> bool:
+    """A retriever's mean on a stratum at height ``y``, with its interval and the baseline's
+    mean; False (nothing drawn) when the retriever has no value on the stratum."""
+    xs = [x for q, x in v.per_query(name, m).items() if q in set(qids)]
+    if not xs:
+        return False
+    mean, lo, hi = _ci(xs)
+    ax.errorbar(
+        [mean],
+        [y],
+        xerr=[[mean - lo], [hi - mean]],
+        fmt="o",
+        color=PALETTE[i % len(PALETTE)],
+        ms=4,
+        capsize=2,
+        label=name if label else None,
+    )
+    base = v.base_per_query(name, m)
+    bx = [base[q] for q in qids if q in base]
+    if bx:
+        ax.plot([sum(bx) / len(bx)], [y], marker="|", ms=10, color="#555555")
+    return True
 
 
 def judged(v: SuiteView) -> Optional[str]:

@@ -4,11 +4,12 @@ from ``gates``, the statistics from ``stats``."""
 
 from __future__ import annotations
 
-import math
-from typing import Any, Callable, List, Sequence
+from typing import Any, Callable, List, Mapping, Sequence
 
 from ..gates.floors import GateKind, ab_percentiles
-from ..gates.stages import StageRow, stage_rows
+from ..gates.stages import stage_rows
+from .formats import candidate_recall, delta, engine_detail, missing, percent_shares, text_table
+from .power import power_line
 
 __all__ = ["expectation_lines", "render_summary"]
 
@@ -31,9 +32,7 @@ def render_summary(
 def _header(result: Any) -> List[str]:
     suite, info = result.suite, result.backend_info
     engine = info.get("backend", "?")
-    detail = " ".join(str(info[k]) for k in ("engine", "version") if info.get(k))
-    if info.get("client"):
-        detail += f", client {info['client']}"
+    detail = engine_detail(info)
     version = f" ({detail})" if detail else ""
     first = next(iter(result.retrievers.values()), None)
     n_eval = len(first.evaluation.evaluated) if first else 0
@@ -52,7 +51,7 @@ def _retriever_table(result: Any) -> List[str]:
         row = [name] + [_cell(r.evaluation.aggregate.get(m)) for m in metrics]
         row += [_ms(r.latency.p50 if r.latency else None), _ms(r.latency.p95 if r.latency else None)]
         rows.append(row)
-    return ["  " + line for line in _table(header, rows)]
+    return ["  " + line for line in text_table(header, rows)]
 
 
 def _latency_line(result: Any) -> List[str]:
@@ -87,21 +86,22 @@ def _stage_table(result: Any) -> List[str]:
         "p95 vs input",
     ]
     lines = ["  stages (deltas against bm25 and against each stage's best input):"]
-    lines += ["    " + line for line in _table(head, [_stage_cells(r) for r in stages])]
+    lines += ["    " + line for line in text_table(head, [_stage_cells(r.as_dict()) for r in stages])]
     return lines + [f"    {r.name}: {r.verdict}" for r in stages if r.verdict]
 
 
-def _stage_cells(r: StageRow) -> List[str]:
+def _stage_cells(r: Mapping[str, Any]) -> List[str]:
+    """A stage's row as the JSON report has it (``stages``), in plain text."""
     return [
-        r.name,
-        "+".join(r.builds_on) or "-",
-        _cell(r.value),
-        _delta(r.delta_vs_bm25),
-        _delta(r.delta_vs_input),
-        _cell(r.mrr),
-        " ".join(f"{k}@{r.window}={v:.3f}" for k, v in r.candidate_recall.items()) or "-",
-        _ms(r.p95_ms),
-        _delta(r.delta_p95_ms, 1),
+        r["name"],
+        "+".join(r["builds_on"]) or "-",
+        _cell(r["value"]),
+        delta(r["delta_vs_bm25"], plain=True),
+        delta(r["delta_vs_input"], plain=True),
+        _cell(r["mrr"]),
+        candidate_recall(r) or "-",
+        _ms(r["p95_ms"]),
+        delta(r["delta_p95_ms"], 1, plain=True),
     ]
 
 
@@ -156,7 +156,7 @@ def _ab_lines(result: Any) -> List[str]:
 
 def _notes(result: Any) -> List[str]:
     """Unjudged share, abstention, power, queries left out, warnings."""
-    shares = ", ".join(f"{n} {result.unjudged_share(n):.0%}" for n in result.retrievers)
+    shares = percent_shares({n: result.unjudged_share(n) for n in result.retrievers})
     lines = [
         f"  unjudged in the top 10: {shares} (unjudged documents count as non-relevant: "
         f"a retriever surfacing new documents can look worse than it is; "
@@ -164,23 +164,33 @@ def _notes(result: Any) -> List[str]:
     ]
     if result.suite.model.unanswerable is not None:
         lines.append(_abstention_line(result))
-    power = _power_line(result)
+    power = power_line(result)
     if power:
         lines.append(power)
+    lines += _left_out_lines(result)
+    for r in result.retrievers.values():
+        lines += _retriever_notes(r)
+    return lines + [f"  warning: {w}" for w in result.warnings]
+
+
+def _left_out_lines(result: Any) -> List[str]:
+    """The queries without a relevant judgment (left out of the averages)."""
     first = next(iter(result.retrievers.values()), None)
     ev = first.evaluation if first else None
-    if ev is not None and ev.no_relevant:
-        lines.append(
-            f"  {len(ev.no_relevant)} queries without a relevant judgment are left out "
-            f"of the averages: {', '.join(ev.no_relevant[:10])}"
-        )
-    for r in result.retrievers.values():
-        if r.evaluation.missing:
-            lines.append(
-                f"  {r.name}: {len(r.evaluation.missing)} queries returned no hits (scored 0, counted)"
-            )
-        lines += [f"  warning: {r.name}: {w}" for w in r.warnings]
-    return lines + [f"  warning: {w}" for w in result.warnings]
+    if ev is None or not ev.no_relevant:
+        return []
+    return [
+        f"  {len(ev.no_relevant)} queries without a relevant judgment are left out "
+        f"of the averages: {', '.join(ev.no_relevant[:10])}"
+    ]
+
+
+def _retriever_notes(r: Any) -> List[str]:
+    """A retriever's queries without hits and its warnings."""
+    lines = []
+    if r.evaluation.missing:
+        lines.append(f"  {r.name}: {len(r.evaluation.missing)} queries returned no hits (scored 0, counted)")
+    return lines + [f"  warning: {r.name}: {w}" for w in r.warnings]
 
 
 def _abstention_line(result: Any) -> str:
@@ -195,43 +205,17 @@ def _abstention_line(result: Any) -> str:
     return "  abstention on unanswerable queries: " + (", ".join(parts) or "none tagged")
 
 
-def _power_line(result: Any) -> str:
-    """The smallest drop of the headline metric the suite can detect (95%, power 0.8)."""
-    from ..stats.power import estimate_sd_diff, minimum_detectable_drop
-
-    metric = "ndcg@10" if "ndcg@10" in result.suite.metrics else result.suite.metrics[0]
-    first = next(iter(result.retrievers.values()), None)
-    if first is None or len(first.evaluation.evaluated) < 2:
-        return ""
-    values = first.evaluation.per_query[metric]
-    reg = result.suite.model.regression
-    confidence = reg.confidence if reg is not None else 0.95
-    sd = estimate_sd_diff(values)
-    if not sd > 0:
-        return (
-            f"  power: {first.name}'s {metric} has no per-query spread over {len(values)} "
-            f"queries; the detectable drop cannot be estimated (add varied queries)"
-        )
-    mdd = minimum_detectable_drop(sd, len(values), confidence=confidence, power=0.8)
-    caveat = " (a normal approximation: optimistic below 30 queries)" if len(values) < 30 else ""
-    return (
-        f"  power: with {len(values)} queries a {metric} drop of {mdd:.4f} is detected with "
-        f"80% power at {confidence:.0%} confidence (estimated from {first.name}'s per-query "
-        f"spread; more queries detect smaller drops){caveat}"
-    )
-
-
 # ------------------------------------------------------------------ cells
 
 
 def _cell(x: Any) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    if missing(x):
         return "-"
     return f"{x:.4f}" if isinstance(x, float) else str(x)
 
 
 def _ms(x: Any) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    if missing(x):
         return "-"
     return f"{x:.1f}"
 
@@ -240,26 +224,11 @@ def _ratio(x: Any) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
-def _delta(x: Any, digits: int = 4) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    return f"{x:+.{digits}f}"
-
-
 #: How a gate's value and threshold are shown, by kind (default: a 4-decimal cell).
 _GATE_FORMAT: dict[GateKind, tuple[Callable[[Any], str], str]] = {
     GateKind.LATENCY: (_ms, " ms"),
     GateKind.LATENCY_RATIO: (_ratio, ""),
 }
-
-
-def _table(header: List[str], rows: List[List[str]]) -> List[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-
-    def line(cells: List[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
-
-    return [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
 
 
 def expectation_lines(checked: Sequence[Any]) -> List[str]:

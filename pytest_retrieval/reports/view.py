@@ -1,6 +1,7 @@
 """One reading of a JSON report (the dict ``--retrieval-report`` writes) shared by the Markdown,
 HTML and OpenMetrics renderers: the verdict, the gated cells, the worst-moved queries with
-their ranking diffs, the strata. Pure: no I/O, no plotting, no pytest."""
+their ranking diffs, the strata. Pure: no I/O, no plotting, no pytest. How values are written
+is :mod:`formats`."""
 
 from __future__ import annotations
 
@@ -10,66 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..gates.rankings import SHOWN, RankDiff, ranking_diff
-
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@'\"]+:[^/\s@'\"]+@")
-_SECRET_KV = re.compile(
-    r"(?i)\b(password|passwd|api[_-]?key|token|secret|authorization)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;]+)"
-)
-
-
-def redact(text: str) -> str:
-    """A last line of defence on every rendered output: URL credentials and ``password=...``
-    style pairs are masked (the plugin never puts credentials in a report to begin with)."""
-    text = _USERINFO.sub(r"\1***@", text)
-    return _SECRET_KV.sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
-
-
-# ------------------------------------------------------------------ formatting
-
-
-def num(x: Any, digits: int = 4) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return str(x)
-    return f"{x:.{digits}f}"
-
-
-def delta(x: Any, digits: int = 4) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    s = f"{x:+.{digits}f}"
-    return s.replace("-", "−")
-
-
-def ms(x: Any) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    return f"{x:.1f} ms" if x >= 1 else f"{x:.2f} ms"
-
-
-def pval(p: Any) -> str:
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return "n/a"
-    return f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
-
-
-def is_latency(metric: str) -> bool:
-    return metric.endswith("_ms")
-
-
-def metric_value(metric: str, x: Any) -> str:
-    if metric.endswith("_ms"):
-        return ms(x)
-    if metric.endswith("_ratio"):
-        return "–" if x is None else f"{x:.3f}×"
-    return num(x)
-
-
-def clip(text: Any, n: int) -> str:
-    text = " ".join(str(text or "").split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
+from .formats import delta
 
 # ------------------------------------------------------------------ verdict
 
@@ -129,38 +71,34 @@ class Verdict:
 def verdict(doc: Mapping[str, Any]) -> Verdict:
     v = Verdict()
     for s in doc.get("suites", []):
-        items = s.get("items") or []
-        if items:
-            for it in items:
-                setattr(v, _COUNT[it["outcome"]], getattr(v, _COUNT[it["outcome"]]) + 1)
-        else:
-            for g in s.get("gates", []):
-                if g.get("passed"):
-                    v.passed += 1
-                else:
-                    v.failed += 1
-            for r in s.get("regressions", []):
-                if r.get("passed"):
-                    v.passed += 1
-                else:
-                    v.failed += 1
+        _count_outcomes(v, s)
         if "error" in s:
             v.suite_errors.append((s.get("suite", "?"), str(s["error"])))
-        for r in s.get("regressions", []):
-            if not r.get("passed"):
-                v.regressions.append(
-                    (
-                        s.get("suite", "?"),
-                        r["retriever"],
-                        r["metric"],
-                        r["comparison"].get("mean_diff") or 0.0,
-                    )
-                )
+        v.regressions += [
+            (s.get("suite", "?"), r["retriever"], r["metric"], r["comparison"].get("mean_diff") or 0.0)
+            for r in s.get("regressions", [])
+            if not r.get("passed")
+        ]
         if (s.get("baseline") or {}).get("retrievers") is not None:
             v.baselines += 1
     for e in (doc.get("session") or {}).get("collection_errors", []):
         v.collection_errors.append((e.get("nodeid", "?"), e.get("message", "")))
     return v
+
+
+def _count_outcomes(v: Verdict, s: Mapping[str, Any]) -> None:
+    """Count a suite's gate items by outcome; an older report without items counts its
+    gates and baseline comparisons, passed or failed."""
+    items = s.get("items") or []
+    for it in items:
+        setattr(v, _COUNT[it["outcome"]], getattr(v, _COUNT[it["outcome"]]) + 1)
+    if items:
+        return
+    for g in list(s.get("gates", [])) + list(s.get("regressions", [])):
+        if g.get("passed"):
+            v.passed += 1
+        else:
+            v.failed += 1
 
 
 def _plural(n: int, word: str) -> str:
@@ -213,7 +151,7 @@ class SuiteView:
             if g["metric"] not in cols:
                 cols.append(g["metric"])
         for g in self.s.get("gates", []):
-            name = _gate_name(g)
+            name = gate_name(g)
             if name not in cols:
                 cols.append(name)
         for r in self.s.get("regressions", []):
@@ -223,7 +161,7 @@ class SuiteView:
 
     def gate(self, retriever: str, name: str) -> Optional[Dict[str, Any]]:
         for g in self.s.get("gates", []):
-            if g["retriever"] == retriever and _gate_name(g) == name:
+            if g["retriever"] == retriever and gate_name(g) == name:
                 return g
         return None
 
@@ -283,7 +221,7 @@ class SuiteView:
         bad = [it for it in self.items if it["outcome"] in ("error", "failed")]
         if not self.items:  # an older report without items: the failed gates and regressions
             bad = [
-                {"retriever": g["retriever"], "gate": _gate_name(g), "outcome": "failed", "message": ""}
+                {"retriever": g["retriever"], "gate": gate_name(g), "outcome": "failed", "message": ""}
                 for g in self.s.get("gates", [])
                 if not g.get("passed")
             ] + [
@@ -356,6 +294,15 @@ class SuiteView:
                 out.setdefault(str(t), []).append(q)
         return dict(sorted(out.items()))
 
+    def stratum(
+        self, retriever: str, metric: str, tag: str, qids: Sequence[str]
+    ) -> Tuple[Optional[float], Optional[float], Optional[Dict[str, Any]]]:
+        """A stratum's mean now and in the baseline, and its regression verdict when gated."""
+        now, _ = self.stratum_mean(self.per_query(retriever, metric), qids)
+        base, _ = self.stratum_mean(self.base_per_query(retriever, metric), qids)
+        st = ((self.regression(retriever, metric) or {}).get("strata") or {}).get(tag)
+        return now, base, st
+
     def stratum_mean(self, values: Mapping[str, float], qids: Sequence[str]) -> Tuple[Optional[float], int]:
         xs = [values[q] for q in qids if q in values]
         return (math.fsum(xs) / len(xs), len(xs)) if xs else (None, 0)
@@ -390,16 +337,6 @@ class SuiteView:
         return out
 
 
-def _gate_name(g: Mapping[str, Any]) -> str:
+def gate_name(g: Mapping[str, Any]) -> str:
+    """A gate's name as its item names it: the metric, with its stratum in brackets."""
     return f"{g['metric']}[{g['stratum']}]" if g.get("stratum") else g["metric"]
-
-
-def mark(comparison: Mapping[str, Any]) -> str:
-    """▼ a significant drop (the upper bound of the difference is below 0), ▲ a significant
-    gain (the lower bound above 0), nothing otherwise."""
-    lo, hi = comparison.get("ci_low"), comparison.get("ci_high")
-    if hi is not None and hi < 0:
-        return "▼"
-    if lo is not None and lo > 0:
-        return "▲"
-    return ""

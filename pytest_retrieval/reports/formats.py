@@ -1,0 +1,132 @@
+"""How the reports write values: numbers, differences, latencies and p-values, the stage table's
+cells, aligned plain-text tables, and the redaction every rendered output goes through. One
+formatter per thing shown, shared by the terminal summary, ``compare`` and the Markdown, HTML and
+OpenMetrics renderers; ``plain`` is the terminal's ASCII spelling (``-`` for a missing value
+and for a minus sign). Pure: no I/O."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable, Collection, List, Mapping
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@'\"]+:[^/\s@'\"]+@")
+_SECRET_KV = re.compile(
+    r"(?i)\b(password|passwd|api[_-]?key|token|secret|authorization)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;]+)"
+)
+
+
+def redact(text: str) -> str:
+    """A last line of defence on every rendered output: URL credentials and ``password=...``
+    style pairs are masked (the plugin never puts credentials in a report to begin with)."""
+    text = _USERINFO.sub(r"\1***@", text)
+    return _SECRET_KV.sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
+
+
+def missing(x: Any) -> bool:
+    """No value to show: None (null in the JSON report) or NaN."""
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def num(x: Any, digits: int = 4) -> str:
+    if missing(x):
+        return "–"
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    return f"{x:.{digits}f}"
+
+
+def delta(x: Any, digits: int = 4, *, plain: bool = False) -> str:
+    """A signed difference: ``+0.0123``, ``−0.0123`` (``-0.0123`` when ``plain``)."""
+    if missing(x):
+        return "-" if plain else "–"
+    s = f"{x:+.{digits}f}"
+    return s if plain else s.replace("-", "−")
+
+
+def ms(x: Any) -> str:
+    if missing(x):
+        return "–"
+    return f"{x:.1f} ms" if x >= 1 else f"{x:.2f} ms"
+
+
+def pval(p: Any) -> str:
+    if missing(p):
+        return "n/a"
+    return f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
+
+
+def is_latency(metric: str) -> bool:
+    return metric.endswith("_ms")
+
+
+def metric_value(metric: str, x: Any) -> str:
+    if metric.endswith("_ms"):
+        return ms(x)
+    if metric.endswith("_ratio"):
+        return "–" if x is None else f"{x:.3f}×"
+    return num(x)
+
+
+def stage_quality(r: Mapping[str, Any]) -> List[str]:
+    """A stage row's value and its differences against bm25 and against its best input."""
+    return [num(r.get("value")), delta(r.get("delta_vs_bm25")), delta(r.get("delta_vs_input"))]
+
+
+def stage_latency(r: Mapping[str, Any]) -> List[str]:
+    """A stage row's p95 latency (ms) and its difference against its input."""
+    return ["–" if r.get("p95_ms") is None else f"{r['p95_ms']:.1f}", delta(r.get("delta_p95_ms"), 1)]
+
+
+def candidate_recall(r: Mapping[str, Any], name: Callable[[str], str] = str) -> str:
+    """A stage row's recall of its inputs' candidates, ``input@window=recall`` each."""
+    return " ".join(
+        f"{name(k)}@{r.get('window')}={x:.3f}" for k, x in (r.get("candidate_recall") or {}).items()
+    )
+
+
+def stage_head(metric: str) -> List[str]:
+    """The stage table's columns (``metric`` as the renderer escapes it)."""
+    return ["stage", "builds on", metric, "vs bm25", "vs input", "recall of inputs", "p95 ms", "p95 vs input"]
+
+
+def engine_detail(info: Mapping[str, Any], keys: Collection[str] = ("engine", "version")) -> str:
+    """A backend's description (``backend_info``): the engine and its version, and the client's."""
+    detail = " ".join(str(info[k]) for k in keys if info.get(k))
+    if info.get("client"):
+        detail += f", client {info['client']}"
+    return detail
+
+
+def percent_shares(shares: Mapping[str, float], name: Callable[[str], str] = str) -> str:
+    """``bm25 12%, dense 30%``: each retriever's share (the unjudged share of its top 10)."""
+    return ", ".join(f"{name(n)} {x:.0%}" for n, x in shares.items())
+
+
+def text_table(header: List[str], rows: List[List[str]], left: Collection[int] = (0,)) -> List[str]:
+    """Aligned plain-text columns under a header and a rule; the ``left`` columns are
+    left-aligned, the others (numbers) right-aligned."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+
+    def line(cells: List[str]) -> str:
+        return "  ".join(
+            c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+        )
+
+    return [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+
+def clip(text: Any, n: int) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def mark(comparison: Mapping[str, Any]) -> str:
+    """▼ a significant drop (the upper bound of the difference is below 0), ▲ a significant
+    gain (the lower bound above 0), nothing otherwise."""
+    lo, hi = comparison.get("ci_low"), comparison.get("ci_high")
+    if hi is not None and hi < 0:
+        return "▼"
+    if lo is not None and lo > 0:
+        return "▲"
+    return ""
