@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from ...fileio import atomic_write
-from .._common import PathLike, as_matrix
+from ..files import PathLike
+from ..outputs import as_matrix
 from .base import Embedder
 
 if TYPE_CHECKING:  # pragma: no cover

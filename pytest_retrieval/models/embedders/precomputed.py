@@ -11,7 +11,9 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from ...errors import ConfigError
-from .._common import ModelConfig, PathLike, PathStr, file_digest, resolve
+from ..config_parsing import ModelConfig, PathStr
+from ..digests import file_digest
+from ..files import PathLike, resolve
 from .base import Embedder
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -12,7 +12,8 @@ from typing import Any, Dict, List, Literal, Optional, Sequence
 from pydantic import Field, SecretStr
 
 from ...errors import ConfigError, InfrastructureError
-from .._common import ModelConfig, options_tag
+from ..config_parsing import ModelConfig
+from ..digests import options_tag
 from .base import Candidate, Reranker
 
 DEFAULT_COHERE_URL = "https://api.cohere.com"

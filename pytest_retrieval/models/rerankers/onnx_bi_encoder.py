@@ -10,8 +10,9 @@ from typing import Any, Dict, List, Literal, Sequence, Tuple
 from pydantic import Field
 
 from ...errors import ConfigError
-from .._common import PathLike, as_matrix, normalize_rows, resolve
 from ..embedders.onnx import OnnxEmbedder, OnnxEmbeddingOptions
+from ..files import PathLike, resolve
+from ..outputs import as_matrix, normalize_rows
 from .base import Candidate, Reranker
 
 
