@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, ClassVar, Dict, Mapping, Tuple, Type, TypeVar, get_args
+from typing import Any, ClassVar, Dict, List, Mapping, Tuple, Type, TypeVar, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, PrivateAttr, ValidationError
 from typing_extensions import Annotated
@@ -96,10 +96,15 @@ def _kind(config: Mapping[str, Any], family: str, configs: Mapping[str, Type[C]]
     return kind
 
 
+def _options(cls: Type[ModelConfig]) -> Tuple[List[str], List[str]]:
+    """(every option but ``type``, the required ones) of a kind."""
+    fields = [n for n in cls.model_fields if n != "type"]
+    return fields, [n for n in fields if cls.model_fields[n].is_required()]
+
+
 def _check_keys(config: Mapping[str, Any], cls: Type[ModelConfig], where: str) -> None:
     """No key the kind does not know, no required option missing (or null, or empty)."""
-    fields = [n for n in cls.model_fields if n != "type"]
-    required = [n for n in fields if cls.model_fields[n].is_required()]
+    fields, required = _options(cls)
     unknown = [k for k in config if k != "type" and k not in fields]
     if unknown:
         allowed = required + [n for n in fields if n not in required]
