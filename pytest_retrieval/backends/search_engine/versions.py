@@ -23,7 +23,7 @@ and 3.6. This module holds every per-version fact the backends act on:
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ...errors import ConfigError, InfrastructureError
 
@@ -55,6 +55,16 @@ def version_tuple(version: Optional[str]) -> tuple:
         except ValueError:
             break
     return tuple(out)
+
+
+def older_than(version: str, minimum: Tuple[int, ...]) -> bool:
+    """Whether ``version``'s first ``len(minimum)`` numbers are below ``minimum`` (an
+    unparsable version is not)."""
+    try:
+        found = tuple(int(x) for x in version.split(".")[: len(minimum)])
+    except ValueError:
+        return False
+    return found < minimum
 
 
 def client_version(engine: str) -> Optional[str]:

@@ -184,8 +184,8 @@ class CohereReranker:
             raise InfrastructureError(f"cohere rerank ({self.model}): response has no 'results' list")
         scores: List[Optional[float]] = [None] * n
         for item in results:
-            index = getattr(item, "index", None)
-            score = getattr(item, "relevance_score", None)
+            index: Any = getattr(item, "index", None)
+            score: Any = getattr(item, "relevance_score", None)
             if not _valid_result(index, score, n):
                 raise InfrastructureError(
                     f"cohere rerank ({self.model}): malformed result "
