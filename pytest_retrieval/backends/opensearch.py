@@ -136,10 +136,7 @@ class OpenSearchBackend(SearchEngineBackend):
         from opensearchpy.exceptions import ConnectionTimeout, TransportError
 
         transport = self._client.transport
-        if body is not None and not isinstance(body, (str, bytes)):
-            body = transport.serializer.dumps(body)
-        if isinstance(body, str):
-            body = body.encode("utf-8", "surrogatepass")
+        body = _encoded(body, transport.serializer)
         try:
             status, headers, raw = transport.get_connection().perform_request(
                 method,
@@ -154,10 +151,7 @@ class OpenSearchBackend(SearchEngineBackend):
                 f"{type(exc).__name__}: {exc.error}", timeout=isinstance(exc, ConnectionTimeout)
             ) from None
         content_type = str(headers.get("content-type") or "").split(";")[0].strip()
-        try:
-            data = json.loads(raw) if raw and content_type == "application/json" else None
-        except ValueError:
-            data = None
+        data = _json_or_none(raw, content_type)
         if not 200 <= status < 300:
             body = data if data is not None else describe_answer(raw, self._conn.hosts)
             raise EngineHTTPError(status, body, dict(headers))
@@ -258,14 +252,7 @@ class OpenSearchBackend(SearchEngineBackend):
         for name, body in sorted(found.items()):
             if name in self._pipelines or not name.startswith(INDEX_PREFIX):
                 continue
-            desc = (body or {}).get("description") or ""
-            if not desc.startswith(_PIPELINE_DESCRIPTION_PREFIX):
-                continue
-            try:
-                meta = json.loads(desc[len(_PIPELINE_DESCRIPTION_PREFIX) :])
-            except ValueError:
-                continue
-            why = is_stale(meta, now, self._config.reap_after_s)
+            why = is_stale(_pipeline_stamp(body), now, self._config.reap_after_s)
             if why is None:
                 continue
             resp = self._http.request(
@@ -329,3 +316,32 @@ class OpenSearchBackend(SearchEngineBackend):
         if temporary is not None:
             self.delete_search_pipeline(temporary)
         return run
+
+
+def _encoded(body: Any, serializer: Any) -> Any:
+    """A request body as bytes (JSON through the client's serializer), or None."""
+    if body is not None and not isinstance(body, (str, bytes)):
+        body = serializer.dumps(body)
+    if isinstance(body, str):
+        body = body.encode("utf-8", "surrogatepass")
+    return body
+
+
+def _json_or_none(raw: Any, content_type: str) -> Any:
+    """The JSON of an ``application/json`` answer; None for any other or unreadable one."""
+    try:
+        return json.loads(raw) if raw and content_type == "application/json" else None
+    except ValueError:
+        return None
+
+
+def _pipeline_stamp(body: Any) -> Any:
+    """The creation stamp a search pipeline carries in its description ({} when none: a
+    pipeline without it is not ours)."""
+    desc = (body or {}).get("description") or ""
+    if not desc.startswith(_PIPELINE_DESCRIPTION_PREFIX):
+        return {}
+    try:
+        return json.loads(desc[len(_PIPELINE_DESCRIPTION_PREFIX) :])
+    except ValueError:
+        return {}

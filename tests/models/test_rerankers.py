@@ -5,6 +5,7 @@ callables, and the Cohere client against a local fake HTTP server."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import sys
@@ -710,3 +711,15 @@ def test_cohere_key_from_environment_and_config_errors(monkeypatch, cohere):
         CohereReranker(api_key=SECRET, base_url="https://user:pw@api.cohere.com")
     monkeypatch.setenv("COHERE_API_KEY", SECRET)
     assert make_reranker({"type": "cohere"}).id == "cohere:rerank-english-v3.0"
+
+
+MODELS = Path(__file__).resolve().parents[2] / "pytest_retrieval" / "models"
+
+
+def test_rerankers_use_no_private_helper_of_embedders():
+    for path in (MODELS / "rerankers").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and "embedders" in (node.module or ""):
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                assert not private, (path.name, private)

@@ -241,6 +241,40 @@ def _esc(cp: int) -> str:
     return f"\\U{cp:08X}" if cp > 0xFFFF else f"\\u{cp:04X}"
 
 
+def _astral_bounds(names: List[str]) -> List[int]:
+    """The astral ranges of every table swept into the bounds of disjoint intervals."""
+    points = set()
+    for name in names:
+        for lo, hi in _ranges(name):
+            if hi > 0xFFFF:
+                points.add(max(lo, 0x10000))
+                points.add(hi + 1)
+    return sorted(points)
+
+
+def _astral_masks(names: List[str], bounds: List[int]) -> List[int]:
+    """For each interval of ``bounds``, the tables (bit ``i`` for ``names[i]``) holding it."""
+    masks = [0] * len(bounds)
+    for bit, name in enumerate(names):
+        for lo, hi in _ranges(name):
+            if hi <= 0xFFFF:
+                continue
+            lo = max(lo, 0x10000)
+            first = bisect.bisect_left(bounds, lo)
+            for i in range(first, bisect.bisect_left(bounds, hi + 1)):
+                masks[i] |= 1 << bit
+    return masks
+
+
+def _bmp_class(name: str) -> str:
+    """The BMP part of a table as the body of a character class."""
+    return "".join(
+        _esc(lo) if lo == min(hi, 0xFFFF) else f"{_esc(lo)}-{_esc(min(hi, 0xFFFF))}"
+        for lo, hi in _ranges(name)
+        if lo <= 0xFFFF
+    )
+
+
 class _Grammar:
     """The compiled pattern plus the astral-plane substitution it relies on.
 
@@ -254,38 +288,19 @@ class _Grammar:
 
     def __init__(self) -> None:
         names = list(_TABLES)
-        # Sweep the astral ranges of every table into disjoint intervals -> membership mask.
-        points = set()
-        for name in names:
-            for lo, hi in _ranges(name):
-                if hi > 0xFFFF:
-                    points.add(max(lo, 0x10000))
-                    points.add(hi + 1)
-        bounds = sorted(points)
-        masks = [0] * len(bounds)
-        for bit, name in enumerate(names):
-            for lo, hi in _ranges(name):
-                if hi <= 0xFFFF:
-                    continue
-                lo = max(lo, 0x10000)
-                first = bisect.bisect_left(bounds, lo)
-                for i in range(first, bisect.bisect_left(bounds, hi + 1)):
-                    masks[i] |= 1 << bit
+        bounds = _astral_bounds(names)
+        masks = _astral_masks(names, bounds)
         placeholder_of_mask: Dict[int, int] = {}
         for m in masks:
             if m and m not in placeholder_of_mask:
                 placeholder_of_mask[m] = 0xD800 + len(placeholder_of_mask)
         self._bounds = bounds
         self._placeholders = [chr(placeholder_of_mask[m]) if m else "\udbff" for m in masks]
-        self._classes: Dict[str, str] = {}
-        for bit, name in enumerate(names):
-            bmp = "".join(
-                _esc(lo) if lo == min(hi, 0xFFFF) else f"{_esc(lo)}-{_esc(min(hi, 0xFFFF))}"
-                for lo, hi in _ranges(name)
-                if lo <= 0xFFFF
-            )
-            astral = "".join(_esc(ph) for m, ph in placeholder_of_mask.items() if m >> bit & 1)
-            self._classes[name] = bmp + astral
+        self._classes: Dict[str, str] = {
+            name: _bmp_class(name)
+            + "".join(_esc(ph) for m, ph in placeholder_of_mask.items() if m >> bit & 1)
+            for bit, name in enumerate(names)
+        }
         self.pattern = self._compile()
 
     def _astral_placeholder(self, match: re.Match[str]) -> str:

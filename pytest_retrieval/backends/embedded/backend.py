@@ -223,19 +223,7 @@ class EmbeddedBackend(Backend):
         if ids == self._doc_ids:
             rows = np.arange(len(ids), dtype=np.int64)
         else:
-            position = {doc_id: i for i, doc_id in enumerate(ids)}
-            missing = [d for d in self._doc_ids if d not in position]
-            if missing:
-                more = f" (and {len(missing) - 5} more)" if len(missing) > 5 else ""
-                raise ConfigError(
-                    f"document vectors are missing for {len(missing)} of {len(self._doc_ids)}"
-                    f" corpus documents, e.g. {', '.join(map(repr, missing[:5]))}{more}"
-                )
-            # Vectors for ids outside the corpus are ignored; rows follow corpus order.
-            order = np.fromiter(
-                (position[d] for d in self._doc_ids), dtype=np.int64, count=len(self._doc_ids)
-            )
-            matrix = matrix[order]
+            matrix = _in_corpus_order(matrix, ids, self._doc_ids)
             rows = np.arange(len(self._doc_ids), dtype=np.int64)
         self._vectors = np.ascontiguousarray(matrix)
         self._vector_rows = rows
@@ -302,16 +290,7 @@ class EmbeddedBackend(Backend):
 
         if self._documents is None:
             raise ConfigError("BM25 on the embedded backend needs the corpus documents")
-        if spec.multi_match_type not in MULTI_MATCH_TYPES:
-            raise ConfigError(
-                f"multi_match type {spec.multi_match_type!r} is not supported by the embedded "
-                f"backend (supported: {', '.join(MULTI_MATCH_TYPES)})"
-            )
-        if not spec.fields:
-            raise ConfigError("BM25 needs at least one field")
-        for field, boost in spec.fields:
-            if not (isinstance(boost, (int, float)) and math.isfinite(boost) and boost >= 0):
-                raise ConfigError(f"field {field!r}: boost must be a number >= 0, got {boost!r}")
+        _check_bm25_spec(spec)
         stop_key = self._stopword_key(spec.stopwords)
         analyzer = get_analyzer(stop_key)
         indexes = [
@@ -324,26 +303,11 @@ class EmbeddedBackend(Backend):
 
         run: Run = {}
         for query in queries:
-            terms = analyzer.tokens(query.text)
-            per_field = []
-            for index, boost in indexes:
-                scores = index.scores(terms) if terms else None
-                if scores is not None:
-                    # (k1 + 1): Elasticsearch/OpenSearch score with LegacyBM25Similarity, which
-                    # multiplies Lucene's BM25 by (k1 + 1) (their explain shows it as "boost")
-                    scores *= boost * scale
-                    per_field.append(scores)
+            per_field = _field_scores(analyzer.tokens(query.text), indexes, scale)
             if not per_field:
                 run[query.qid] = Ranking()
                 continue
-            if len(per_field) == 1:
-                total = per_field[0]
-            elif best:
-                stacked = np.vstack(per_field)
-                top = stacked.max(axis=0)
-                total = top + tie * (stacked.sum(axis=0) - top) if tie else top
-            else:
-                total = np.sum(per_field, axis=0)
+            total = _multi_match(per_field, best, tie)
             hits = np.flatnonzero(total > 0)
             chosen = top_k_indices(total, k, hits)
             run[query.qid] = Ranking([self._doc_ids[i] for i in chosen], [float(total[i]) for i in chosen])
@@ -388,39 +352,15 @@ class EmbeddedBackend(Backend):
     def _search_knn(self, spec: KnnSpec, queries: List[Query], k: int) -> Run:
         import numpy as np
 
-        if spec.filter:
-            raise ConfigError(
-                "kNN filter is not supported by the embedded backend; use an Elasticsearch "
-                "or OpenSearch backend, or drop the filter"
-            )
-        similarity = spec.similarity
-        if similarity not in SIMILARITIES:
-            raise ConfigError(f"unknown kNN similarity {similarity!r} (known: {', '.join(SIMILARITIES)})")
+        similarity = _knn_similarity(spec)
         if self._vectors is None:
             raise ConfigError("kNN on the embedded backend needs document vectors (configure an embedder)")
         docs = self._vectors
-        dim = docs.shape[1]
         if not queries:
             return {}
-        matrix = np.empty((len(queries), dim), dtype=np.float32)
-        for i, query in enumerate(queries):
-            if query.vector is None:
-                raise ConfigError(f"query {query.qid!r} has no vector for the kNN stage")
-            vec = np.asarray(query.vector, dtype=np.float32).reshape(-1)
-            if vec.shape[0] != dim:
-                raise ConfigError(
-                    f"query {query.qid!r}: vector has {vec.shape[0]} dimensions, the document "
-                    f"vectors have {dim}"
-                )
-            matrix[i] = vec
-        if not np.isfinite(matrix).all():
-            raise ConfigError("query vectors contain NaN or infinite values")
-
+        matrix = _query_matrix(queries, docs.shape[1])
         if similarity == "cosine":
-            if self._normalized is None:
-                doc_ids = [self._doc_ids[r] for r in self._vector_rows]
-                self._normalized = _unit_rows(docs, "document", doc_ids)
-            docs = self._normalized
+            docs = self._unit_documents()
             matrix = _unit_rows(matrix, "query", [q.qid for q in queries])
         doc_sq = None
         if similarity == "l2_norm":
@@ -430,14 +370,7 @@ class EmbeddedBackend(Backend):
         step = max(1, _KNN_CELLS_PER_CHUNK // max(1, docs.shape[0]))
         for start in range(0, len(queries), step):
             block = matrix[start : start + step]
-            with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked just below
-                raw = block @ docs.T  # (queries, docs) float32
-                scores = _es_knn_scores(similarity, raw, block, doc_sq)
-            if not np.isfinite(scores).all():
-                raise ConfigError(
-                    f"kNN scores ({similarity}) overflow float32: the vectors are too large "
-                    "(Elasticsearch and OpenSearch score in float32 too); scale them down or use cosine"
-                )
+            scores = _knn_block_scores(similarity, block, docs, doc_sq)
             for j in range(block.shape[0]):
                 row = scores[j]
                 chosen = top_k_indices(row, k)
@@ -447,6 +380,122 @@ class EmbeddedBackend(Backend):
                     [float(row[i]) for i in chosen],
                 )
         return run
+
+    def _unit_documents(self) -> np.ndarray:
+        """The document vectors scaled to unit length (for cosine), computed once."""
+        if self._normalized is None:
+            doc_ids = [self._doc_ids[r] for r in self._vector_rows]
+            self._normalized = _unit_rows(self._vectors, "document", doc_ids)
+        return self._normalized
+
+
+def _knn_similarity(spec: KnnSpec) -> str:
+    """The similarity of a kNN stage the embedded backend can run (it has no filter)."""
+    if spec.filter:
+        raise ConfigError(
+            "kNN filter is not supported by the embedded backend; use an Elasticsearch "
+            "or OpenSearch backend, or drop the filter"
+        )
+    if spec.similarity not in SIMILARITIES:
+        raise ConfigError(f"unknown kNN similarity {spec.similarity!r} (known: {', '.join(SIMILARITIES)})")
+    return spec.similarity
+
+
+def _in_corpus_order(matrix: np.ndarray, ids: List[str], corpus_ids: List[str]) -> np.ndarray:
+    """The rows of ``matrix`` (one per id of ``ids``) for the corpus documents, in corpus order;
+    a ConfigError naming corpus documents without a vector."""
+    import numpy as np
+
+    position = {doc_id: i for i, doc_id in enumerate(ids)}
+    missing = [d for d in corpus_ids if d not in position]
+    if missing:
+        more = f" (and {len(missing) - 5} more)" if len(missing) > 5 else ""
+        raise ConfigError(
+            f"document vectors are missing for {len(missing)} of {len(corpus_ids)}"
+            f" corpus documents, e.g. {', '.join(map(repr, missing[:5]))}{more}"
+        )
+    # Vectors for ids outside the corpus are ignored; rows follow corpus order.
+    order = np.fromiter((position[d] for d in corpus_ids), dtype=np.int64, count=len(corpus_ids))
+    return matrix[order]
+
+
+def _check_bm25_spec(spec: BM25Spec) -> None:
+    """The multi_match type, fields and boosts the embedded BM25 can score."""
+    if spec.multi_match_type not in MULTI_MATCH_TYPES:
+        raise ConfigError(
+            f"multi_match type {spec.multi_match_type!r} is not supported by the embedded "
+            f"backend (supported: {', '.join(MULTI_MATCH_TYPES)})"
+        )
+    if not spec.fields:
+        raise ConfigError("BM25 needs at least one field")
+    for field, boost in spec.fields:
+        if not (isinstance(boost, (int, float)) and math.isfinite(boost) and boost >= 0):
+            raise ConfigError(f"field {field!r}: boost must be a number >= 0, got {boost!r}")
+
+
+def _field_scores(
+    terms: List[str], indexes: List[Tuple[_FieldIndex, float]], scale: float
+) -> List[np.ndarray]:
+    """Each field's boosted BM25 scores of the query terms (fields with no hit are left out)."""
+    per_field = []
+    for index, boost in indexes:
+        scores = index.scores(terms) if terms else None
+        if scores is not None:
+            # (k1 + 1): Elasticsearch/OpenSearch score with LegacyBM25Similarity, which
+            # multiplies Lucene's BM25 by (k1 + 1) (their explain shows it as "boost")
+            scores *= boost * scale
+            per_field.append(scores)
+    return per_field
+
+
+def _multi_match(per_field: List[np.ndarray], best: bool, tie: float) -> np.ndarray:
+    """Field scores combined like ``multi_match``: ``best_fields`` (max + ``tie_breaker`` * the
+    others) or ``most_fields`` (sum)."""
+    import numpy as np
+
+    if len(per_field) == 1:
+        return per_field[0]
+    if best:
+        stacked = np.vstack(per_field)
+        top = stacked.max(axis=0)
+        return top + tie * (stacked.sum(axis=0) - top) if tie else top
+    return np.sum(per_field, axis=0)
+
+
+def _query_matrix(queries: List[Query], dim: int) -> np.ndarray:
+    """The query vectors as a float32 matrix: every query has one, of ``dim`` dimensions, finite."""
+    import numpy as np
+
+    matrix = np.empty((len(queries), dim), dtype=np.float32)
+    for i, query in enumerate(queries):
+        if query.vector is None:
+            raise ConfigError(f"query {query.qid!r} has no vector for the kNN stage")
+        vec = np.asarray(query.vector, dtype=np.float32).reshape(-1)
+        if vec.shape[0] != dim:
+            raise ConfigError(
+                f"query {query.qid!r}: vector has {vec.shape[0]} dimensions, the document vectors have {dim}"
+            )
+        matrix[i] = vec
+    if not np.isfinite(matrix).all():
+        raise ConfigError("query vectors contain NaN or infinite values")
+    return matrix
+
+
+def _knn_block_scores(
+    similarity: str, block: np.ndarray, docs: np.ndarray, doc_sq: Optional[np.ndarray]
+) -> np.ndarray:
+    """The scores of a block of queries against every document; overflow is a ConfigError."""
+    import numpy as np
+
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked just below
+        raw = block @ docs.T  # (queries, docs) float32
+        scores = _es_knn_scores(similarity, raw, block, doc_sq)
+    if not np.isfinite(scores).all():
+        raise ConfigError(
+            f"kNN scores ({similarity}) overflow float32: the vectors are too large "
+            "(Elasticsearch and OpenSearch score in float32 too); scale them down or use cosine"
+        )
+    return scores
 
 
 def _unit_rows(matrix: np.ndarray, what: str, ids: Sequence[str]) -> np.ndarray:

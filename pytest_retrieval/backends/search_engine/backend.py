@@ -24,12 +24,12 @@ from ...errors import ConfigError, InfrastructureError, cleanup_after_failure
 from ...types import Document, DocVectors, Query, Run
 from ..base import Backend, KnnSpec, SearchResult, TemplateSpec
 from .dsl import check_k, search_body, vector_to_list
-from .existing import refuse_index_options
-from .facts import hnsw_parameters, index_facts, read_vector_mapping
+from .existing import held_ids, refuse_index_options
+from .facts import hnsw_parameters, read_vector_mapping, searched_index_facts
 from .http import ConnectionSettings, EngineHTTP, connect
 from .index import INDEX_PREFIX, IndexConfig, ThrowawayIndex, count_docs, reap_indices
 from .search import FieldCheck, Searcher, json_answers
-from .versions import bm25_similarity_type, client_version, vector_index_facts
+from .versions import bm25_similarity_type, client_version, older_than
 
 log = logging.getLogger("pytest_retrieval.backends")
 
@@ -139,11 +139,7 @@ class SearchEngineBackend(Backend):
             raise InfrastructureError(
                 f"{self.name} backend: {', '.join(self._conn.hosts)} is {engine} {version}, not {self.product}"
             )
-        try:
-            found = tuple(int(x) for x in version.split(".")[: len(self.min_version)])
-        except ValueError:
-            return
-        if found < self.min_version:
+        if older_than(version, self.min_version):
             needed = ".".join(map(str, self.min_version))
             raise InfrastructureError(
                 f"{self.name} backend needs {self.product} >= {needed} ({self.min_version_for}), "
@@ -208,13 +204,9 @@ class SearchEngineBackend(Backend):
         if index is None or self._closed:
             return {}
         if index not in self._index_facts:
-            field = self._config.vector_field
-            mapping = read_vector_mapping(self._http, index, field)
-            facts = index_facts(self._http, index, mapping)
-            vector_index = vector_index_facts(self.name, field, mapping) if mapping else None
-            if vector_index:
-                facts["vector_index"] = vector_index
-            self._index_facts[index] = facts
+            self._index_facts[index] = searched_index_facts(
+                self._http, self.name, index, self._config.vector_field
+            )
         return self._index_facts[index]
 
     # ---- life cycle -------------------------------------------------------------------
@@ -302,16 +294,7 @@ class SearchEngineBackend(Backend):
         self._ready(k, spec)
         vectors = self._index.vectors
         if vectors is not None and spec.field == self._config.vector_field and not spec.filter:
-            import numpy as np
-
-            from ...measures.ann import exact_top_k
-
-            with_vectors = [q for q in queries if q.vector is not None]
-            matrix = np.stack([np.asarray(q.vector, dtype=np.float32) for q in with_vectors])
-            qids = [q.qid for q in with_vectors]
-            return exact_top_k(
-                qids, matrix, vectors.doc_ids, vectors.matrix, self._index.variant["similarity"], k
-            )
+            return _exact_top_k(queries, vectors, self._index.variant["similarity"], k)
         return self.exact_knn_on_engine(spec, queries, k)
 
     def exact_knn_on_engine(self, spec: KnnSpec, queries: Sequence[Query], k: int) -> Run:
@@ -338,22 +321,8 @@ class SearchEngineBackend(Backend):
         raise NotImplementedError
 
     def existing_ids(self, doc_ids: Sequence[str], batch: int = 1000) -> Optional[Set[str]]:
-        """Which of ``doc_ids`` the index (or alias) holds: batched read-only ``ids`` queries
-        (an ``ids`` query, unlike ``_mget``, also answers on an alias over several indexes)."""
-        index = self._target()
-        unique = list(dict.fromkeys(doc_ids))
-        found: Set[str] = set()
-        for i in range(0, len(unique), batch):
-            part = unique[i : i + batch]
-            resp = self._http.request(
-                "POST",
-                f"/{index}/_search",
-                params={"filter_path": "hits.hits._id"},
-                body={"query": {"ids": {"values": part}}, "size": len(part), "_source": False},
-                what="document id check",
-            )
-            found.update(str(h["_id"]) for h in (resp.get("hits") or {}).get("hits", []))
-        return found
+        """Which of ``doc_ids`` the index (or alias) holds (:func:`.existing.held_ids`)."""
+        return held_ids(self._http, self._target(), doc_ids, batch)
 
     def search_one(self, spec: Any, query: Query, k: int) -> SearchResult:
         index = self._ready(k, spec)
@@ -361,3 +330,15 @@ class SearchEngineBackend(Backend):
         body = self.build_body(spec, query, k)
         ranking, took = self._searcher.one(index, query.qid, body, params, k)
         return SearchResult(ranking=ranking, server_took_ms=took)
+
+
+def _exact_top_k(queries: Sequence[Query], vectors: DocVectors, similarity: str, k: int) -> Run:
+    """The exact top ``k`` of the queries with a vector, client-side from the document vectors."""
+    import numpy as np
+
+    from ...measures.ann import exact_top_k
+
+    with_vectors = [q for q in queries if q.vector is not None]
+    matrix = np.stack([np.asarray(q.vector, dtype=np.float32) for q in with_vectors])
+    qids = [q.qid for q in with_vectors]
+    return exact_top_k(qids, matrix, vectors.doc_ids, vectors.matrix, similarity, k)

@@ -6,11 +6,14 @@ index (``index.name``) a retriever that sets them would be measured with the ind
 values while the YAML claims others. That is a config error naming the index and what
 its settings actually hold (read with ``_settings`` and ``_mapping``), and how to test the
 values (a throwaway index, or an index template with them).
+
+Also here: which document ids an existing index (or alias) holds (:func:`held_ids`), read
+before the judgments are trusted.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Set, Tuple
 
 from ...errors import ConfigError
 from ..base import BM25Spec
@@ -120,3 +123,21 @@ def refuse_index_options(http: EngineHTTP, index: str, spec: Any) -> None:
         "on a copy of the index made from an index template with these settings",
         key="retrievers",
     )
+
+
+def held_ids(http: EngineHTTP, index: str, doc_ids: Sequence[str], batch: int) -> Set[str]:
+    """Which of ``doc_ids`` the index (or alias) holds: batched read-only ``ids`` queries
+    (an ``ids`` query, unlike ``_mget``, also answers on an alias over several indexes)."""
+    unique = list(dict.fromkeys(doc_ids))
+    found: Set[str] = set()
+    for i in range(0, len(unique), batch):
+        part = unique[i : i + batch]
+        resp = http.request(
+            "POST",
+            f"/{index}/_search",
+            params={"filter_path": "hits.hits._id"},
+            body={"query": {"ids": {"values": part}}, "size": len(part), "_source": False},
+            what="document id check",
+        )
+        found.update(str(h["_id"]) for h in (resp.get("hits") or {}).get("hits", []))
+    return found

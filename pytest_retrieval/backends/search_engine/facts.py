@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Optional
 
 from .http import EngineHTTP, EngineHTTPError
-from .versions import field_mapping
+from .versions import field_mapping, vector_index_facts
 
-__all__ = ["hnsw_parameters", "index_facts", "read_vector_mapping"]
+__all__ = ["hnsw_parameters", "index_facts", "read_vector_mapping", "searched_index_facts"]
 
 
 def hnsw_parameters(mapping: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
@@ -78,4 +78,15 @@ def index_facts(http: EngineHTTP, index: str, vector_mapping: Optional[Mapping[s
     hnsw = hnsw_parameters(vector_mapping) if vector_mapping else None
     if hnsw is not None:
         facts["hnsw"] = hnsw
+    return facts
+
+
+def searched_index_facts(http: EngineHTTP, engine: str, index: str, field: str) -> Dict[str, Any]:
+    """:func:`index_facts` of ``index`` and, when it has the vector ``field``, what its vector
+    index is (``vector_index``: type, options, quantisation; ``versions.vector_index_facts``)."""
+    mapping = read_vector_mapping(http, index, field)
+    facts = index_facts(http, index, mapping)
+    vector_index = vector_index_facts(engine, field, mapping) if mapping else None
+    if vector_index:
+        facts["vector_index"] = vector_index
     return facts

@@ -129,28 +129,37 @@ def error_reason(err: Any) -> str:
         return inner
     if not isinstance(inner, Mapping):
         return str(inner)
-    roots = inner.get("root_cause") or []
-    first = roots[0] if roots and isinstance(roots[0], Mapping) else inner
-    reason = first.get("reason")  # null in e.g. master_not_discovered_exception
-    text = (
-        f"{first.get('type', 'error')}: {reason}"
-        if reason not in (None, "")
-        else str(first.get("type", "error"))
-    )
-    # the deepest caused_by (often the actual cause of a search_phase_execution_exception)
-    deepest = None
-    node: Any = inner
-    for shard in inner.get("failed_shards") or []:
-        node = shard.get("reason") or node
-        break
-    while isinstance(node, Mapping) and isinstance(node.get("caused_by"), Mapping):
-        node = node["caused_by"]
-        deepest = node
+    text = _root_cause(inner)
+    deepest = _deepest_cause(inner)
     if deepest is not None:
         extra = f"{deepest.get('type', 'error')}: {deepest.get('reason', '')}"
         if extra not in text:
             text = f"{text} (caused by {extra})"
     return text
+
+
+def _root_cause(error: Mapping[str, Any]) -> str:
+    """``type: reason`` of the first root cause (else of the error itself)."""
+    roots = error.get("root_cause") or []
+    first = roots[0] if roots and isinstance(roots[0], Mapping) else error
+    reason = first.get("reason")  # null in e.g. master_not_discovered_exception
+    if reason in (None, ""):
+        return str(first.get("type", "error"))
+    return f"{first.get('type', 'error')}: {reason}"
+
+
+def _deepest_cause(error: Mapping[str, Any]) -> Optional[Mapping[str, Any]]:
+    """The deepest ``caused_by`` (often the actual cause of a search_phase_execution_exception),
+    below the first failed shard's reason when there is one."""
+    deepest = None
+    node: Any = error
+    for shard in error.get("failed_shards") or []:
+        node = shard.get("reason") or node
+        break
+    while isinstance(node, Mapping) and isinstance(node.get("caused_by"), Mapping):
+        node = node["caused_by"]
+        deepest = node
+    return deepest
 
 
 def request_headers(body: Any, ndjson: bool) -> Dict[str, str]:

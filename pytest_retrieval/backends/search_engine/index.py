@@ -160,37 +160,55 @@ class IndexConfig:
                 f"unknown index key(s) {', '.join(unknown)}; known: {', '.join(sorted(INDEX_KEYS))}",
                 key="index",
             )
-        existing = index.get("name")
-        if existing is not None and (not isinstance(existing, str) or not existing):
-            raise ConfigError("index.name must be a non-empty string", key="index.name")
-        quantization = index.get("quantization") or "none"
-        if quantization not in QUANTIZATIONS:
-            raise ConfigError(
-                f"index.quantization must be one of {', '.join(QUANTIZATIONS)}, not {quantization!r}",
-                key="index.quantization",
-            )
-        if existing and (index.get("mappings") or index.get("settings") or quantization != "none"):
-            raise ConfigError(
-                "index.mappings/settings/quantization apply to a throwaway index only; "
-                "an existing index (index.name) is never changed",
-                key="index",
-            )
-        bm25 = dict(index.get("bm25") or {})
+        existing = _existing_name(index)
+        quantization = _quantization(index, existing)
         return cls(
             existing=existing,
             suite_slug=slugify(suite or index.get("suite") or "suite"),
             vector_field=str(index.get("vector_field") or DEFAULT_VECTOR_FIELD),
             mappings=index.get("mappings") or {},
             settings=index.get("settings"),
-            variant={
-                "k1": float(bm25.get("k1", BM25Spec.k1)),
-                "b": float(bm25.get("b", BM25Spec.b)),
-                "stopwords": bm25.get("stopwords"),
-                "similarity": str(index.get("similarity") or "cosine"),
-            },
+            variant=_first_variant(index),
             reap_after_s=float(index.get("reap_after_hours", DEFAULT_REAP_AFTER_HOURS)) * 3600.0,
             quantization=str(quantization),
         )
+
+
+def _existing_name(index: Mapping[str, Any]) -> Optional[str]:
+    """``index.name``: an existing index or alias (None for a throwaway index)."""
+    existing = index.get("name")
+    if existing is not None and (not isinstance(existing, str) or not existing):
+        raise ConfigError("index.name must be a non-empty string", key="index.name")
+    return existing
+
+
+def _quantization(index: Mapping[str, Any], existing: Optional[str]) -> str:
+    """``index.quantization`` (default ``none``); it, mappings and settings are for a
+    throwaway index only."""
+    quantization = index.get("quantization") or "none"
+    if quantization not in QUANTIZATIONS:
+        raise ConfigError(
+            f"index.quantization must be one of {', '.join(QUANTIZATIONS)}, not {quantization!r}",
+            key="index.quantization",
+        )
+    if existing and (index.get("mappings") or index.get("settings") or quantization != "none"):
+        raise ConfigError(
+            "index.mappings/settings/quantization apply to a throwaway index only; "
+            "an existing index (index.name) is never changed",
+            key="index",
+        )
+    return quantization
+
+
+def _first_variant(index: Mapping[str, Any]) -> Dict[str, Any]:
+    """The first throwaway index's k1, b, stop words and vector similarity."""
+    bm25 = dict(index.get("bm25") or {})
+    return {
+        "k1": float(bm25.get("k1", BM25Spec.k1)),
+        "b": float(bm25.get("b", BM25Spec.b)),
+        "stopwords": bm25.get("stopwords"),
+        "similarity": str(index.get("similarity") or "cosine"),
+    }
 
 
 def count_docs(http: EngineHTTP, index: str, missing_hint: bool = False) -> int:
@@ -247,6 +265,19 @@ def is_stale(meta: Mapping[str, Any], now: float, reap_after_s: float) -> Option
     return None
 
 
+def _stale_indices(
+    mappings: Mapping[str, Any], now: float, reap_after_s: float, keep: Optional[str]
+) -> Iterator[Tuple[str, str]]:
+    """``(name, why)`` of the stale throwaway indices in a ``_mapping`` answer, by name."""
+    for name, info in sorted(mappings.items()):
+        if name == keep or not name.startswith(INDEX_PREFIX):
+            continue
+        meta = ((info or {}).get("mappings") or {}).get("_meta") or {}
+        why = is_stale(meta, now, reap_after_s)
+        if why is not None:
+            yield name, why
+
+
 def reap_indices(http: EngineHTTP, reap_after_s: float, keep: Optional[str] = None) -> List[str]:
     """Delete throwaway indices of crashed runs; returns the names deleted.
 
@@ -266,15 +297,8 @@ def reap_indices(http: EngineHTTP, reap_after_s: float, keep: Optional[str] = No
             "%s: cannot list %s* indices to reap leftovers (HTTP %s)", http.name, INDEX_PREFIX, found.status
         )
         return []
-    now = time.time()
     reaped: List[str] = []
-    for name, info in sorted((found or {}).items()):
-        if name == keep or not name.startswith(INDEX_PREFIX):
-            continue
-        meta = ((info or {}).get("mappings") or {}).get("_meta") or {}
-        why = is_stale(meta, now, reap_after_s)
-        if why is None:
-            continue
+    for name, why in _stale_indices(found or {}, time.time(), reap_after_s, keep):
         resp = http.request("DELETE", f"/{name}", what=f"reaping index {name!r}", ok_status=(404,))
         if not isinstance(resp, EngineHTTPError):
             log.warning("%s: deleted leftover index %s (%s)", http.name, name, why)
@@ -283,6 +307,24 @@ def reap_indices(http: EngineHTTP, reap_after_s: float, keep: Optional[str] = No
 
 
 # --------------------------------------------------------------------------- the throwaway index
+
+
+def _bulk_item_failure(item: Any) -> str:
+    """``doc 'id': reason`` of a document the ``_bulk`` answer refused."""
+    info = next(iter(item.values()), {}) if isinstance(item, Mapping) else item
+    return f"doc {info.get('_id')!r}: {error_reason(info.get('error'))}"
+
+
+def _bulk_exception_detail(exc: Exception) -> str:
+    """What the bulk helper raised, on one line of at most 300 characters (a proxy's page can
+    be long); a TypeError/AttributeError/KeyError means it read an answer that was not JSON."""
+    detail = " ".join(f"{type(exc).__name__}: {exc}".split())
+    detail = detail[:300] + "..." if len(detail) > 300 else detail
+    if isinstance(exc, (TypeError, AttributeError, KeyError)):
+        detail = (
+            f"the answer to _bulk was not the engine's JSON (a proxy or login page in front of it?): {detail}"
+        )
+    return detail
 
 
 class ThrowawayIndex:
@@ -433,33 +475,35 @@ class ThrowawayIndex:
         bar = progress_bar(
             total, f"indexing into {name}", unit="doc", enabled=None if total >= 1000 else False
         )
-        failures: List[str] = []
         try:
-            for ok, item in self._bulk(
-                self._actions(name, rows, seen),
-                chunk_size=500,
-                max_chunk_bytes=20 * 1024 * 1024,
-                raise_on_error=False,
-                raise_on_exception=True,
-                max_retries=3,
-            ):
-                if not ok and len(failures) < 3:
-                    info = next(iter(item.values()), {}) if isinstance(item, Mapping) else item
-                    failures.append(f"doc {info.get('_id')!r}: {error_reason(info.get('error'))}")
-                bar.update(1)
+            failures = self._bulk_load(name, rows, seen, bar)
         except (ConfigError, InfrastructureError):
             raise
         except Exception as exc:  # noqa: BLE001
-            detail = " ".join(f"{type(exc).__name__}: {exc}".split())  # a proxy's page can be long
-            detail = detail[:300] + "..." if len(detail) > 300 else detail
-            if isinstance(exc, (TypeError, AttributeError, KeyError)):  # the helper read a non-JSON answer
-                detail = f"the answer to _bulk was not the engine's JSON (a proxy or login page in front of it?): {detail}"
-            raise self._http.fail(f"bulk indexing into {name!r} failed", detail) from None
+            raise self._http.fail(
+                f"bulk indexing into {name!r} failed", _bulk_exception_detail(exc)
+            ) from None
         finally:
             bar.close()
         if failures:
             raise self._http.fail(f"bulk indexing into {name!r} failed", "; ".join(failures))
         return len(seen)
+
+    def _bulk_load(self, name: str, rows: Dict[str, int], seen: set, bar: Any) -> List[str]:
+        """Send the documents through the client's bulk helper; the first three refusals."""
+        failures: List[str] = []
+        for ok, item in self._bulk(
+            self._actions(name, rows, seen),
+            chunk_size=500,
+            max_chunk_bytes=20 * 1024 * 1024,
+            raise_on_error=False,
+            raise_on_exception=True,
+            max_retries=3,
+        ):
+            if not ok and len(failures) < 3:
+                failures.append(_bulk_item_failure(item))
+            bar.update(1)
+        return failures
 
     # ---- variants (BM25 k1/b, stop words, vector similarity) --------------------------
 

@@ -53,21 +53,31 @@ def lost_with_a_node(resp: Any) -> bool:
     failures (or an error's root causes and failed shards) all of a :data:`_NODE_GONE` type."""
     if not isinstance(resp, Mapping) or resp.get("timed_out"):
         return False
-    types: List[Any] = []
     error = resp.get("error")
-    if isinstance(error, Mapping):
-        types += [c.get("type") for c in error.get("root_cause") or () if isinstance(c, Mapping)]
-        for shard in error.get("failed_shards") or ():
-            reason = shard.get("reason") if isinstance(shard, Mapping) else None
-            types.append(reason.get("type") if isinstance(reason, Mapping) else None)
-    elif error is not None:
+    if error is not None and not isinstance(error, Mapping):
         return False
-    shards = resp.get("_shards")
-    if isinstance(shards, Mapping) and shards.get("failed"):
-        for failure in shards.get("failures") or [{}]:
-            reason = failure.get("reason") if isinstance(failure, Mapping) else None
-            types.append(reason.get("type") if isinstance(reason, Mapping) else None)
+    types = _error_types(error) if error is not None else []
+    types += _failed_shard_types(resp.get("_shards"))
     return bool(types) and all(t in _NODE_GONE for t in types)
+
+
+def _error_types(error: Mapping[str, Any]) -> List[Any]:
+    """The types of an error's root causes and of its failed shards' reasons."""
+    types: List[Any] = [c.get("type") for c in error.get("root_cause") or () if isinstance(c, Mapping)]
+    return types + [_reason_type(shard) for shard in error.get("failed_shards") or ()]
+
+
+def _failed_shard_types(shards: Any) -> List[Any]:
+    """The reason types of the ``_shards.failures`` of an answer with failed shards."""
+    if isinstance(shards, Mapping) and shards.get("failed"):
+        return [_reason_type(failure) for failure in shards.get("failures") or [{}]]
+    return []
+
+
+def _reason_type(failure: Any) -> Any:
+    """The ``reason.type`` of a shard failure (None when it has none)."""
+    reason = failure.get("reason") if isinstance(failure, Mapping) else None
+    return reason.get("type") if isinstance(reason, Mapping) else None
 
 
 class _LostWithANode(InfrastructureError):
@@ -103,47 +113,56 @@ def read_hits(
     what = f"search for query {qid!r} failed"
     if not isinstance(resp, Mapping):
         raise fail(what, describe_answer(resp))
-    if "error" in resp:
-        raise fail(what, error_reason(resp["error"]))
-    status = resp.get("status")
-    if isinstance(status, int) and status >= 300:
-        raise fail(what, f"HTTP {status}")
-    if resp.get("timed_out"):
-        raise fail(what, "the search timed out (partial results)")
-    shards = resp.get("_shards")
-    if isinstance(shards, Mapping) and shards.get("failed"):
-        failures = shards.get("failures") or [{}]
-        raise fail(
-            what,
-            f"{shards['failed']} of {shards.get('total')} shards failed: "
-            f"{error_reason(failures[0].get('reason'))}",
-        )
+    failure = _failure(resp)
+    if failure is not None:
+        raise fail(what, failure)
     hits = resp.get("hits")
     hits = hits.get("hits") if isinstance(hits, Mapping) else None
     if not isinstance(hits, list):
         raise fail(what, f"the answer has no hits list: {snippet(json.dumps(resp, default=str))!r}")
-    pairs = []
-    for hit in hits[:k]:
-        if not isinstance(hit, Mapping) or "_id" not in hit:
-            raise fail(what, f"a hit without an _id: {snippet(json.dumps(hit, default=str))!r}")
-        score = hit.get("_score")
-        if score is None:
-            raise fail(
-                f"search for query {qid!r} returned hits without _score",
-                'a template that sorts needs "track_scores": true',
-            )
-        if isinstance(score, bool) or not isinstance(score, (int, float)):
-            raise fail(what, f"hit {hit['_id']!r} has a _score that is not a number: {str(score)[:40]!r}")
-        if score <= _HYBRID_MAGIC_SCORE:
-            raise fail(
-                f"search for query {qid!r} returned hybrid sub-query markers",
-                "a hybrid query needs a search pipeline with a "
-                "normalization-processor or score-ranker-processor",
-            )
-        pairs.append((str(hit["_id"]), float(score)))
+    pairs = [_scored_hit(hit, qid, fail) for hit in hits[:k]]
     took = resp.get("took")
     numeric = isinstance(took, (int, float)) and not isinstance(took, bool)
     return Ranking.from_pairs(pairs), (float(took) if numeric and took is not None else None)
+
+
+def _failure(resp: Mapping[str, Any]) -> Optional[str]:
+    """Why a search answer is not a complete ranking (an error, an HTTP status, a timeout,
+    failed shards); None when it is one."""
+    if "error" in resp:
+        return error_reason(resp["error"])
+    status = resp.get("status")
+    if isinstance(status, int) and status >= 300:
+        return f"HTTP {status}"
+    if resp.get("timed_out"):
+        return "the search timed out (partial results)"
+    shards = resp.get("_shards")
+    if isinstance(shards, Mapping) and shards.get("failed"):
+        failures = shards.get("failures") or [{}]
+        return f"{shards['failed']} of {shards.get('total')} shards failed: {error_reason(failures[0].get('reason'))}"
+    return None
+
+
+def _scored_hit(hit: Any, qid: str, fail: Callable[[str, Any], InfrastructureError]) -> Tuple[str, float]:
+    """``(_id, _score)`` of one hit: it has an id and a numeric score that is not one of
+    OpenSearch's hybrid sub-query markers."""
+    what = f"search for query {qid!r} failed"
+    if not isinstance(hit, Mapping) or "_id" not in hit:
+        raise fail(what, f"a hit without an _id: {snippet(json.dumps(hit, default=str))!r}")
+    score = hit.get("_score")
+    if score is None:
+        raise fail(
+            f"search for query {qid!r} returned hits without _score",
+            'a template that sorts needs "track_scores": true',
+        )
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        raise fail(what, f"hit {hit['_id']!r} has a _score that is not a number: {str(score)[:40]!r}")
+    if score <= _HYBRID_MAGIC_SCORE:
+        raise fail(
+            f"search for query {qid!r} returned hybrid sub-query markers",
+            "a hybrid query needs a search pipeline with a normalization-processor or score-ranker-processor",
+        )
+    return str(hit["_id"]), float(score)
 
 
 class FieldCheck:
@@ -174,14 +193,7 @@ class FieldCheck:
             self._checked.add((index, field, vector))
 
     def _check(self, index: str, field: str, vector: bool, found: Any) -> None:
-        types = set()
-        for idx_info in (found or {}).values():
-            mappings = idx_info.get("mappings") if isinstance(idx_info, Mapping) else None
-            entry = mappings.get(field) if isinstance(mappings, Mapping) else None
-            if isinstance(entry, Mapping):
-                leaf = field.rsplit(".", 1)[-1]
-                mapping = (entry.get("mapping") or {}).get(leaf) or {}
-                types.add(mapping.get("type", "object"))
+        types = _field_types(found, field)
         if not types:
             raise self._http.fail(
                 f"index {index!r} has no field {field!r}", "a search on it would find nothing"
@@ -191,6 +203,20 @@ class FieldCheck:
                 f"field {field!r} of index {index!r} is {'/'.join(sorted(types))}",
                 f"a kNN retriever needs a {' or '.join(self._vector_field_types)} field",
             )
+
+
+def _field_types(found: Any, field: str) -> Set[str]:
+    """The mapping types of ``field`` in a ``_mapping/field`` answer, over its indices
+    (``object`` when a field entry has no type)."""
+    types = set()
+    for idx_info in (found or {}).values():
+        mappings = idx_info.get("mappings") if isinstance(idx_info, Mapping) else None
+        entry = mappings.get(field) if isinstance(mappings, Mapping) else None
+        if isinstance(entry, Mapping):
+            leaf = field.rsplit(".", 1)[-1]
+            mapping = (entry.get("mapping") or {}).get(leaf) or {}
+            types.add(mapping.get("type", "object"))
+    return types
 
 
 class Searcher:
@@ -313,25 +339,32 @@ class Searcher:
         return read_hits(resp, qid, k, self._http.fail)
 
     def _run_concurrently(self, fn: Callable[[Any], List[Tuple[str, Ranking]]], items: Sequence[Any]) -> Run:
-        results: List[Optional[List[Tuple[str, Ranking]]]] = [None] * len(items)
         if len(items) <= 1 or self._concurrency == 1:
-            for i, item in enumerate(items):
-                results[i] = fn(item)
+            results: List[Optional[List[Tuple[str, Ranking]]]] = [fn(item) for item in items]
         else:
-            workers = min(self._concurrency, len(items))
-            with concurrent.futures.ThreadPoolExecutor(
-                max_workers=workers, thread_name_prefix=f"{self._http.name}-search"
-            ) as pool:
-                futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
-                try:
-                    for fut in concurrent.futures.as_completed(futures):
-                        results[futures[fut]] = fut.result()
-                except BaseException:
-                    for f in futures:
-                        f.cancel()
-                    raise
+            results = self._in_threads(fn, items)
         run: Run = {}
         for chunk in results:
             for qid, ranking in chunk or ():
                 run[qid] = ranking
         return run
+
+    def _in_threads(
+        self, fn: Callable[[Any], List[Tuple[str, Ranking]]], items: Sequence[Any]
+    ) -> List[Optional[List[Tuple[str, Ranking]]]]:
+        """``fn`` of every item on up to ``concurrency`` threads, results in item order; the
+        first failure cancels what has not started and is raised."""
+        results: List[Optional[List[Tuple[str, Ranking]]]] = [None] * len(items)
+        workers = min(self._concurrency, len(items))
+        with concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix=f"{self._http.name}-search"
+        ) as pool:
+            futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+            try:
+                for fut in concurrent.futures.as_completed(futures):
+                    results[futures[fut]] = fut.result()
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
+        return results

@@ -23,7 +23,7 @@ and 3.6. This module holds every per-version fact the backends act on:
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ...errors import ConfigError, InfrastructureError
 
@@ -55,6 +55,16 @@ def version_tuple(version: Optional[str]) -> tuple:
         except ValueError:
             break
     return tuple(out)
+
+
+def older_than(version: str, minimum: Tuple[int, ...]) -> bool:
+    """Whether ``version``'s first ``len(minimum)`` numbers are below ``minimum`` (an
+    unparsable version is not)."""
+    try:
+        found = tuple(int(x) for x in version.split(".")[: len(minimum)])
+    except ValueError:
+        return False
+    return found < minimum
 
 
 def client_version(engine: str) -> Optional[str]:
@@ -198,16 +208,21 @@ def os_search_pipeline(body: Mapping[str, Any], server_version: str) -> Dict[str
     direct = version_tuple(server_version) >= (3, 1)
     for proc in out.get("phase_results_processors") or []:
         comb = (proc.get("score-ranker-processor") or {}).get("combination")
-        if not isinstance(comb, dict):
-            continue
-        params = comb.get("parameters")
-        if direct and isinstance(params, dict) and "rank_constant" in params:
-            comb["rank_constant"] = params.pop("rank_constant")
-            if not params:
-                comb.pop("parameters")
-        elif not direct and "rank_constant" in comb:
-            comb.setdefault("parameters", {})["rank_constant"] = comb.pop("rank_constant")
+        if isinstance(comb, dict):
+            _place_rank_constant(comb, direct)
     return out
+
+
+def _place_rank_constant(comb: Dict[str, Any], direct: bool) -> None:
+    """Move an RRF combination's ``rank_constant`` into it (``direct``, 3.1+) or into its
+    ``parameters`` (before 3.1)."""
+    params = comb.get("parameters")
+    if direct and isinstance(params, dict) and "rank_constant" in params:
+        comb["rank_constant"] = params.pop("rank_constant")
+        if not params:
+            comb.pop("parameters")
+    elif not direct and "rank_constant" in comb:
+        comb.setdefault("parameters", {})["rank_constant"] = comb.pop("rank_constant")
 
 
 # --------------------------------------------------------------------------- existing indexes
@@ -223,20 +238,33 @@ def vector_index_facts(engine: str, field: str, mapping: Optional[Mapping[str, A
         facts["type"] = "absent"
         return facts
     facts["type"] = m.get("type")
-    if engine == "elasticsearch":
-        opts = m.get("index_options") or {}
-        kind = opts.get("type") or ("none (not indexed)" if m.get("index") is False else "server default")
-        facts["index_options"] = kind
-        facts["similarity"] = m.get("similarity")
-        facts["quantization"] = _es_quantization(kind)
-        if opts.get("rescore_vector"):
-            facts["rescore_vector"] = opts["rescore_vector"]
-        return facts
+    facts.update(_es_vector_facts(m) if engine == "elasticsearch" else _os_vector_facts(m))
+    return facts
+
+
+def _es_vector_facts(m: Mapping[str, Any]) -> Dict[str, Any]:
+    """An Elasticsearch ``dense_vector`` mapping's index options, similarity, quantization."""
+    opts = m.get("index_options") or {}
+    kind = opts.get("type") or ("none (not indexed)" if m.get("index") is False else "server default")
+    facts: Dict[str, Any] = {
+        "index_options": kind,
+        "similarity": m.get("similarity"),
+        "quantization": _es_quantization(kind),
+    }
+    if opts.get("rescore_vector"):
+        facts["rescore_vector"] = opts["rescore_vector"]
+    return facts
+
+
+def _os_vector_facts(m: Mapping[str, Any]) -> Dict[str, Any]:
+    """An OpenSearch ``knn_vector`` mapping's engine, space type, mode, compression, encoder,
+    quantization."""
     method = m.get("method") or {}
-    params = method.get("parameters") or {}
-    encoder = params.get("encoder") or {}
-    facts["engine"] = method.get("engine") or "server default"
-    facts["space_type"] = method.get("space_type") or m.get("space_type") or "server default"
+    encoder = (method.get("parameters") or {}).get("encoder") or {}
+    facts: Dict[str, Any] = {
+        "engine": method.get("engine") or "server default",
+        "space_type": method.get("space_type") or m.get("space_type") or "server default",
+    }
     if m.get("mode"):
         facts["mode"] = m["mode"]
     if m.get("compression_level"):

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from ...fileio import atomic_write
-from .._common import PathLike, as_matrix
+from ..files import PathLike
+from ..outputs import as_matrix
 from .base import Embedder
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,8 +65,6 @@ def embed_corpus(
     embedder never reuses stale vectors and concurrent runs never see half a file. An
     unreadable or mismatched cache file is recomputed; an unwritable cache directory only
     warns. Embedders with ``cacheable = False`` (precomputed vectors) bypass the cache."""
-    import numpy as np
-
     from ...types import DocVectors
 
     doc_ids = [str(d.doc_id) for d in documents]
@@ -80,16 +79,28 @@ def embed_corpus(
     key = corpus_cache_key(embedder.id, doc_ids, texts)
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", embedder.id)[:60].strip("_") or "embedder"
     path = directory / f"{slug}-{key[:24]}.npy"
-    if path.is_file():
-        try:
-            cached = np.load(path, allow_pickle=False)
-            if cached.ndim == 2 and cached.shape[0] == len(doc_ids) and cached.dtype == np.float32:
-                return DocVectors(doc_ids, cached, embedder.id)
-        except Exception:  # unreadable: recompute and overwrite below
-            pass
+    cached = _cached_matrix(path, len(doc_ids))
+    if cached is not None:
+        return DocVectors(doc_ids, cached, embedder.id)
     matrix = as_matrix(embedder.embed_documents(doc_ids, texts), len(doc_ids), f"embedder {embedder.id!r}")
     _atomic_save(path, matrix)
     return DocVectors(doc_ids, matrix, embedder.id)
+
+
+def _cached_matrix(path: Path, rows: int) -> Optional[np.ndarray]:
+    """The cached float32 matrix of ``rows`` rows at ``path``; None when absent, unreadable
+    or mismatched (the caller recomputes and overwrites it)."""
+    import numpy as np
+
+    if not path.is_file():
+        return None
+    try:
+        cached = np.load(path, allow_pickle=False)
+        if cached.ndim == 2 and cached.shape[0] == rows and cached.dtype == np.float32:
+            return cached
+    except Exception:  # unreadable: recompute and overwrite
+        pass
+    return None
 
 
 def _atomic_save(path: Path, matrix: np.ndarray) -> None:

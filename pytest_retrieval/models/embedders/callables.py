@@ -8,7 +8,11 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Sequence
 from pydantic import Field
 
 from ...errors import InfrastructureError
-from .._common import ModelConfig, PathLike, as_matrix, import_function, source_digest
+from ..config_parsing import ModelConfig
+from ..digests import source_digest
+from ..files import PathLike
+from ..imports import import_function
+from ..outputs import as_matrix
 from .base import Embedder
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -10,7 +10,8 @@ from typing import Any, Dict, Mapping, Type, Union, get_args
 from pydantic import Field
 from typing_extensions import Annotated
 
-from .._common import ModelConfig, PathLike, parse_config
+from ..config_parsing import ModelConfig, parse_config
+from ..files import PathLike
 from .base import Embedder
 from .callables import CallableEmbedderConfig
 from .onnx import OnnxEmbedderConfig
@@ -28,7 +29,7 @@ EmbedderConfig = Annotated[
 ]
 """The ``embedder`` section of a suite: one config model per kind, chosen by ``type`` (as
 written: the suite takes no aliases here, and coerces values as pydantic does; a dict given
-to :func:`make_embedder` is read strictly, see :func:`~pytest_retrieval.models._common.parse_config`)."""
+to :func:`make_embedder` is read strictly, see :func:`~pytest_retrieval.models.config_parsing.parse_config`)."""
 
 EMBEDDER_CONFIGS: Dict[str, Type[ModelConfig]] = {
     get_args(cls.model_fields["type"].annotation)[0]: cls for cls in get_args(get_args(EmbedderConfig)[0])

@@ -9,16 +9,11 @@ from pydantic import Field
 from typing_extensions import Annotated
 
 from ...errors import ConfigError
-from .._common import (
-    ModelConfig,
-    OnnxModel,
-    PathLike,
-    PathStr,
-    length_batches,
-    normalize_rows,
-    read_json,
-    resolve,
-)
+from ..config_parsing import ModelConfig, PathStr
+from ..files import PathLike, read_json, resolve
+from ..onnx_runtime import OnnxModel
+from ..outputs import normalize_rows
+from ..tokenization import length_batches
 from .base import Embedder
 
 if TYPE_CHECKING:  # pragma: no cover

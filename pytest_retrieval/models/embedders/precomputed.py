@@ -11,7 +11,9 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from ...errors import ConfigError
-from .._common import ModelConfig, PathLike, PathStr, file_digest, resolve
+from ..config_parsing import ModelConfig, PathStr
+from ..digests import file_digest
+from ..files import PathLike, resolve
 from .base import Embedder
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,16 +48,21 @@ def _read_ids(path: Path, rows: int, vectors: Path) -> Dict[str, int]:
     return row
 
 
+def _is_number_list(vec: Any) -> bool:
+    """A non-empty list of numbers (``true``/``false`` are not numbers)."""
+    return (
+        isinstance(vec, list)
+        and bool(vec)
+        and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vec)
+    )
+
+
 def _vector_of(obj: Any, dim: Optional[int], where: str, lineno: int) -> List[float]:
     """The vector of one JSONL line, checked (same ``dim`` as the lines before)."""
     if not isinstance(obj, dict) or "id" not in obj or "vector" not in obj:
         raise ConfigError('expected {"id": ..., "vector": [...]}', file=where, line=lineno)
     vec = obj["vector"]
-    if (
-        not isinstance(vec, list)
-        or not vec
-        or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vec)
-    ):
+    if not _is_number_list(vec):
         raise ConfigError('"vector" must be a non-empty list of numbers', file=where, line=lineno)
     if not all(math.isfinite(x) and abs(x) <= _FLOAT32_MAX for x in vec):
         raise ConfigError(

@@ -8,15 +8,11 @@ from typing import TYPE_CHECKING, Any, Literal, Optional, Sequence
 from pydantic import Field
 
 from ...errors import InfrastructureError
-from .._common import (
-    ModelConfig,
-    PathStr,
-    as_matrix,
-    local_or_hub,
-    options_tag,
-    require_sentence_transformers,
-    sentence_transformers_class,
-)
+from ..config_parsing import ModelConfig, PathStr
+from ..digests import options_tag
+from ..files import local_or_hub
+from ..imports import require_sentence_transformers, sentence_transformers_class
+from ..outputs import as_matrix
 from .base import Embedder
 
 if TYPE_CHECKING:  # pragma: no cover

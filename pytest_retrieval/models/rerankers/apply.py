@@ -13,7 +13,7 @@ sees at most ``window`` documents; :func:`rerank_warnings` says so.
 
 from __future__ import annotations
 
-from typing import List, Mapping
+from typing import List, Mapping, Sequence
 
 from ...errors import ConfigError, InfrastructureError
 from ...types import Ranking, Run
@@ -34,13 +34,7 @@ def rerank_ranking(
     head = ranking.top(window)
     if not head.doc_ids:
         return Ranking()
-    missing = [d for d in head.doc_ids if d not in doc_texts]
-    if missing:
-        shown = ", ".join(repr(m) for m in missing[:5])
-        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        raise ConfigError(
-            f"reranker {reranker.id!r}: no document text for {len(missing)} candidate(s): {shown}{more}"
-        )
+    _require_texts(reranker, head.doc_ids, doc_texts)
     candidates = [(d, doc_texts[d] or "") for d in head.doc_ids]
     scores = checked_scores(
         reranker.rerank(query_text, candidates),
@@ -50,6 +44,17 @@ def rerank_ranking(
     )
     order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
     return Ranking([head.doc_ids[i] for i in order], [scores[i] for i in order])
+
+
+def _require_texts(reranker: Reranker, doc_ids: Sequence[str], doc_texts: Mapping[str, str]) -> None:
+    """A :class:`ConfigError` naming (the first five) candidates without a document text."""
+    missing = [d for d in doc_ids if d not in doc_texts]
+    if missing:
+        shown = ", ".join(repr(m) for m in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise ConfigError(
+            f"reranker {reranker.id!r}: no document text for {len(missing)} candidate(s): {shown}{more}"
+        )
 
 
 def rerank_run(

@@ -8,7 +8,10 @@ from typing import Any, Callable, List, Literal, Optional, Sequence, Union
 from pydantic import Field
 
 from ...errors import ConfigError, InfrastructureError, RetrievalError
-from .._common import ModelConfig, PathLike, import_function, source_digest
+from ..config_parsing import ModelConfig
+from ..digests import source_digest
+from ..files import PathLike
+from ..imports import import_function
 from .base import Candidate, Reranker, checked_scores
 
 

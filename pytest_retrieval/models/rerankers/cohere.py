@@ -7,15 +7,49 @@ import math
 import os
 import urllib.parse
 from pathlib import Path
-from typing import Any, Dict, List, Literal, Optional, Sequence
+from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple
 
 from pydantic import Field, SecretStr
 
 from ...errors import ConfigError, InfrastructureError
-from .._common import ModelConfig, options_tag
+from ..config_parsing import ModelConfig
+from ..digests import options_tag
 from .base import Candidate, Reranker
 
 DEFAULT_COHERE_URL = "https://api.cohere.com"
+
+
+def _api_key(api_key: Optional[str], api_key_env: str) -> str:
+    """The key given, else the one in the environment variable ``api_key_env``."""
+    key = api_key if api_key else os.environ.get(api_key_env or "", "")
+    if not key:
+        raise ConfigError(
+            f"cohere reranker: no API key (set the environment variable {api_key_env or 'COHERE_API_KEY'})"
+        )
+    return key
+
+
+def _checked_base_url(base_url: Optional[str]) -> Tuple[str, str]:
+    """(the API root without a trailing ``/``, its host): an http(s) URL without credentials."""
+    base = (base_url or DEFAULT_COHERE_URL).rstrip("/")
+    parts = urllib.parse.urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"cohere reranker: base_url must be an http(s) URL, got {base_url!r}")
+    if parts.username or parts.password:
+        raise ConfigError("cohere reranker: base_url must not carry credentials")
+    return base, parts.netloc
+
+
+def _valid_result(index: Any, score: Any, n: int) -> bool:
+    """An ``index`` among the ``n`` documents and a finite numeric ``relevance_score``."""
+    return (
+        isinstance(index, int)
+        and not isinstance(index, bool)
+        and 0 <= index < n
+        and isinstance(score, (int, float))
+        and not isinstance(score, bool)
+        and math.isfinite(score)
+    )
 
 
 class CohereReranker:
@@ -46,18 +80,8 @@ class CohereReranker:
         max_tokens_per_doc: Optional[int] = None,
         id: Optional[str] = None,
     ):
-        key = api_key if api_key else os.environ.get(api_key_env or "", "")
-        if not key:
-            raise ConfigError(
-                f"cohere reranker: no API key (set the environment variable "
-                f"{api_key_env or 'COHERE_API_KEY'})"
-            )
-        base = (base_url or DEFAULT_COHERE_URL).rstrip("/")
-        parts = urllib.parse.urlsplit(base)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ConfigError(f"cohere reranker: base_url must be an http(s) URL, got {base_url!r}")
-        if parts.username or parts.password:
-            raise ConfigError("cohere reranker: base_url must not carry credentials")
+        key = _api_key(api_key, api_key_env)
+        base, netloc = _checked_base_url(base_url)
         if timeout <= 0 or max_retries < 0 or max_documents < 1:
             raise ConfigError("cohere reranker: timeout must be > 0, max_retries >= 0, max_documents >= 1")
         self.model = str(model)
@@ -68,7 +92,7 @@ class CohereReranker:
         self.max_retries = int(max_retries)
         self.max_documents = int(max_documents)
         self.max_tokens_per_doc = int(max_tokens_per_doc) if max_tokens_per_doc else None
-        where = "" if base == DEFAULT_COHERE_URL else f"@{parts.netloc}"
+        where = "" if base == DEFAULT_COHERE_URL else f"@{netloc}"
         tag = options_tag(max_tokens_per_doc=self.max_tokens_per_doc)
         self.id = id or f"cohere:{self.model}{where}{tag}"
         self._client: Any = None
@@ -124,21 +148,7 @@ class CohereReranker:
         try:
             response = client.rerank(**kwargs)
         except ApiError as exc:
-            status = exc.status_code
-            body = exc.body if isinstance(exc.body, str) else json.dumps(exc.body, default=str)
-            if status is not None and 200 <= status < 300:
-                raise InfrastructureError(
-                    f"{what}: malformed JSON in the response ({self._scrub(body)[:200]})"
-                ) from None
-            retried = (
-                f" after {self.max_retries + 1} attempt(s)"
-                if status in (408, 409, 429) or (status or 0) >= 500
-                else ""
-            )
-            hint = f" (check {self.api_key_env or 'the API key'})" if status in (401, 403) else ""
-            raise InfrastructureError(
-                f"{what}: HTTP {status}{retried}: {self._scrub(body)[:300]}{hint}"
-            ) from None
+            raise self._api_error(what, exc.status_code, exc.body) from None
         except httpx.TimeoutException:
             raise InfrastructureError(f"{what}: timed out after {self.timeout:g} s") from None
         except httpx.HTTPError as exc:
@@ -153,6 +163,20 @@ class CohereReranker:
             ) from None
         return self._scores_of(response, len(documents))
 
+    def _api_error(self, what: str, status: Optional[int], body: Any) -> InfrastructureError:
+        """An HTTP error the SDK raised (after its retries, for the statuses it retries); a
+        2xx one is a body it could not parse."""
+        text = body if isinstance(body, str) else json.dumps(body, default=str)
+        if status is not None and 200 <= status < 300:
+            return InfrastructureError(f"{what}: malformed JSON in the response ({self._scrub(text)[:200]})")
+        retried = (
+            f" after {self.max_retries + 1} attempt(s)"
+            if status in (408, 409, 429) or (status or 0) >= 500
+            else ""
+        )
+        hint = f" (check {self.api_key_env or 'the API key'})" if status in (401, 403) else ""
+        return InfrastructureError(f"{what}: HTTP {status}{retried}: {self._scrub(text)[:300]}{hint}")
+
     def _scores_of(self, response: Any, n: int) -> List[float]:
         """One score per document from the SDK's response, which it builds without validating."""
         results = getattr(response, "results", None)
@@ -160,16 +184,9 @@ class CohereReranker:
             raise InfrastructureError(f"cohere rerank ({self.model}): response has no 'results' list")
         scores: List[Optional[float]] = [None] * n
         for item in results:
-            index = getattr(item, "index", None)
-            score = getattr(item, "relevance_score", None)
-            if (
-                isinstance(index, bool)
-                or not isinstance(index, int)
-                or not 0 <= index < n
-                or isinstance(score, bool)
-                or not isinstance(score, (int, float))
-                or not math.isfinite(score)
-            ):
+            index: Any = getattr(item, "index", None)
+            score: Any = getattr(item, "relevance_score", None)
+            if not _valid_result(index, score, n):
                 raise InfrastructureError(
                     f"cohere rerank ({self.model}): malformed result "
                     f"(index {index!r}, relevance_score {score!r})"

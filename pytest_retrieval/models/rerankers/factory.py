@@ -12,7 +12,8 @@ from pydantic_core import PydanticCustomError
 from typing_extensions import Annotated
 
 from ...errors import ConfigError
-from .._common import ModelConfig, PathLike, parse_config
+from ..config_parsing import ModelConfig, parse_config
+from ..files import PathLike
 from .base import Reranker
 from .callables import CallableRerankerConfig
 from .cohere import CohereRerankerConfig

@@ -10,8 +10,9 @@ from typing import Any, Dict, List, Literal, Sequence, Tuple
 from pydantic import Field
 
 from ...errors import ConfigError
-from .._common import PathLike, as_matrix, normalize_rows, resolve
 from ..embedders.onnx import OnnxEmbedder, OnnxEmbeddingOptions
+from ..files import PathLike, resolve
+from ..outputs import as_matrix, normalize_rows
 from .base import Candidate, Reranker
 
 
@@ -38,7 +39,20 @@ class EmbedderReranker:
         query = as_matrix(
             self.embedder.embed_queries(["query"], [query_text or ""]), 1, f"embedder {self.embedder.id!r}"
         )
-        keys = [(str(d), t or "") for d, t in candidates]
+        docs = self._document_vectors([(str(d), t or "") for d, t in candidates])
+        if docs.shape[1] != query.shape[1]:
+            raise ConfigError(
+                f"embedder {self.embedder.id!r}: query vectors have "
+                f"{query.shape[1]} dimensions, document vectors {docs.shape[1]}"
+            )
+        q = normalize_rows(query)[0]
+        return (docs.astype(np.float64) @ q.astype(np.float64)).tolist()
+
+    def _document_vectors(self, keys: Sequence[Tuple[str, str]]) -> Any:
+        """Normalised vectors of ``(doc_id, text)`` keys, one row per key: the cached ones,
+        the others embedded in one call (and cached when ``cache_documents``)."""
+        import numpy as np
+
         todo = [k for k in dict.fromkeys(keys) if k not in self._cache]
         fresh: Dict[Tuple[str, str], Any] = {}
         if todo:
@@ -51,14 +65,7 @@ class EmbedderReranker:
             fresh = dict(zip(todo, vectors))
             if self.cache_documents:
                 self._cache.update(fresh)
-        docs = np.stack([self._cache[k] if k in self._cache else fresh[k] for k in keys])
-        if docs.shape[1] != query.shape[1]:
-            raise ConfigError(
-                f"embedder {self.embedder.id!r}: query vectors have "
-                f"{query.shape[1]} dimensions, document vectors {docs.shape[1]}"
-            )
-        q = normalize_rows(query)[0]
-        return (docs.astype(np.float64) @ q.astype(np.float64)).tolist()
+        return np.stack([self._cache[k] if k in self._cache else fresh[k] for k in keys])
 
     def clear_cache(self) -> None:
         self._cache.clear()

@@ -8,15 +8,10 @@ from typing import TYPE_CHECKING, Any, List, Literal, Optional, Sequence
 from pydantic import Field
 
 from ...errors import ConfigError, InfrastructureError
-from .._common import (
-    ModelConfig,
-    OnnxModel,
-    PathLike,
-    PathStr,
-    length_batches,
-    read_json,
-    resolve,
-)
+from ..config_parsing import ModelConfig, PathStr
+from ..files import PathLike, read_json, resolve
+from ..onnx_runtime import OnnxModel
+from ..tokenization import length_batches
 from .base import (
     Candidate,
     Reranker,

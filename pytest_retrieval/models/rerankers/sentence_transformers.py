@@ -8,14 +8,10 @@ from typing import Any, Dict, List, Literal, Optional, Sequence
 from pydantic import Field
 
 from ...errors import InfrastructureError
-from .._common import (
-    ModelConfig,
-    PathStr,
-    local_or_hub,
-    options_tag,
-    require_sentence_transformers,
-    sentence_transformers_class,
-)
+from ..config_parsing import ModelConfig, PathStr
+from ..digests import options_tag
+from ..files import local_or_hub
+from ..imports import require_sentence_transformers, sentence_transformers_class
 from .base import (
     Candidate,
     Reranker,

@@ -136,3 +136,10 @@ def test_opensearch_3_sets_the_candidate_list_with_ef_search():
     k: the query's method_parameters.ef_search makes num_candidates mean what it says."""
     assert versions.os_knn_search_parameters(10, "2.19.6") == {}
     assert versions.os_knn_search_parameters(10, "3.6.0") == {"method_parameters": {"ef_search": 10}}
+
+
+def test_older_than_compares_the_leading_numbers_and_lets_unparsable_versions_through():
+    assert versions.older_than("2.18.0", (2, 19))
+    assert not versions.older_than("2.19.6", (2, 19))
+    assert not versions.older_than("3.0.0", (2, 19))
+    assert not versions.older_than("8.x-SNAPSHOT", (8, 15))
