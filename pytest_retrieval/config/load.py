@@ -403,11 +403,19 @@ def _parse_regression(suite: Suite, metrics: List[str]) -> List[BaselineGate]:
 
 def _parse_expectations(suite: Suite) -> List[Any]:
     """The golden queries (``gates.expectations``); which retrievers send query vectors."""
-    from ..execution.shared import vector_leaves
     from ..gates.expectations import parse_expectations
 
     vector = [n for n in suite.order if set(suite.with_inputs([n])) & vector_leaves(suite)]
     return parse_expectations(suite, vector)
+
+
+def vector_leaves(suite: Suite) -> Set[str]:
+    """The leaves of the suite that send query vectors (kNN, a template with a query vector)."""
+    out: Set[str] = set()
+    for name, r in suite.model.retrievers.items():
+        if r.type == "knn" or (r.type == "template" and "{{query_vector}}" in repr(getattr(r, "body", None))):
+            out.add(name)
+    return out
 
 
 def _did_you_mean(name: str, options: Iterable[str]) -> str:
