@@ -1,10 +1,11 @@
-"""The stage interface every backend implements (embedded, Elasticsearch, OpenSearch)."""
+"""The stage interface every backend implements (embedded, Elasticsearch, OpenSearch, and
+third-party ones): the :class:`Backend` protocol and the leaf retriever specs it answers."""
 
 from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Optional, Protocol, Sequence, Set, Tuple, runtime_checkable
 
 from ..types import Document, DocVectors, Query, Ranking, Run
 
@@ -58,13 +59,19 @@ class SearchResult:
     server_took_ms: Optional[float] = None
 
 
-class Backend(abc.ABC):
-    """A search engine that answers leaf retrievers.
+@runtime_checkable
+class Backend(Protocol):
+    """A search engine that answers leaf retrievers: the extension point for other engines
+    (registered by name in ``backends.registry``, or through the ``pytest_retrieval.backends``
+    entry point group).
 
     Life cycle: ``prepare`` (build or attach the index) -> many ``search_batch`` /
     ``search_one`` -> ``close`` (delete what this backend created, nothing else).
     Every method raises ``InfrastructureError`` when the engine cannot answer;
     it never returns an empty ranking in place of an error.
+
+    A class may implement it structurally, or subclass it to inherit the optional methods'
+    defaults below (``existing_ids``, ``exact_knn``, ``describe``, ``close``).
     """
 
     name: str = "abstract"
@@ -95,5 +102,5 @@ class Backend(abc.ABC):
         """Engine name/version and index facts, for reports and baseline fingerprints."""
         return {"backend": self.name}
 
-    def close(self) -> None:  # noqa: B027 - nothing to release by default
+    def close(self) -> None:
         """Release resources and delete throwaway indexes this backend created."""

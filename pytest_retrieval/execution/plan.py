@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 from ..backends.base import Backend, BM25Spec, KnnSpec, TemplateSpec
+from ..backends.registry import backend_factory
 from ..config.load import Suite
 from ..config.schema import FUSION_TYPES, STAGE_TYPES
 from ..errors import ConfigError
@@ -123,28 +124,29 @@ def needs_texts(suite: Suite) -> bool:
 
 
 def make_backend(suite: Suite) -> Backend:
+    """The suite's backend, made by the factory registered under its ``backend.type``."""
     b = suite.model.backend
-    if b.type == "embedded":
-        from ..backends.embedded.backend import EmbeddedBackend
-
-        return EmbeddedBackend()
-    if b.connection is None:
+    make = backend_factory(b.type)
+    if b.connection is None and b.type != "embedded":
         raise suite.error(("backend",), f"backend {b.type} needs a 'connection' (hosts, auth)")
-    conn = b.connection.model_dump()
+    index = b.index.model_dump()
+    index["suite"] = suite.name
+    return make(connection_values(suite), index)
+
+
+def connection_values(suite: Suite) -> Optional[Dict[str, Any]]:
+    """The suite's ``backend.connection`` as plain values: secrets revealed, ``ca_certs``
+    resolved against the file that names it; None when the suite gives none."""
+    connection = suite.model.backend.connection
+    if connection is None:
+        return None
+    conn = connection.model_dump()
     for secret in ("api_key", "password"):
         if conn.get(secret) is not None:
             conn[secret] = conn[secret].get_secret_value()
     if conn.get("ca_certs"):
         conn["ca_certs"] = str(suite.resolve_path(("backend", "connection", "ca_certs"), conn["ca_certs"]))
-    index = b.index.model_dump()
-    index["suite"] = suite.name
-    if b.type == "elasticsearch":
-        from ..backends.elasticsearch import ElasticsearchBackend
-
-        return ElasticsearchBackend(conn, index)
-    from ..backends.opensearch import OpenSearchBackend
-
-    return OpenSearchBackend(conn, index)
+    return conn
 
 
 def leaf_spec(suite: Suite, name: str) -> Any:
