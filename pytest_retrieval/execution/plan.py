@@ -33,17 +33,32 @@ def load_judgments(suite: Suite) -> JudgmentSet:
     """The suite's queries, qrels, tags and (when a stage needs it) corpus: from a BEIR folder
     and/or files, then the inline ones; ids of the other files re-keyed onto the queries'."""
     j = suite.model.judgments
-    key = ("judgments",)
     scale = grade_scale(suite)
     if j.beir:
         js = load_beir(
-            suite.resolve_path(key + ("beir",), j.beir),
+            suite.resolve_path(("judgments", "beir"), j.beir),
             j.split,
-            with_corpus=(needs_corpus(suite) or needs_texts(suite)) and not j.corpus,
+            with_corpus=_wants_corpus(suite) and not j.corpus,
             grades=scale,
         )
     else:
         js = JudgmentSet(queries={}, qrels={})
+    _read_files(suite, js, scale)
+    _add_inline_queries(suite, js, scale)
+    _add_inline_documents(suite, js)
+    _key_by_queries(js)
+    return js
+
+
+def grade_scale(suite: Suite) -> GradeScale:
+    """The suite's ``judgments.grades``: range and map applied to every judgment on load."""
+    g = suite.model.judgments.grades
+    return GradeScale(low=g.min, high=g.max, mapping=dict(g.map) if g.map else None)
+
+
+def _read_files(suite: Suite, js: JudgmentSet, scale: GradeScale) -> None:
+    """The files ``judgments`` names (queries, qrels, corpus, tags), over a BEIR folder's."""
+    j = suite.model.judgments
     readers: Dict[str, Callable[[Path], Any]] = {
         "queries": load_queries,
         "qrels": lambda p: load_qrels(p, scale),
@@ -52,13 +67,47 @@ def load_judgments(suite: Suite) -> JudgmentSet:
     }
     for role, read in readers.items():
         value = getattr(j, role)
-        if value and (role != "corpus" or needs_corpus(suite) or needs_texts(suite)):
-            p = suite.resolve_path(key + (role,), value)
+        if value and (role != "corpus" or _wants_corpus(suite)):
+            p = suite.resolve_path(("judgments", role), value)
             setattr(js, role, read(p))
             js.sources[role] = str(p)
-    _add_inline(suite, js, scale)
+
+
+def _add_inline_queries(suite: Suite, js: JudgmentSet, scale: GradeScale) -> None:
+    """The suite file's own ``judgments.inline`` queries, their judgments and tags."""
+    inline = suite.model.judgments.inline
+    if not inline:
+        return
+    for i, q in enumerate(inline):
+        qid = as_id(q.id)
+        js.queries[qid] = q.text
+        for d, g in q.relevant.items():
+            try:
+                grade = scale.apply(g, file=str(suite.path))
+            except ConfigError as exc:
+                raise suite.error(("judgments", "inline", i, "relevant", d), exc.detail) from None
+            js.qrels.setdefault(qid, {})[as_id(d)] = grade
+        if q.tags:
+            js.tags[qid] = tuple(q.tags)
+    js.sources.setdefault("queries", f"{suite.path} (inline)")
+    js.sources.setdefault("qrels", f"{suite.path} (inline)")
+
+
+def _add_inline_documents(suite: Suite, js: JudgmentSet) -> None:
+    """The suite file's own ``judgments.documents``, after the corpus read from files."""
+    documents = suite.model.judgments.documents
+    if documents:
+        docs = [
+            Document(as_id(d.id), {k: v for k, v in (("title", d.title), ("text", d.text)) if v})
+            for d in documents
+        ]
+        js.corpus = (js.corpus or []) + docs
+
+
+def _key_by_queries(js: JudgmentSet) -> None:
+    """The qrels' and tags' ids re-keyed onto the queries' ids (counted when normalised)."""
     qsrc = js.sources.get("queries", "queries")
-    for what in ("qrels", "tags"):  # ids of both must match the queries' ids (counted when normalised)
+    for what in ("qrels", "tags"):
         mapping = getattr(js, what)
         if what == "tags" and not mapping:
             continue
@@ -75,38 +124,11 @@ def load_judgments(suite: Suite) -> JudgmentSet:
             ),
         )
         js.normalised[what] = len(remapped)
-    return js
 
 
-def grade_scale(suite: Suite) -> GradeScale:
-    """The suite's ``judgments.grades``: range and map applied to every judgment on load."""
-    g = suite.model.judgments.grades
-    return GradeScale(low=g.min, high=g.max, mapping=dict(g.map) if g.map else None)
-
-
-def _add_inline(suite: Suite, js: JudgmentSet, scale: GradeScale) -> None:
-    """The suite file's own ``judgments.inline`` queries and ``judgments.documents``."""
-    j = suite.model.judgments
-    if j.inline:
-        for i, q in enumerate(j.inline):
-            qid = as_id(q.id)
-            js.queries[qid] = q.text
-            for d, g in q.relevant.items():
-                try:
-                    grade = scale.apply(g, file=str(suite.path))
-                except ConfigError as exc:
-                    raise suite.error(("judgments", "inline", i, "relevant", d), exc.detail) from None
-                js.qrels.setdefault(qid, {})[as_id(d)] = grade
-            if q.tags:
-                js.tags[qid] = tuple(q.tags)
-        js.sources.setdefault("queries", f"{suite.path} (inline)")
-        js.sources.setdefault("qrels", f"{suite.path} (inline)")
-    if j.documents:
-        docs = [
-            Document(as_id(d.id), {k: v for k, v in (("title", d.title), ("text", d.text)) if v})
-            for d in j.documents
-        ]
-        js.corpus = (js.corpus or []) + docs
+def _wants_corpus(suite: Suite) -> bool:
+    """Whether the documents are read: to build the index, or for a rerank stage's texts."""
+    return needs_corpus(suite) or needs_texts(suite)
 
 
 def needs_corpus(suite: Suite) -> bool:
