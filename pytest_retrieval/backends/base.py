@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Protocol, Sequence, Set, Tuple, runtime_checkable
+from typing import Any, Dict, Literal, Optional, Protocol, Sequence, Set, Tuple, runtime_checkable
 
 from ..types import Document, DocVectors, Query, Ranking, Run
 
 # ---- leaf retriever specs (validated config turns into these) ----
+
+# the values a suite may write; the suite schema takes these and the specs' defaults
+MultiMatchType = Literal["best_fields", "most_fields"]
+Stopwords = Literal["english"]
+Similarity = Literal["cosine", "dot_product", "l2_norm"]
 
 
 @dataclass(frozen=True)
@@ -20,11 +25,11 @@ class BM25Spec:
     the per-field scores + tie_breaker * the others) or ``most_fields`` (sum)."""
 
     fields: Tuple[Tuple[str, float], ...] = (("title", 1.0), ("text", 1.0))
-    multi_match_type: str = "best_fields"
+    multi_match_type: MultiMatchType = "best_fields"
     tie_breaker: float = 0.0
     k1: float = 1.2
     b: float = 0.75
-    stopwords: Optional[str] = None  # None = no stop words (ES standard analyzer default)
+    stopwords: Optional[Stopwords] = None  # None = no stop words (ES standard analyzer default)
     # which of k1/b/stopwords the suite wrote (they belong to an index's settings, so an
     # existing index refuses them); empty: those that differ from the defaults above
     index_options: Tuple[str, ...] = field(default=(), compare=False)
@@ -34,7 +39,7 @@ class BM25Spec:
 class KnnSpec:
     """Vector retrieval over document embeddings."""
 
-    similarity: str = "cosine"  # cosine | dot_product | l2_norm
+    similarity: Similarity = "cosine"
     num_candidates: Optional[int] = None  # engines: HNSW candidates; embedded: exact, ignored
     field: str = "embedding"
     filter: Optional[Dict[str, Any]] = None

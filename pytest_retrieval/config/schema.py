@@ -19,7 +19,7 @@ from pydantic import (
 )
 from typing_extensions import Annotated
 
-from ..backends.base import BM25Spec, KnnSpec
+from ..backends.base import BM25Spec, KnnSpec, MultiMatchType, Similarity, Stopwords
 
 # the kinds' config models live beside their implementations (re-exported for load.py)
 from ..backends.search_engine.http import ConnectionConfig
@@ -148,7 +148,7 @@ class BackendConfig(_Strict):
 # ------------------------------------------------------------------- retrievers
 
 
-# a leaf's defaults are those of the spec it becomes (backends/base.py), declared once there
+# a leaf's values and defaults are those of the spec it becomes (backends/base.py)
 
 
 class BM25RetrieverConfig(_Strict):
@@ -157,16 +157,16 @@ class BM25RetrieverConfig(_Strict):
         default_factory=lambda: [name for name, _ in BM25Spec.fields],
         description="Fields to search: ['title^2', 'text'] or {title: 2, text: 1}.",
     )
-    multi_match_type: Literal["best_fields", "most_fields"] = BM25Spec.multi_match_type  # type: ignore[assignment]
+    multi_match_type: MultiMatchType = BM25Spec.multi_match_type
     tie_breaker: Annotated[float, Field(ge=0, le=1)] = BM25Spec.tie_breaker
     k1: Annotated[float, Field(ge=0)] = BM25Spec.k1
     b: Annotated[float, Field(ge=0, le=1)] = BM25Spec.b
-    stopwords: Optional[Literal["english"]] = BM25Spec.stopwords  # type: ignore[assignment]
+    stopwords: Optional[Stopwords] = BM25Spec.stopwords
 
 
 class KnnRetrieverConfig(_Strict):
     type: Literal["knn"]
-    similarity: Literal["cosine", "dot_product", "l2_norm"] = KnnSpec.similarity  # type: ignore[assignment]
+    similarity: Similarity = KnnSpec.similarity
     num_candidates: Optional[Annotated[int, Field(gt=0)]] = KnnSpec.num_candidates
     field: Optional[str] = None
     filter: Optional[Dict[str, Any]] = None
