@@ -13,6 +13,8 @@ The public Python API (everything else is internal and may move):
   :class:`Retriever`, whose ``search`` returns :class:`Hits`) and check golden queries with
   :func:`assert_in_top`, :func:`assert_not_in_top`, :func:`assert_ranked_above`; parametrize
   per-query tests over :func:`retrieval_queries`;
+- plug in another search engine: implement the :class:`Backend` protocol and register it
+  (``backends.registry``, or the ``pytest_retrieval.backends`` entry point group);
 - the errors: :class:`RetrievalError`, with :class:`ConfigError` (bad input: file, line, key) and
   :class:`InfrastructureError` (an engine or model that failed: never a pass).
 
@@ -61,9 +63,11 @@ _EXPORTS = {
     "Hit": "execution.retriever",
     "retrieval_queries": "execution.queries",
     "JudgedQuery": "execution.queries",
+    "Backend": "backends.base",
 }
 
 __all__ = [
+    "Backend",
     "ConfigError",
     "Document",
     "Evaluation",
@@ -114,6 +118,7 @@ def __dir__() -> list:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily above
+    from .backends.base import Backend
     from .config.load import Suite, load_suite
     from .errors import ConfigError, InfrastructureError, RetrievalError
     from .execution.queries import JudgedQuery, retrieval_queries

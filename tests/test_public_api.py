@@ -34,3 +34,12 @@ def test_run_suite_then_evaluate_agree():
 
 def test_all_matches_the_lazy_table():
     assert sorted(pytest_retrieval.__all__) == sorted([*pytest_retrieval._EXPORTS, "__version__"])
+
+
+def test_backend_is_a_public_protocol():
+    from typing import Protocol
+
+    from pytest_retrieval.backends.embedded.backend import EmbeddedBackend
+
+    assert Protocol in pytest_retrieval.Backend.__mro__
+    assert isinstance(EmbeddedBackend(), pytest_retrieval.Backend)

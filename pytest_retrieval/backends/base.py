@@ -1,14 +1,20 @@
-"""The stage interface every backend implements (embedded, Elasticsearch, OpenSearch)."""
+"""The stage interface every backend implements (embedded, Elasticsearch, OpenSearch, and
+third-party ones): the :class:`Backend` protocol and the leaf retriever specs it answers."""
 
 from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Literal, Optional, Protocol, Sequence, Set, Tuple, runtime_checkable
 
 from ..types import Document, DocVectors, Query, Ranking, Run
 
 # ---- leaf retriever specs (validated config turns into these) ----
+
+# the values a suite may write; the suite schema takes these and the specs' defaults
+MultiMatchType = Literal["best_fields", "most_fields"]
+Stopwords = Literal["english"]
+Similarity = Literal["cosine", "dot_product", "l2_norm"]
 
 
 @dataclass(frozen=True)
@@ -19,11 +25,11 @@ class BM25Spec:
     the per-field scores + tie_breaker * the others) or ``most_fields`` (sum)."""
 
     fields: Tuple[Tuple[str, float], ...] = (("title", 1.0), ("text", 1.0))
-    multi_match_type: str = "best_fields"
+    multi_match_type: MultiMatchType = "best_fields"
     tie_breaker: float = 0.0
     k1: float = 1.2
     b: float = 0.75
-    stopwords: Optional[str] = None  # None = no stop words (ES standard analyzer default)
+    stopwords: Optional[Stopwords] = None  # None = no stop words (ES standard analyzer default)
     # which of k1/b/stopwords the suite wrote (they belong to an index's settings, so an
     # existing index refuses them); empty: those that differ from the defaults above
     index_options: Tuple[str, ...] = field(default=(), compare=False)
@@ -33,7 +39,7 @@ class BM25Spec:
 class KnnSpec:
     """Vector retrieval over document embeddings."""
 
-    similarity: str = "cosine"  # cosine | dot_product | l2_norm
+    similarity: Similarity = "cosine"
     num_candidates: Optional[int] = None  # engines: HNSW candidates; embedded: exact, ignored
     field: str = "embedding"
     filter: Optional[Dict[str, Any]] = None
@@ -58,13 +64,19 @@ class SearchResult:
     server_took_ms: Optional[float] = None
 
 
-class Backend(abc.ABC):
-    """A search engine that answers leaf retrievers.
+@runtime_checkable
+class Backend(Protocol):
+    """A search engine that answers leaf retrievers: the extension point for other engines
+    (registered by name in ``backends.registry``, or through the ``pytest_retrieval.backends``
+    entry point group).
 
     Life cycle: ``prepare`` (build or attach the index) -> many ``search_batch`` /
     ``search_one`` -> ``close`` (delete what this backend created, nothing else).
     Every method raises ``InfrastructureError`` when the engine cannot answer;
     it never returns an empty ranking in place of an error.
+
+    A class may implement it structurally, or subclass it to inherit the optional methods'
+    defaults below (``existing_ids``, ``exact_knn``, ``describe``, ``close``).
     """
 
     name: str = "abstract"
@@ -95,5 +107,5 @@ class Backend(abc.ABC):
         """Engine name/version and index facts, for reports and baseline fingerprints."""
         return {"backend": self.name}
 
-    def close(self) -> None:  # noqa: B027 - nothing to release by default
+    def close(self) -> None:
         """Release resources and delete throwaway indexes this backend created."""

@@ -1,7 +1,7 @@
 """Elasticsearch 8.x and 9.x backend: BM25 (match/multi_match), kNN (top-level ``knn`` on a
 ``dense_vector`` HNSW field) and the team's own query templates.
 
-    ElasticsearchBackend(connection={"hosts": ["http://127.0.0.1:9200"], "api_key": ...},
+    ElasticsearchBackend(connection={"hosts": ["http://localhost:9200"], "api_key": ...},
                          index={"name": "products"})          # an existing index, read-only
     ElasticsearchBackend(connection={...}, index={})          # a throwaway index per run
 
@@ -39,7 +39,6 @@ _SIMILARITIES = {
 
 class ElasticsearchBackend(SearchEngineBackend):
     name = "elasticsearch"
-    default_port = 9200
     vector_field_types = ("dense_vector",)
     distribution = "elasticsearch"
     product = "Elasticsearch"

@@ -91,7 +91,6 @@ def rrf_pipeline(rank_constant: int = 60) -> Dict[str, Any]:
 
 class OpenSearchBackend(SearchEngineBackend):
     name = "opensearch"
-    default_port = 9200
     vector_field_types = ("knn_vector",)
     distribution = "opensearch"
     product = "OpenSearch"

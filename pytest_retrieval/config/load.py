@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, get_args
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -53,30 +53,10 @@ class Suite:
 
     def fusion(self, name: str, depth: int):
         """The ``fusion.FusionConfig`` of a fusion retriever; window defaults to ``depth``."""
-        from ..fusion.semantics import FusionConfig
-
         r = self.model.retrievers[name]
         assert isinstance(r, (RRFRetrieverConfig, WeightedRetrieverConfig, LinearRetrieverConfig))
-        engine = self.model.backend.type
-        window = r.window or depth
         try:
-            if r.type == "rrf":
-                # OpenSearch's rounding on OpenSearch; Elasticsearch's float32 sums elsewhere
-                # (embedded included, so a suite ranks alike on embedded and Elasticsearch)
-                semantics = r.semantics or ("opensearch" if engine == "opensearch" else "elasticsearch")
-                return FusionConfig(
-                    method="rrf", semantics=semantics, rank_constant=r.rank_constant, window=window
-                )
-            weights = tuple(r.weights) if r.weights else None
-            if r.type == "weighted":
-                return FusionConfig(
-                    method="weighted",
-                    normalization=r.normalization,
-                    combination=r.combination,
-                    weights=weights,
-                    window=window,
-                )
-            return FusionConfig(method="linear", normalization=r.normalizer, weights=weights, window=window)
+            return _fusion_config(r, self.model.backend.type, r.window or depth)
         except ValueError as exc:
             key: KeyPath = ("retrievers", name)
             for attr in ("weights", "rank_constant", "window", "semantics", "normalization"):
@@ -157,6 +137,29 @@ class Suite:
         return ConfigError(message, file=file or str(self.path), key=format_path(key), line=line)
 
 
+def _fusion_config(
+    r: Union[RRFRetrieverConfig, WeightedRetrieverConfig, LinearRetrieverConfig], engine: str, window: int
+):
+    """A fusion retriever's ``fusion.FusionConfig`` (which checks its parameters: ValueError)."""
+    from ..fusion.semantics import FusionConfig
+
+    if isinstance(r, RRFRetrieverConfig):
+        # OpenSearch's rounding on OpenSearch; Elasticsearch's float32 sums elsewhere
+        # (embedded included, so a suite ranks alike on embedded and Elasticsearch)
+        semantics = r.semantics or ("opensearch" if engine == "opensearch" else "elasticsearch")
+        return FusionConfig(method="rrf", semantics=semantics, rank_constant=r.rank_constant, window=window)
+    weights = tuple(r.weights) if r.weights else None
+    if isinstance(r, WeightedRetrieverConfig):
+        return FusionConfig(
+            method="weighted",
+            normalization=r.normalization,
+            combination=r.combination,
+            weights=weights,
+            window=window,
+        )
+    return FusionConfig(method="linear", normalization=r.normalizer, weights=weights, window=window)
+
+
 _ALL_KEYS: Optional[List[str]] = None
 
 
@@ -206,41 +209,67 @@ def _pydantic_error(exc: ValidationError, data: Any, positions: Positions, path:
     # the most telling problem first: a misspelt key also shows up as a missing one
     order = {"extra_forbidden": 0, "union_tag_invalid": 1, "union_tag_not_found": 2, "missing": 9}
     errors.sort(key=lambda e: order.get(e.get("type", ""), 5))
-    err = errors[0]
-    loc = tuple(err.get("loc", ()))
-    key = _data_path(data, loc)
-    etype = err.get("type", "")
-    if etype == "extra_forbidden":
-        bad = loc[-1] if loc else "?"
-        key = _data_path(data, loc)
-        close = difflib.get_close_matches(str(bad), _known_keys(), n=1)
-        msg = f"unknown key {bad!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
-    elif etype == "missing":
-        msg = f"missing required key {loc[-1]!r}"
-    elif etype == "union_tag_invalid":
-        ctx = err.get("ctx", {})
-        msg = f"unknown type {ctx.get('tag')!r} (expected one of: {ctx.get('expected_tags')})"
-        key = key + ("type",) if isinstance(_get(data, key), dict) and "type" in _get(data, key) else key
-    elif etype == "union_tag_not_found":
-        msg = "missing 'type' (which kind of retriever/embedder is this?)"
-    elif etype == "literal_error":
-        msg = (
-            f"{shown(err.get('input'))} is not allowed: {err['msg'].replace('Input should be ', 'expected ')}"
-        )
-    elif key[:1] == ("floors",) or key[:2] == ("regression", "max_drop"):
-        value = err.get("input")
-        msg = f"a gate number is a finite number written as a number, got {shown(value)}" + (
-            " (YAML reads yes/no/on/off/true/false as booleans)" if isinstance(value, bool) else ""
-        )
-    else:
-        msg = (
-            f"{err['msg']} (got {shown(err.get('input'))})"
-            if "input" in err and not isinstance(err.get("input"), (dict, list))
-            else err["msg"]
-        )
+    key, msg = _problem(errors[0], data)
     more = f" (+{len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     file, line = locate(positions, key)
     return ConfigError(msg + more, file=file or str(path), key=format_path(key) or None, line=line)
+
+
+def _problem(err: Any, data: Any) -> Tuple[KeyPath, str]:
+    """(where, what) of one pydantic error, in the suite's words."""
+    key = _data_path(data, tuple(err.get("loc", ())))
+    described = _BY_TYPE.get(err.get("type", ""))
+    if described is not None:
+        return described(err, data, key)
+    if key[:1] == ("floors",) or key[:2] == ("regression", "max_drop"):
+        return key, _not_a_gate_number(err.get("input"))
+    if "input" in err and not isinstance(err.get("input"), (dict, list)):
+        return key, f"{err['msg']} (got {shown(err.get('input'))})"
+    return key, err["msg"]
+
+
+def _unknown_key(err: Any, data: Any, key: KeyPath) -> Tuple[KeyPath, str]:
+    bad = err["loc"][-1] if err.get("loc") else "?"
+    close = difflib.get_close_matches(str(bad), _known_keys(), n=1)
+    return key, f"unknown key {bad!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+
+
+def _missing_key(err: Any, data: Any, key: KeyPath) -> Tuple[KeyPath, str]:
+    return key, f"missing required key {err['loc'][-1]!r}"
+
+
+def _unknown_type(err: Any, data: Any, key: KeyPath) -> Tuple[KeyPath, str]:
+    ctx = err.get("ctx", {})
+    node = _get(data, key)
+    key = key + ("type",) if isinstance(node, dict) and "type" in node else key
+    return key, f"unknown type {ctx.get('tag')!r} (expected one of: {ctx.get('expected_tags')})"
+
+
+def _missing_type(err: Any, data: Any, key: KeyPath) -> Tuple[KeyPath, str]:
+    return key, "missing 'type' (which kind of retriever/embedder is this?)"
+
+
+def _not_allowed(err: Any, data: Any, key: KeyPath) -> Tuple[KeyPath, str]:
+    return (
+        key,
+        f"{shown(err.get('input'))} is not allowed: {err['msg'].replace('Input should be ', 'expected ')}",
+    )
+
+
+# pydantic error type -> the suite's words for it
+_BY_TYPE: Dict[str, Callable[[Any, Any, KeyPath], Tuple[KeyPath, str]]] = {
+    "extra_forbidden": _unknown_key,
+    "missing": _missing_key,
+    "union_tag_invalid": _unknown_type,
+    "union_tag_not_found": _missing_type,
+    "literal_error": _not_allowed,
+}
+
+
+def _not_a_gate_number(value: Any) -> str:
+    return f"a gate number is a finite number written as a number, got {shown(value)}" + (
+        " (YAML reads yes/no/on/off/true/false as booleans)" if isinstance(value, bool) else ""
+    )
 
 
 def _get(data: Any, key: KeyPath) -> Any:
@@ -312,34 +341,45 @@ def _check_judgments(suite: Suite) -> None:
 def _check_retrievers(suite: Suite) -> None:
     """The retriever graph's references, and each retriever's options that the schema cannot
     check (fusion parameters, reranker options, bm25 fields, knn without an embedder)."""
-    model = suite.model
-    retrievers = model.retrievers
-    for name, r in retrievers.items():
-        of = suite.inputs(name)
-        for i, ref in enumerate(of):
-            if ref not in retrievers:
-                raise suite.error(
-                    ("retrievers", name, "of", i),
-                    f"unknown retriever {ref!r}{_did_you_mean(ref, retrievers)}; defined: {', '.join(retrievers)}",
-                )
-            if ref == name:
-                raise suite.error(("retrievers", name, "of", i), "a retriever cannot build on itself")
-        if len(set(of)) != len(of):
-            raise suite.error(("retrievers", name, "of"), "lists the same retriever twice")
-        weights = getattr(r, "weights", None)
-        if weights is not None and len(weights) != len(of):
+    for name in suite.model.retrievers:
+        _check_inputs(suite, name)
+        _check_options(suite, name)
+
+
+def _check_inputs(suite: Suite, name: str) -> None:
+    """A stage's ``of``: defined retrievers, not itself, each once, one weight each."""
+    retrievers = suite.model.retrievers
+    of = suite.inputs(name)
+    for i, ref in enumerate(of):
+        if ref not in retrievers:
             raise suite.error(
-                ("retrievers", name, "weights"),
-                f"{len(weights)} weight(s) for {len(of)} retrievers in 'of'",
+                ("retrievers", name, "of", i),
+                f"unknown retriever {ref!r}{_did_you_mean(ref, retrievers)}; defined: {', '.join(retrievers)}",
             )
-        if r.type in FUSION_TYPES:
-            suite.fusion(name, model.evaluation.depth)  # validates now, at collection
-        if r.type == "rerank":
-            suite.reranker(name)  # validates type and options now, at collection
-        if r.type == "bm25":
-            suite.bm25_fields(name)
-        if r.type == "knn" and model.embedder is None and model.backend.type == "embedded":
-            raise suite.error(("retrievers", name), "a knn retriever needs an 'embedder' section")
+        if ref == name:
+            raise suite.error(("retrievers", name, "of", i), "a retriever cannot build on itself")
+    if len(set(of)) != len(of):
+        raise suite.error(("retrievers", name, "of"), "lists the same retriever twice")
+    weights = getattr(retrievers[name], "weights", None)
+    if weights is not None and len(weights) != len(of):
+        raise suite.error(
+            ("retrievers", name, "weights"),
+            f"{len(weights)} weight(s) for {len(of)} retrievers in 'of'",
+        )
+
+
+def _check_options(suite: Suite, name: str) -> None:
+    """A retriever's options, built now (at collection) to be checked."""
+    model = suite.model
+    kind = model.retrievers[name].type
+    if kind in FUSION_TYPES:
+        suite.fusion(name, model.evaluation.depth)
+    if kind == "rerank":
+        suite.reranker(name)  # validates type and options
+    if kind == "bm25":
+        suite.bm25_fields(name)
+    if kind == "knn" and model.embedder is None and model.backend.type == "embedded":
+        raise suite.error(("retrievers", name), "a knn retriever needs an 'embedder' section")
 
 
 def _parse_metrics(suite: Suite) -> List[str]:
@@ -403,11 +443,19 @@ def _parse_regression(suite: Suite, metrics: List[str]) -> List[BaselineGate]:
 
 def _parse_expectations(suite: Suite) -> List[Any]:
     """The golden queries (``gates.expectations``); which retrievers send query vectors."""
-    from ..execution.shared import vector_leaves
     from ..gates.expectations import parse_expectations
 
     vector = [n for n in suite.order if set(suite.with_inputs([n])) & vector_leaves(suite)]
     return parse_expectations(suite, vector)
+
+
+def vector_leaves(suite: Suite) -> Set[str]:
+    """The leaves of the suite that send query vectors (kNN, a template with a query vector)."""
+    out: Set[str] = set()
+    for name, r in suite.model.retrievers.items():
+        if r.type == "knn" or (r.type == "template" and "{{query_vector}}" in repr(getattr(r, "body", None))):
+            out.add(name)
+    return out
 
 
 def _did_you_mean(name: str, options: Iterable[str]) -> str:

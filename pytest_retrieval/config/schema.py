@@ -13,14 +13,16 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SecretStr,
     field_serializer,
     field_validator,
     model_validator,
 )
 from typing_extensions import Annotated
 
+from ..backends.base import BM25Spec, KnnSpec, MultiMatchType, Similarity, Stopwords
+
 # the kinds' config models live beside their implementations (re-exported for load.py)
+from ..backends.search_engine.http import ConnectionConfig
 from ..models.embedders import CallableEmbedderConfig as CallableEmbedderConfig
 from ..models.embedders import EmbedderConfig
 from ..models.embedders import OnnxEmbedderConfig as OnnxEmbedderConfig
@@ -114,39 +116,6 @@ class JudgmentsConfig(_Strict):
 # ---------------------------------------------------------------------- backend
 
 
-class ConnectionConfig(_Strict):
-    hosts: List[str] = Field(default_factory=lambda: ["http://localhost:9200"])
-    api_key: Optional[SecretStr] = None
-    username: Optional[str] = None
-    password: Optional[SecretStr] = None
-    ca_certs: Optional[str] = None
-    verify_certs: bool = True
-    request_timeout: Annotated[float, Field(gt=0)] = 30.0
-    max_retries: Annotated[int, Field(ge=0)] = Field(
-        3,
-        description="Retries of a request answered 429/502/503/504 or lost (refused, reset, "
-        "timed out): exponential backoff with jitter, at least the answer's Retry-After.",
-    )
-    retry_on_timeout: bool = Field(True, description="Also retry a request that timed out.")
-    retry_deadline: Annotated[float, Field(gt=0)] = Field(
-        300.0, description="Seconds after a request's first attempt when no retry starts any more."
-    )
-    preference: Optional[str] = Field(
-        None,
-        description="Every search's preference (which shard copies answer). Default: "
-        "'pytest-retrieval-<suite>', so every query and every rerun of the suite reads the same "
-        "copies. _local: copies on the node that receives the search; _primary: primaries "
-        "only (OpenSearch; Elasticsearch 8 refuses it).",
-    )
-    search_type: Optional[Literal["query_then_fetch", "dfs_query_then_fetch"]] = Field(
-        None,
-        description="dfs_query_then_fetch: BM25 term statistics over all shards, not per shard "
-        "(for multi-shard indexes; one extra round trip per search).",
-    )
-    batch_size: Annotated[int, Field(ge=1)] = Field(100, description="Queries per _msearch request.")
-    concurrency: Annotated[int, Field(ge=1)] = Field(3, description="_msearch requests in flight.")
-
-
 class IndexConfig(_Strict):
     name: Optional[str] = Field(
         default=None,
@@ -179,23 +148,26 @@ class BackendConfig(_Strict):
 # ------------------------------------------------------------------- retrievers
 
 
+# a leaf's values and defaults are those of the spec it becomes (backends/base.py)
+
+
 class BM25RetrieverConfig(_Strict):
     type: Literal["bm25"]
     fields: Union[List[str], Dict[str, float]] = Field(
-        default_factory=lambda: ["title", "text"],
+        default_factory=lambda: [name for name, _ in BM25Spec.fields],
         description="Fields to search: ['title^2', 'text'] or {title: 2, text: 1}.",
     )
-    multi_match_type: Literal["best_fields", "most_fields"] = "best_fields"
-    tie_breaker: Annotated[float, Field(ge=0, le=1)] = 0.0
-    k1: Annotated[float, Field(ge=0)] = 1.2
-    b: Annotated[float, Field(ge=0, le=1)] = 0.75
-    stopwords: Optional[Literal["english"]] = None
+    multi_match_type: MultiMatchType = BM25Spec.multi_match_type
+    tie_breaker: Annotated[float, Field(ge=0, le=1)] = BM25Spec.tie_breaker
+    k1: Annotated[float, Field(ge=0)] = BM25Spec.k1
+    b: Annotated[float, Field(ge=0, le=1)] = BM25Spec.b
+    stopwords: Optional[Stopwords] = BM25Spec.stopwords
 
 
 class KnnRetrieverConfig(_Strict):
     type: Literal["knn"]
-    similarity: Literal["cosine", "dot_product", "l2_norm"] = "cosine"
-    num_candidates: Optional[Annotated[int, Field(gt=0)]] = None
+    similarity: Similarity = KnnSpec.similarity
+    num_candidates: Optional[Annotated[int, Field(gt=0)]] = KnnSpec.num_candidates
     field: Optional[str] = None
     filter: Optional[Dict[str, Any]] = None
 

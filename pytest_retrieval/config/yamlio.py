@@ -100,6 +100,23 @@ def read_text_file(path: Path, *, max_bytes: int, what: str = "file") -> str:
     """A regular UTF-8 text file of at most ``max_bytes``, its BOM stripped. Anything else (a
     missing file, a directory, a device like /dev/zero, a FIFO, a bigger file, bytes that are
     not UTF-8) is one ``ConfigError`` naming the file."""
+    file = str(path)
+    _check_regular_file(path, max_bytes=max_bytes, what=what)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what}: {exc.strerror or exc}", file=file) from None
+    if len(raw) > max_bytes:
+        raise ConfigError(f"{what} is over the limit of {max_bytes:,} bytes", file=file)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text (byte {exc.start})", file=file) from None
+
+
+def _check_regular_file(path: Path, *, max_bytes: int, what: str) -> None:
+    """``path`` is a regular file of at most ``max_bytes`` (by its size before it is read)."""
     import stat
 
     file = str(path)
@@ -114,17 +131,6 @@ def read_text_file(path: Path, *, max_bytes: int, what: str = "file") -> str:
         raise ConfigError(f"{kind}: expected a {what}", file=file)
     if st.st_size > max_bytes:
         raise ConfigError(f"{what} is {st.st_size:,} bytes, over the limit of {max_bytes:,} bytes", file=file)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(max_bytes + 1)
-    except OSError as exc:
-        raise ConfigError(f"cannot read {what}: {exc.strerror or exc}", file=file) from None
-    if len(raw) > max_bytes:
-        raise ConfigError(f"{what} is over the limit of {max_bytes:,} bytes", file=file)
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"not UTF-8 text (byte {exc.start})", file=file) from None
 
 
 def _count_nodes(node: Any, limit: int) -> int:
@@ -175,20 +181,7 @@ def load_yaml(path: Path) -> Tuple[Any, Positions]:
 
 def _compose(text: str, file: str) -> Any:
     """The YAML node tree of ``text``; syntax errors, deep nesting and alias bombs refused."""
-    import yaml
-
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except RecursionError:
-        raise ConfigError("YAML nested too deeply", file=file) from None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise ConfigError(
-            f"invalid YAML: {exc.problem or exc.context}", file=file, line=(mark.line + 1) if mark else None
-        ) from None
-    except yaml.YAMLError as exc:  # e.g. a reader error: a NUL byte, a control character
-        first = (str(exc).strip().splitlines() or ["?"])[0]
-        raise ConfigError(f"invalid YAML: {first}", file=file) from None
+    node = _parse(text, file)
     if node is None:
         return None
     try:
@@ -202,6 +195,24 @@ def _compose(text: str, file: str) -> Any:
             file=file,
         )
     return node
+
+
+def _parse(text: str, file: str) -> Any:
+    """``yaml.compose`` of ``text``, every failure one ``ConfigError`` (with its line if known)."""
+    import yaml
+
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise ConfigError("YAML nested too deeply", file=file) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise ConfigError(
+            f"invalid YAML: {exc.problem or exc.context}", file=file, line=(mark.line + 1) if mark else None
+        ) from None
+    except yaml.YAMLError as exc:  # e.g. a reader error: a NUL byte, a control character
+        first = (str(exc).strip().splitlines() or ["?"])[0]
+        raise ConfigError(f"invalid YAML: {first}", file=file) from None
 
 
 class _Builder:
@@ -311,6 +322,17 @@ def load_with_includes(path: Path, *, _stack: List[Path] | None = None) -> Tuple
     includes = data.pop("include", None)
     if includes is None:
         return data, pos
+    merged: Any = {}
+    merged_pos: Positions = {}
+    for i, inc in enumerate(_include_list(includes, path, pos)):
+        inc_data, inc_pos = _load_include(inc, i, path, pos, stack)
+        merged, merged_pos = deep_merge(merged, inc_data, merged_pos, inc_pos)
+    pos = {k: v for k, v in pos.items() if k[:1] != ("include",)}
+    return deep_merge(merged, data, merged_pos, pos)
+
+
+def _include_list(includes: Any, path: Path, pos: Positions) -> List[str]:
+    """The value of ``include:``: one path or a list of paths."""
     if isinstance(includes, str):
         includes = [includes]
     if not isinstance(includes, list) or not all(isinstance(i, str) for i in includes):
@@ -320,23 +342,21 @@ def load_with_includes(path: Path, *, _stack: List[Path] | None = None) -> Tuple
             key="include",
             line=pos.get(("include",), (None, None))[1],
         )
-    merged: Any = {}
-    merged_pos: Positions = {}
-    for i, inc in enumerate(includes):
-        target = (path.parent / inc).resolve()
-        line = pos.get(("include", i), pos.get(("include",), (None, None)))[1]
-        if target in stack:
-            raise ConfigError(
-                f"include cycle: {' -> '.join(p.name for p in stack + [target])}",
-                file=str(path),
-                key=f"include[{i}]",
-                line=line,
-            )
-        if not target.exists():
-            raise ConfigError(
-                f"included file not found: {inc}", file=str(path), key=f"include[{i}]", line=line
-            )
-        inc_data, inc_pos = load_with_includes(target, _stack=stack)
-        merged, merged_pos = deep_merge(merged, inc_data, merged_pos, inc_pos)
-    pos = {k: v for k, v in pos.items() if k[:1] != ("include",)}
-    return deep_merge(merged, data, merged_pos, pos)
+    return includes
+
+
+def _load_include(inc: str, i: int, path: Path, pos: Positions, stack: List[Path]) -> Tuple[Any, Positions]:
+    """The ``i``-th file ``path`` includes (relative to it), with its own includes; a cycle or a
+    missing file is an error at the ``include:`` line."""
+    target = (path.parent / inc).resolve()
+    line = pos.get(("include", i), pos.get(("include",), (None, None)))[1]
+    if target in stack:
+        raise ConfigError(
+            f"include cycle: {' -> '.join(p.name for p in stack + [target])}",
+            file=str(path),
+            key=f"include[{i}]",
+            line=line,
+        )
+    if not target.exists():
+        raise ConfigError(f"included file not found: {inc}", file=str(path), key=f"include[{i}]", line=line)
+    return load_with_includes(target, _stack=stack)

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 from ..backends.base import Backend, BM25Spec, KnnSpec, TemplateSpec
+from ..backends.registry import backend_factory
 from ..config.load import Suite
 from ..config.schema import FUSION_TYPES, STAGE_TYPES
 from ..errors import ConfigError
@@ -32,17 +33,32 @@ def load_judgments(suite: Suite) -> JudgmentSet:
     """The suite's queries, qrels, tags and (when a stage needs it) corpus: from a BEIR folder
     and/or files, then the inline ones; ids of the other files re-keyed onto the queries'."""
     j = suite.model.judgments
-    key = ("judgments",)
     scale = grade_scale(suite)
     if j.beir:
         js = load_beir(
-            suite.resolve_path(key + ("beir",), j.beir),
+            suite.resolve_path(("judgments", "beir"), j.beir),
             j.split,
-            with_corpus=(needs_corpus(suite) or needs_texts(suite)) and not j.corpus,
+            with_corpus=_wants_corpus(suite) and not j.corpus,
             grades=scale,
         )
     else:
         js = JudgmentSet(queries={}, qrels={})
+    _read_files(suite, js, scale)
+    _add_inline_queries(suite, js, scale)
+    _add_inline_documents(suite, js)
+    _key_by_queries(js)
+    return js
+
+
+def grade_scale(suite: Suite) -> GradeScale:
+    """The suite's ``judgments.grades``: range and map applied to every judgment on load."""
+    g = suite.model.judgments.grades
+    return GradeScale(low=g.min, high=g.max, mapping=dict(g.map) if g.map else None)
+
+
+def _read_files(suite: Suite, js: JudgmentSet, scale: GradeScale) -> None:
+    """The files ``judgments`` names (queries, qrels, corpus, tags), over a BEIR folder's."""
+    j = suite.model.judgments
     readers: Dict[str, Callable[[Path], Any]] = {
         "queries": load_queries,
         "qrels": lambda p: load_qrels(p, scale),
@@ -51,13 +67,47 @@ def load_judgments(suite: Suite) -> JudgmentSet:
     }
     for role, read in readers.items():
         value = getattr(j, role)
-        if value and (role != "corpus" or needs_corpus(suite) or needs_texts(suite)):
-            p = suite.resolve_path(key + (role,), value)
+        if value and (role != "corpus" or _wants_corpus(suite)):
+            p = suite.resolve_path(("judgments", role), value)
             setattr(js, role, read(p))
             js.sources[role] = str(p)
-    _add_inline(suite, js, scale)
+
+
+def _add_inline_queries(suite: Suite, js: JudgmentSet, scale: GradeScale) -> None:
+    """The suite file's own ``judgments.inline`` queries, their judgments and tags."""
+    inline = suite.model.judgments.inline
+    if not inline:
+        return
+    for i, q in enumerate(inline):
+        qid = as_id(q.id)
+        js.queries[qid] = q.text
+        for d, g in q.relevant.items():
+            try:
+                grade = scale.apply(g, file=str(suite.path))
+            except ConfigError as exc:
+                raise suite.error(("judgments", "inline", i, "relevant", d), exc.detail) from None
+            js.qrels.setdefault(qid, {})[as_id(d)] = grade
+        if q.tags:
+            js.tags[qid] = tuple(q.tags)
+    js.sources.setdefault("queries", f"{suite.path} (inline)")
+    js.sources.setdefault("qrels", f"{suite.path} (inline)")
+
+
+def _add_inline_documents(suite: Suite, js: JudgmentSet) -> None:
+    """The suite file's own ``judgments.documents``, after the corpus read from files."""
+    documents = suite.model.judgments.documents
+    if documents:
+        docs = [
+            Document(as_id(d.id), {k: v for k, v in (("title", d.title), ("text", d.text)) if v})
+            for d in documents
+        ]
+        js.corpus = (js.corpus or []) + docs
+
+
+def _key_by_queries(js: JudgmentSet) -> None:
+    """The qrels' and tags' ids re-keyed onto the queries' ids (counted when normalised)."""
     qsrc = js.sources.get("queries", "queries")
-    for what in ("qrels", "tags"):  # ids of both must match the queries' ids (counted when normalised)
+    for what in ("qrels", "tags"):
         mapping = getattr(js, what)
         if what == "tags" and not mapping:
             continue
@@ -74,38 +124,11 @@ def load_judgments(suite: Suite) -> JudgmentSet:
             ),
         )
         js.normalised[what] = len(remapped)
-    return js
 
 
-def grade_scale(suite: Suite) -> GradeScale:
-    """The suite's ``judgments.grades``: range and map applied to every judgment on load."""
-    g = suite.model.judgments.grades
-    return GradeScale(low=g.min, high=g.max, mapping=dict(g.map) if g.map else None)
-
-
-def _add_inline(suite: Suite, js: JudgmentSet, scale: GradeScale) -> None:
-    """The suite file's own ``judgments.inline`` queries and ``judgments.documents``."""
-    j = suite.model.judgments
-    if j.inline:
-        for i, q in enumerate(j.inline):
-            qid = as_id(q.id)
-            js.queries[qid] = q.text
-            for d, g in q.relevant.items():
-                try:
-                    grade = scale.apply(g, file=str(suite.path))
-                except ConfigError as exc:
-                    raise suite.error(("judgments", "inline", i, "relevant", d), exc.detail) from None
-                js.qrels.setdefault(qid, {})[as_id(d)] = grade
-            if q.tags:
-                js.tags[qid] = tuple(q.tags)
-        js.sources.setdefault("queries", f"{suite.path} (inline)")
-        js.sources.setdefault("qrels", f"{suite.path} (inline)")
-    if j.documents:
-        docs = [
-            Document(as_id(d.id), {k: v for k, v in (("title", d.title), ("text", d.text)) if v})
-            for d in j.documents
-        ]
-        js.corpus = (js.corpus or []) + docs
+def _wants_corpus(suite: Suite) -> bool:
+    """Whether the documents are read: to build the index, or for a rerank stage's texts."""
+    return needs_corpus(suite) or needs_texts(suite)
 
 
 def needs_corpus(suite: Suite) -> bool:
@@ -123,28 +146,29 @@ def needs_texts(suite: Suite) -> bool:
 
 
 def make_backend(suite: Suite) -> Backend:
+    """The suite's backend, made by the factory registered under its ``backend.type``."""
     b = suite.model.backend
-    if b.type == "embedded":
-        from ..backends.embedded.backend import EmbeddedBackend
-
-        return EmbeddedBackend()
-    if b.connection is None:
+    make = backend_factory(b.type)
+    if b.connection is None and b.type != "embedded":
         raise suite.error(("backend",), f"backend {b.type} needs a 'connection' (hosts, auth)")
-    conn = b.connection.model_dump()
+    index = b.index.model_dump()
+    index["suite"] = suite.name
+    return make(connection_values(suite), index)
+
+
+def connection_values(suite: Suite) -> Optional[Dict[str, Any]]:
+    """The suite's ``backend.connection`` as plain values: secrets revealed, ``ca_certs``
+    resolved against the file that names it; None when the suite gives none."""
+    connection = suite.model.backend.connection
+    if connection is None:
+        return None
+    conn = connection.model_dump()
     for secret in ("api_key", "password"):
         if conn.get(secret) is not None:
             conn[secret] = conn[secret].get_secret_value()
     if conn.get("ca_certs"):
         conn["ca_certs"] = str(suite.resolve_path(("backend", "connection", "ca_certs"), conn["ca_certs"]))
-    index = b.index.model_dump()
-    index["suite"] = suite.name
-    if b.type == "elasticsearch":
-        from ..backends.elasticsearch import ElasticsearchBackend
-
-        return ElasticsearchBackend(conn, index)
-    from ..backends.opensearch import OpenSearchBackend
-
-    return OpenSearchBackend(conn, index)
+    return conn
 
 
 def leaf_spec(suite: Suite, name: str) -> Any:

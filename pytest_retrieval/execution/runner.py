@@ -443,7 +443,7 @@ class SuiteRunner:
 
     def _embedded(self, queries: List[Query], embedder: Any, only_for: Dict[str, Set[str]]) -> List[Query]:
         """``queries`` with vectors from ``embedder`` when one of their retrievers sends them."""
-        from .shared import vector_leaves
+        from ..config.load import vector_leaves
 
         vector = vector_leaves(self.suite)
         todo = [q for q in queries if only_for.get(q.qid, vector) & vector]

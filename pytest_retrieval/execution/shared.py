@@ -10,21 +10,12 @@ at the end of the session (a throwaway index is deleted then); outside pytest a
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Dict, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from ..backends.base import Backend
-from ..config.load import Suite
+from ..config.load import Suite, vector_leaves
 from ..io.judgments import JudgmentSet
 from .plan import load_judgments, make_backend
-
-
-def vector_leaves(suite: Suite) -> Set[str]:
-    """The leaves of the suite that send query vectors (kNN, a template with a query vector)."""
-    out: Set[str] = set()
-    for name, r in suite.model.retrievers.items():
-        if r.type == "knn" or (r.type == "template" and "{{query_vector}}" in repr(getattr(r, "body", None))):
-            out.add(name)
-    return out
 
 
 def needs_vectors(suite: Suite) -> bool:

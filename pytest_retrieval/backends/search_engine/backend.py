@@ -40,7 +40,6 @@ class SearchEngineBackend(Backend):
     """Elasticsearch/OpenSearch backend logic; subclasses supply the engine adapter."""
 
     name = "search-engine"
-    default_port = 9200
     vector_field_types: Tuple[str, ...] = ()
     # the engine an adapter requires: its distribution, product name, minimum version and why
     distribution = ""
@@ -55,7 +54,7 @@ class SearchEngineBackend(Backend):
         *,
         suite: Optional[str] = None,
     ):
-        self._conn = ConnectionSettings(connection, self.default_port)
+        self._conn = ConnectionSettings(connection)
         self._config = IndexConfig.parse(index, suite)
         # late-bound, so the adapter's _raw_request may be wrapped on the instance
         # every answer checked to be a JSON object (a proxy's HTML page is named, not parsed)

@@ -1,5 +1,6 @@
-"""Talking to the engine: validated connection settings, the client built from them, and
-every HTTP failure mapped to an ``InfrastructureError`` whose text holds no credential.
+"""Talking to the engine: the connection's keys (:class:`ConnectionConfig`, which the suite
+schema composes as ``backend.connection``), the validated settings and client built from them,
+and every HTTP failure mapped to an ``InfrastructureError`` whose text holds no credential.
 
 Credentials (password, API key, ``user:pass@`` in URLs, basic-auth tokens) never appear in
 an exception message, a ``repr`` or a log line: :class:`ConnectionSettings` knows them and
@@ -12,8 +13,11 @@ import base64
 import importlib
 import logging
 import re
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple
 from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from typing_extensions import Annotated
 
 from ...errors import ConfigError, InfrastructureError
 from .retry import RETRY_STATUSES, Retried, RetryPolicy, parse_retry_after
@@ -21,7 +25,7 @@ from .retry import RETRY_STATUSES, Retried, RetryPolicy, parse_retry_after
 log = logging.getLogger("pytest_retrieval.backends")
 
 __all__ = [
-    "CONNECTION_KEYS",
+    "ConnectionConfig",
     "ConnectionSettings",
     "EngineBadAnswer",
     "EngineHTTP",
@@ -35,25 +39,6 @@ __all__ = [
     "request_headers",
     "snippet",
 ]
-
-CONNECTION_KEYS = {
-    "hosts",
-    "api_key",
-    "username",
-    "password",
-    "ca_certs",
-    "verify_certs",
-    "request_timeout",
-    "max_retries",
-    "retry_on_timeout",
-    "retry_deadline",
-    # reproducible searches: which shard copies answer, and how BM25 statistics are gathered
-    "preference",
-    "search_type",
-    # tuning of the quality pass (not credentials, not required)
-    "batch_size",
-    "concurrency",
-}
 
 # send(method, path, params, body, ndjson) -> the decoded JSON body
 Send = Callable[[str, str, Optional[Mapping[str, Any]], Any, bool], Any]
@@ -201,31 +186,89 @@ class Redactor:
         return self._AUTH_HEADER.sub(lambda m: m.group(1) + m.group(2) + " ***", out)
 
 
-class ConnectionSettings:
-    """Validated connection keys. Holds the secrets; its repr does not show them."""
+# The one declaration of the connection's keys and defaults: the suite schema's
+# ``backend.connection``, and what ConnectionSettings reads from a plain mapping (no docstring:
+# it would become the published JSON Schema's description).
+class ConnectionConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    def __init__(self, connection: Optional[Mapping[str, Any]], default_port: int = 9200):
-        connection = dict(connection or {})
-        unknown = sorted(set(connection) - CONNECTION_KEYS)
-        if unknown:
-            raise ConfigError(
-                f"unknown connection key(s) {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(CONNECTION_KEYS))}",
-                key="connection",
-            )
+    hosts: List[str] = Field(default_factory=lambda: ["http://localhost:9200"])
+    api_key: Optional[SecretStr] = None
+    username: Optional[str] = None
+    password: Optional[SecretStr] = None
+    ca_certs: Optional[str] = None
+    verify_certs: bool = True
+    request_timeout: Annotated[float, Field(gt=0)] = 30.0
+    max_retries: Annotated[int, Field(ge=0)] = Field(
+        3,
+        description="Retries of a request answered 429/502/503/504 or lost (refused, reset, "
+        "timed out): exponential backoff with jitter, at least the answer's Retry-After.",
+    )
+    retry_on_timeout: bool = Field(True, description="Also retry a request that timed out.")
+    retry_deadline: Annotated[float, Field(gt=0)] = Field(
+        300.0, description="Seconds after a request's first attempt when no retry starts any more."
+    )
+    # reproducible searches: which shard copies answer, and how BM25 statistics are gathered
+    preference: Optional[str] = Field(
+        None,
+        description="Every search's preference (which shard copies answer). Default: "
+        "'pytest-retrieval-<suite>', so every query and every rerun of the suite reads the same "
+        "copies. _local: copies on the node that receives the search; _primary: primaries "
+        "only (OpenSearch; Elasticsearch 8 refuses it).",
+    )
+    search_type: Optional[Literal["query_then_fetch", "dfs_query_then_fetch"]] = Field(
+        None,
+        description="dfs_query_then_fetch: BM25 term statistics over all shards, not per shard "
+        "(for multi-shard indexes; one extra round trip per search).",
+    )
+    # tuning of the quality pass (not credentials, not required)
+    batch_size: Annotated[int, Field(ge=1)] = Field(100, description="Queries per _msearch request.")
+    concurrency: Annotated[int, Field(ge=1)] = Field(3, description="_msearch requests in flight.")
+
+
+def _with_defaults(connection: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """``connection`` checked for unknown keys, the keys it leaves out (and empty hosts) set to
+    :class:`ConnectionConfig`'s defaults."""
+    given = dict(connection or {})
+    fields = ConnectionConfig.model_fields
+    unknown = sorted(set(given) - set(fields))
+    if unknown:
+        raise ConfigError(
+            f"unknown connection key(s) {', '.join(unknown)}; known: {', '.join(sorted(fields))}",
+            key="connection",
+        )
+    values = {key: field.get_default(call_default_factory=True) for key, field in fields.items()}
+    values.update(given)
+    values["hosts"] = values["hosts"] or fields["hosts"].get_default(call_default_factory=True)
+    return values
+
+
+class ConnectionSettings:
+    """Validated connection keys (a suite's, or a plain mapping of :class:`ConnectionConfig`'s
+    keys). Holds the secrets; its repr does not show them."""
+
+    def __init__(self, connection: Optional[Mapping[str, Any]]):
+        values = _with_defaults(connection)
         self.redact = Redactor()
-        self.username: Optional[str] = connection.get("username")
-        self.password: Optional[str] = connection.get("password")
-        self.hosts = self._clean_hosts(connection.get("hosts") or [f"http://127.0.0.1:{default_port}"])
-        self.api_key = connection.get("api_key")
-        self.ca_certs = connection.get("ca_certs")
-        self.verify_certs = bool(connection.get("verify_certs", True))
-        self.request_timeout = float(connection.get("request_timeout", 60.0))
-        self.max_retries = int(connection.get("max_retries", 3))
-        self.retry_on_timeout = bool(connection.get("retry_on_timeout", True))
-        self.retry_deadline = float(connection.get("retry_deadline", 300.0))
-        self.preference: Optional[str] = connection.get("preference")
-        self.search_type: Optional[str] = connection.get("search_type")
+        self.username: Optional[str] = values["username"]
+        self.password: Optional[str] = values["password"]
+        self.hosts = self._clean_hosts(values["hosts"])
+        self.api_key = values["api_key"]
+        self.ca_certs = values["ca_certs"]
+        self.verify_certs = bool(values["verify_certs"])
+        self.request_timeout = float(values["request_timeout"])
+        self.max_retries = int(values["max_retries"])
+        self.retry_on_timeout = bool(values["retry_on_timeout"])
+        self.retry_deadline = float(values["retry_deadline"])
+        self.preference: Optional[str] = values["preference"]
+        self.search_type: Optional[str] = values["search_type"]
+        self.batch_size = int(values["batch_size"])
+        self.concurrency = int(values["concurrency"])
+        self._check()
+        self._redact_credentials()
+
+    def _check(self) -> None:
+        """What a mapping not validated by the suite schema may still get wrong."""
         if self.max_retries < 0 or self.retry_deadline <= 0:
             raise ConfigError("max_retries must be >= 0 and retry_deadline > 0", key="connection")
         if self.search_type not in (None, "query_then_fetch", "dfs_query_then_fetch"):
@@ -233,10 +276,11 @@ class ConnectionSettings:
                 f"search_type must be query_then_fetch or dfs_query_then_fetch, not {self.search_type!r}",
                 key="connection.search_type",
             )
-        self.batch_size = int(connection.get("batch_size", 100))
-        self.concurrency = int(connection.get("concurrency", 3))
         if self.batch_size < 1 or self.concurrency < 1:
             raise ConfigError("batch_size and concurrency must be >= 1", key="connection")
+
+    def _redact_credentials(self) -> None:
+        """The password, the API key and their basic-auth/ApiKey tokens, removed from every message."""
         self.redact.add(self.password, self.api_key)
         if self.username and self.password:
             token = f"{self.username}:{self.password}".encode()

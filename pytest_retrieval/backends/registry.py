@@ -1,0 +1,85 @@
+"""Backends by name: the built-in ones, those registered in this process, and those other
+packages declare in the entry point group ``pytest_retrieval.backends``::
+
+    [project.entry-points."pytest_retrieval.backends"]
+    vespa = "my_package.vespa:VespaBackend"
+
+A backend factory is called as ``factory(connection, index)``: ``connection`` holds the suite's
+``backend.connection`` as plain values (secrets revealed, ``ca_certs`` resolved against the
+suite file), or None when the suite gives none; ``index`` the suite's ``backend.index`` values
+and ``suite``, the suite's name. It returns a :class:`~.base.Backend`.
+
+Nothing is imported before it is asked for: the built-ins' modules load on their first use,
+and the entry points are read only for a name that is neither built in nor registered.
+(A suite's ``backend.type`` is still one of the built-ins: the schema names them.)
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from typing import Any, Callable, Dict, List, Mapping, Optional
+
+from ..errors import ConfigError
+from .base import Backend
+
+ENTRY_POINT_GROUP = "pytest_retrieval.backends"
+
+BackendFactory = Callable[[Optional[Mapping[str, Any]], Mapping[str, Any]], Backend]
+
+
+def _embedded(connection: Optional[Mapping[str, Any]], index: Mapping[str, Any]) -> Backend:
+    from .embedded.backend import EmbeddedBackend
+
+    return EmbeddedBackend()  # in process: no connection, the index is built from the corpus
+
+
+def _elasticsearch(connection: Optional[Mapping[str, Any]], index: Mapping[str, Any]) -> Backend:
+    from .elasticsearch import ElasticsearchBackend
+
+    return ElasticsearchBackend(connection, index)
+
+
+def _opensearch(connection: Optional[Mapping[str, Any]], index: Mapping[str, Any]) -> Backend:
+    from .opensearch import OpenSearchBackend
+
+    return OpenSearchBackend(connection, index)
+
+
+BUILT_IN: Dict[str, BackendFactory] = {
+    "embedded": _embedded,
+    "elasticsearch": _elasticsearch,
+    "opensearch": _opensearch,
+}
+
+_registered: Dict[str, BackendFactory] = {}
+
+
+def register(name: str, factory: BackendFactory) -> None:
+    """Make ``factory`` the backend called ``name`` in this process (a built-in name is refused)."""
+    if name in BUILT_IN:
+        raise ValueError(f"{name!r} is a built-in backend")
+    _registered[name] = factory
+
+
+def unregister(name: str) -> None:
+    """Forget a backend :func:`register` added (nothing happens for a name it did not add)."""
+    _registered.pop(name, None)
+
+
+def backend_names() -> List[str]:
+    """Every backend name: built-in, registered, then declared by installed packages."""
+    names = [*BUILT_IN, *_registered]
+    return names + sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)} - set(names))
+
+
+def backend_factory(name: str) -> BackendFactory:
+    """The factory of the backend called ``name``; an unknown name is a ``ConfigError`` that
+    lists the known ones."""
+    factory = BUILT_IN.get(name) or _registered.get(name)
+    if factory is not None:
+        return factory
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == name:
+            loaded: BackendFactory = ep.load()
+            return loaded
+    raise ConfigError(f"unknown backend type {name!r} (known: {', '.join(backend_names())})")

@@ -1,0 +1,100 @@
+"""The backend registry: built-ins by name, backends registered in the process or declared by
+installed packages (entry point group ``pytest_retrieval.backends``), an unknown name refused."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import EntryPoint
+
+import pytest
+
+from pytest_retrieval.backends import registry
+from pytest_retrieval.backends.base import Backend, SearchResult
+from pytest_retrieval.errors import ConfigError
+from pytest_retrieval.types import Ranking
+
+
+class FakeBackend:
+    """A structural Backend: no base class."""
+
+    name = "fake"
+
+    def __init__(self, connection, index):
+        self.connection, self.index = connection, index
+
+    def prepare(self, documents, doc_vectors):
+        pass
+
+    def search_batch(self, spec, queries, k):
+        return {}
+
+    def search_one(self, spec, query, k):
+        return SearchResult(Ranking(query.query_id, [], []))
+
+    def existing_ids(self, doc_ids):
+        return None
+
+    def exact_knn(self, spec, queries, k):
+        return None
+
+    def describe(self):
+        return {"backend": self.name}
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def fake():
+    registry.register("fake", FakeBackend)
+    yield
+    registry.unregister("fake")
+
+
+def test_a_registered_backend_is_found_by_name(fake):
+    make = registry.backend_factory("fake")
+    backend = make({"hosts": ["http://x:1"]}, {"suite": "s"})
+    assert isinstance(backend, FakeBackend) and isinstance(backend, Backend)
+    assert backend.connection == {"hosts": ["http://x:1"]} and backend.index == {"suite": "s"}
+    assert registry.backend_names()[:4] == ["embedded", "elasticsearch", "opensearch", "fake"]
+
+
+def test_an_unknown_name_is_a_config_error_listing_the_known_ones(fake):
+    with pytest.raises(ConfigError) as err:
+        registry.backend_factory("vespa")
+    assert str(err.value).startswith(
+        "unknown backend type 'vespa' (known: embedded, elasticsearch, opensearch, fake"
+    )
+    registry.unregister("fake")
+    with pytest.raises(ConfigError, match="unknown backend type 'fake'"):
+        registry.backend_factory("fake")
+
+
+def test_a_built_in_name_cannot_be_taken():
+    with pytest.raises(ValueError, match="'opensearch' is a built-in backend"):
+        registry.register("opensearch", FakeBackend)
+    assert registry.backend_factory("opensearch") is registry.BUILT_IN["opensearch"]
+
+
+def test_the_built_ins_are_made_by_name():
+    embedded = registry.backend_factory("embedded")(None, {"suite": "s"})
+    assert embedded.name == "embedded" and isinstance(embedded, Backend)
+    es = registry.backend_factory("elasticsearch")({"hosts": ["http://127.0.0.1:1"]}, {"suite": "s"})
+    assert es.name == "elasticsearch" and isinstance(es, Backend)
+
+
+def test_an_entry_point_declares_a_backend(monkeypatch):
+    declared = EntryPoint("fake", f"{__name__}:FakeBackend", registry.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(registry, "entry_points", lambda group: [declared] if group == declared.group else [])
+    assert registry.backend_factory("fake") is FakeBackend
+    assert "fake" in registry.backend_names()
+
+
+def test_the_built_ins_load_on_first_use():
+    code = (
+        "import sys; from pytest_retrieval.backends import registry; "
+        "print(sorted(m for m in sys.modules if m.startswith('pytest_retrieval.backends.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["['pytest_retrieval.backends.base',", "'pytest_retrieval.backends.registry']"]
