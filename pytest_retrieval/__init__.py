@@ -42,9 +42,9 @@ _EXPORTS = {
     "fuse": "fusion.semantics",
     "fuse_runs": "fusion.semantics",
     "FusionConfig": "fusion.semantics",
-    "load_qrels": "io.judgments",
-    "load_trec_run": "io.judgments",
-    "write_trec_run": "io.judgments",
+    "load_qrels": "io.qrels",
+    "load_trec_run": "io.trec",
+    "write_trec_run": "io.trec",
     "Ranking": "types",
     "Run": "types",
     "Query": "types",
@@ -122,6 +122,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily a
     from .execution.runner import SuiteRunner, run_suite
     from .fusion.semantics import FusionConfig, fuse, fuse_runs
     from .gates.expectations import ExpectationFailed, assert_in_top, assert_not_in_top, assert_ranked_above
-    from .io.judgments import load_qrels, load_trec_run, write_trec_run
+    from .io.qrels import load_qrels
+    from .io.trec import load_trec_run, write_trec_run
     from .measures.metrics import Evaluation, Metric, evaluate, parse_metric
     from .types import Document, Query, Ranking, Run

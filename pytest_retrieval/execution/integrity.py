@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Set
 
-from ..io.judgments import JudgmentSet, Qrels
+from ..io.judgment_set import JudgmentSet
+from ..io.qrels import Qrels
 
 # ------------------------------------------------------------------ query set
 
@@ -222,7 +223,7 @@ SELF_HIT_HINT_SHARE = 0.10
 
 def self_hit_warnings(runs: Mapping[str, Mapping[str, Any]], qids: List[str]) -> List[str]:
     """A hint per retriever whose rank-1 hit is the query's own id for >= 10% of ``qids``."""
-    from ..io.judgments import self_hit_share
+    from ..io.beir import self_hit_share
 
     out = []
     for name, run in runs.items():

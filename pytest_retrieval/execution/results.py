@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from ..config.load import Suite
-from ..io.judgments import JudgmentSet, Overlap
+from ..io.judgment_set import JudgmentSet, Overlap
 from ..stats.latency import LatencySummary
 from ..types import Run
 

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 from ..backends.base import Backend, KnnSpec
 from ..config.load import Suite
 from ..errors import ConfigError, cleanup_after_failure
-from ..io.judgments import JudgmentSet, check_overlap, without_self_hits
+from ..io.beir import without_self_hits
+from ..io.judgment_set import JudgmentSet, check_overlap
 from ..stats.latency import LatencySummary
 from ..types import Document, DocVectors, Query, Run
 from .integrity import MissingDocuments, QuerySetCheck, self_hit_warnings, self_judged_warnings

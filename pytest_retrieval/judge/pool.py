@@ -44,7 +44,7 @@ from typing import (
 
 from ..errors import ConfigError
 from ..fileio import atomic_write
-from ..io.judgments import Qrels, load_qrels
+from ..io.qrels import Qrels, load_qrels
 from ..types import Run
 from .files import is_formula_shaped, read_csv, read_jsonl, write_csv
 
@@ -250,7 +250,7 @@ def _column(values: Dict[str, Any], role: str) -> Tuple[bool, Any]:
 
 
 def _req_id(values: Dict[str, Any], role: str, path: Path, line: int) -> str:
-    from ..io.judgments import as_id
+    from ..io.ids import as_id
 
     found, value = _column(values, role)
     what = "query id" if role == "query_id" else "document id"
@@ -705,7 +705,7 @@ def pool_suites(
     (by name; ``suite:retriever`` to pick from one suite). Document texts come from the
     suites' corpora, or from ``corpus`` (JSONL) for suites on an existing index."""
     from ..config.load import load_suite
-    from ..io.judgments import load_corpus
+    from ..io.corpus import load_corpus
 
     if not paths:
         raise ValueError("pool needs at least one suite file")
