@@ -57,8 +57,8 @@ _EXPORTS = {
     "assert_ranked_above": "gates.expectations",
     "ExpectationFailed": "gates.expectations",
     "Retriever": "execution.retriever",
-    "Hits": "execution.retriever",
-    "Hit": "execution.retriever",
+    "Hits": "execution.hits",
+    "Hit": "execution.hits",
     "retrieval_queries": "execution.queries",
     "JudgedQuery": "execution.queries",
 }
@@ -116,9 +116,10 @@ def __dir__() -> list:
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily above
     from .config.load import Suite, load_suite
     from .errors import ConfigError, InfrastructureError, RetrievalError
+    from .execution.hits import Hit, Hits
     from .execution.queries import JudgedQuery, retrieval_queries
     from .execution.results import RetrieverResult, SuiteResult
-    from .execution.retriever import Hit, Hits, Retriever
+    from .execution.retriever import Retriever
     from .execution.runner import SuiteRunner, run_suite
     from .fusion.semantics import FusionConfig, fuse, fuse_runs
     from .gates.expectations import ExpectationFailed, assert_in_top, assert_not_in_top, assert_ranked_above

@@ -8,10 +8,13 @@ refuse) and the reports print ``lines()`` and ``as_dict()``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Set
+from typing import Any, Callable, Dict, List, Mapping, Optional, Set
 
+from ..backends.base import Backend
+from ..config.load import Suite
 from ..io.judgment_set import JudgmentSet
 from ..io.qrels import Qrels
+from .plan import needs_corpus
 
 # ------------------------------------------------------------------ query set
 
@@ -219,6 +222,29 @@ class MissingDocuments:
 
 
 SELF_HIT_HINT_SHARE = 0.10
+
+
+def find_missing_documents(
+    suite: Suite, backend: Backend, js: JudgmentSet, progress: Callable[[str], None]
+) -> MissingDocuments:
+    """The judged documents absent from the corpus (embedded, throwaway index) or from the
+    existing index (batched read-only id lookups); an error above the allowed share."""
+    judged = [d for docs in js.qrels.values() for d in docs]
+    if needs_corpus(suite):
+        existing = {d.doc_id for d in js.corpus or []}
+        where = f"corpus ({js.sources.get('corpus', 'judgments.documents')})"
+    else:
+        progress(f"checking {len(set(judged))} judged document ids against the index")
+        found = backend.existing_ids(judged)
+        if found is None:  # a backend that cannot tell: nothing to report
+            return MissingDocuments("index", 0, 0)
+        existing = found
+        where = f"index {suite.model.backend.index.name!r}"
+    missing = MissingDocuments.of(js.qrels, existing, where)
+    problem = missing.too_many(suite.model.judgments.max_missing_documents)
+    if problem:
+        raise suite.error(("judgments", "max_missing_documents"), problem)
+    return missing
 
 
 def self_hit_warnings(runs: Mapping[str, Mapping[str, Any]], qids: List[str]) -> List[str]:

@@ -93,7 +93,7 @@ class QueryResult:
     retriever: str
     query: JudgedQuery
     metrics: Dict[str, float]
-    hits: Any  # suite.retriever.Hits
+    hits: Any  # execution.hits.Hits
 
     def __str__(self) -> str:
         from ..gates.expectations import describe_top
@@ -105,7 +105,7 @@ class QueryResult:
 
 def query_result(result: Any, retriever: str, qid: Any) -> QueryResult:
     """``SuiteResult.query``: one query's metrics, ranking and grades for ``retriever``."""
-    from .retriever import make_hits
+    from .hits import make_hits
 
     qid = str(qid)
     js = result.judgments
