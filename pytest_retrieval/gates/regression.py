@@ -52,16 +52,23 @@ def _strata(
     from ..stats.paired import holm, paired_comparison, strata_from_tags
 
     alpha = 1.0 - kw["confidence"]
-    results = {}
-    for tag, qids in strata_from_tags(tags, qids=[q for q in now if q in before]).items():
-        if len(qids) >= 2:
-            results[tag] = paired_comparison({q: before[q] for q in qids}, {q: now[q] for q in qids}, **kw)
-    p_drop = {t: (r.p_randomization / 2.0 if r.mean_diff < 0 else 1.0) for t, r in results.items()}
+    strata = strata_from_tags(tags, qids=[q for q in now if q in before])
+    results = {
+        tag: paired_comparison({q: before[q] for q in qids}, {q: now[q] for q in qids}, **kw)
+        for tag, qids in strata.items()
+        if len(qids) >= 2
+    }
+    p_drop = {t: _p_drop(r) for t, r in results.items()}
     adjusted = holm(p_drop, alpha) if p_drop else {}
     return {
         t: StratumVerdict(r, adjusted[t][0], passed=not (r.mean_diff < -kw["max_drop"] and adjusted[t][1]))
         for t, r in results.items()
     }
+
+
+def _p_drop(r: Any) -> float:
+    """The one-sided randomization p of "this stratum dropped"."""
+    return r.p_randomization / 2.0 if r.mean_diff < 0 else 1.0
 
 
 def judge_against_baseline(
