@@ -127,23 +127,35 @@ def fingerprint(
       settings every search carried (preference, search_type) and the HNSW parameters.
     """
     out = _data_components(queries, qrels, corpus, index, tags)
-    facts = {
-        "embedder": None if embedder_id is None else str(embedder_id),
-        "engine": (
-            {"name": engine, "version": engine_version}
-            if engine is not None or engine_version is not None
-            else None
-        ),
-        "client": None if client is None else str(client),
-        "plugin_version": None if plugin_version is None else str(plugin_version),
-        "metric_profile": None
-        if metric_profile is None
-        else json.loads(canonical_json(dict(metric_profile))),
-        "retrievers": None if retrievers is None else _retriever_hashes(retrievers),
-        "search": json.loads(canonical_json(dict(search))) if search else None,
-    }
+    facts = _system_facts(embedder_id, engine, engine_version, client, plugin_version)
+    facts.update(
+        {
+            "metric_profile": None
+            if metric_profile is None
+            else json.loads(canonical_json(dict(metric_profile))),
+            "retrievers": None if retrievers is None else _retriever_hashes(retrievers),
+            "search": json.loads(canonical_json(dict(search))) if search else None,
+        }
+    )
     out.update({k: v for k, v in facts.items() if v is not None})
     return out
+
+
+def _system_facts(
+    embedder_id: Optional[str],
+    engine: Optional[str],
+    engine_version: Optional[str],
+    client: Optional[str],
+    plugin_version: Optional[str],
+) -> Dict[str, Any]:
+    """embedder, engine, client and plugin version as they are (None: not recorded)."""
+    has_engine = engine is not None or engine_version is not None
+    return {
+        "embedder": None if embedder_id is None else str(embedder_id),
+        "engine": {"name": engine, "version": engine_version} if has_engine else None,
+        "client": None if client is None else str(client),
+        "plugin_version": None if plugin_version is None else str(plugin_version),
+    }
 
 
 def _data_components(
@@ -222,7 +234,7 @@ def fingerprint_from_result(
             "depth": model.evaluation.depth,
         },
         retrievers=_retriever_configs(model),
-        search={k: info[k] for k in SEARCH_FACTS if info.get(k) is not None} or None,
+        search=_search_facts(info),
     )
 
 
@@ -236,6 +248,10 @@ def _existing_index(
     if index_mapping:
         index.update({"mapping": index_mapping.get("mapping"), "settings": index_mapping.get("settings")})
     return index
+
+
+def _search_facts(info: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    return {k: info[k] for k in SEARCH_FACTS if info.get(k) is not None} or None
 
 
 def _retriever_configs(model: Any) -> Dict[str, Any]:

@@ -78,17 +78,20 @@ class RankDiff:
         titles = titles or {}
         out = []
         if self.left or self.left_other:
-            parts = [f"{_named(d, titles)} ({_grade_word(g)}, was #{r})" for d, g, r in self.left[:limit]]
-            parts = (parts or ["none"]) + _hidden(self.left, limit)
-            if self.left_other:
-                parts.append(f"and {self.left_other} non-relevant or unjudged left")
-            out.append(f"relevant that left the top {self.k}: " + ", ".join(parts))
+            out.append(f"relevant that left the top {self.k}: " + ", ".join(self._left_parts(titles, limit)))
         if self.entered:
             parts = [f"{_named(d, titles)} ({_grade_word(g)}, now #{r})" for d, g, r in self.entered[:limit]]
             out.append("entered: " + ", ".join(parts + _hidden(self.entered, limit)))
         if self.moved or self.moved_other:
             out.append("moved: " + ", ".join(self._moved_parts(titles, limit)))
         return out
+
+    def _left_parts(self, titles: Mapping[str, str], limit: int) -> List[str]:
+        parts = [f"{_named(d, titles)} ({_grade_word(g)}, was #{r})" for d, g, r in self.left[:limit]]
+        parts = (parts or ["none"]) + _hidden(self.left, limit)
+        if self.left_other:
+            parts.append(f"and {self.left_other} non-relevant or unjudged left")
+        return parts
 
     def _moved_parts(self, titles: Mapping[str, str], limit: int) -> List[str]:
         parts = [f"{_named(d, titles)} ({_grade_word(g)}) #{a} -> #{b}" for d, g, a, b in self.moved[:limit]]
@@ -122,8 +125,15 @@ def ranking_diff(
     out = RankDiff(k=k, same=b == n)
     if out.same:
         return out
-    rank_b = {d: i for i, d in enumerate(b, 1)}
-    rank_n = {d: i for i, d in enumerate(n, 1)}
+    _compare(out, {d: i for i, d in enumerate(b, 1)}, {d: i for i, d in enumerate(n, 1)}, grades)
+    _most_telling_first(out)
+    return out
+
+
+def _compare(
+    out: RankDiff, rank_b: Dict[str, int], rank_n: Dict[str, int], grades: Mapping[str, int]
+) -> None:
+    """The documents that left, entered or moved, by their ranks before and now."""
     for d, r in rank_b.items():
         if d not in rank_n:
             _add_left(out, d, grades.get(d), r)
@@ -132,11 +142,13 @@ def ranking_diff(
             out.entered.append((d, grades.get(d), r))
         elif rank_b[d] != r:
             _add_moved(out, d, grades.get(d), rank_b[d], r)
-    # the most telling first: relevant before non-relevant, then by rank
+
+
+def _most_telling_first(out: RankDiff) -> None:
+    """Relevant before non-relevant, then by rank."""
     out.left.sort(key=lambda t: (-(t[1] or 0), t[2]))
     out.entered.sort(key=lambda t: (-(t[1] if t[1] is not None else -1), t[2]))
     out.moved.sort(key=lambda t: (-(t[1] or 0), -abs(t[3] - t[2]), t[2]))
-    return out
 
 
 def _add_left(out: RankDiff, doc: str, grade: Optional[int], was: int) -> None:

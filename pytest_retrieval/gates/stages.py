@@ -63,7 +63,6 @@ def stage_rows(
 def _row(result: Any, name: str, metric: str) -> StageRow:
     """``name``'s values and its deltas against BM25 and against its best input."""
     r = result.retrievers[name]
-    mrr_key = "mrr@10" if "mrr@10" in result.suite.metrics else None
     bm25 = next((n for n, rr in result.retrievers.items() if rr.kind == "bm25"), None)
     value = r.evaluation.aggregate[metric]
     inputs = result.inputs(name)
@@ -76,15 +75,19 @@ def _row(result: Any, name: str, metric: str) -> StageRow:
         builds_on=inputs,
         metric=metric,
         value=value,
-        mrr=r.evaluation.aggregate.get(mrr_key) if mrr_key else None,
+        mrr=r.evaluation.aggregate.get("mrr@10") if "mrr@10" in result.suite.metrics else None,
         delta_vs_bm25=value - _value(result, bm25, metric) if bm25 and name != bm25 else None,
         delta_vs_input=value - _value(result, best, metric) if best else None,
         best_input=best,
         candidate_recall=dict(r.candidate_recall),
         window=r.window,
         p95_ms=p95,
-        delta_p95_ms=p95 - best_p95 if p95 is not None and best_p95 is not None else None,
+        delta_p95_ms=_difference(p95, best_p95),
     )
+
+
+def _difference(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    return a - b if a is not None and b is not None else None
 
 
 def _value(result: Any, retriever: str, metric: str) -> float:
@@ -101,9 +104,13 @@ def _rerank_verdict(lift: float, needed: float, p95: Optional[float], budget: Op
     within its p95 budget when it has one; and why."""
     within = budget is None or (p95 is not None and p95 <= budget)
     earning = lift >= needed and within
-    why = f"lift {lift:+.4f} {'>=' if lift >= needed else '<'} {needed:g}"
-    if budget is not None and p95 is not None:
-        why += f", p95 {p95:.1f} ms {'<=' if within else '>'} budget {budget:g} ms"
-    if budget is not None and p95 is None:
-        why += f", p95 not measured against budget {budget:g} ms"
+    why = f"lift {lift:+.4f} {'>=' if lift >= needed else '<'} {needed:g}" + _budget_why(p95, budget, within)
     return ("earning its cost" if earning else "not earning its cost") + f" ({why})"
+
+
+def _budget_why(p95: Optional[float], budget: Optional[float], within: bool) -> str:
+    if budget is None:
+        return ""
+    if p95 is None:
+        return f", p95 not measured against budget {budget:g} ms"
+    return f", p95 {p95:.1f} ms {'<=' if within else '>'} budget {budget:g} ms"
