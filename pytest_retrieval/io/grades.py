@@ -29,22 +29,22 @@ class GradeScale:
             grade = self.mapping.get(grade, grade)
         if self.low <= grade <= self.high:
             return grade
-        mapped = f" (mapped from {raw})" if grade != raw else ""
-        if grade < 0 and not self.mapping:
-            example = (
-                f"{self.option}=-1:0" if self.option.startswith("--") else f"{self.option}.map: {{-1: 0}}"
-            )
-            problem = (
-                f"negative relevance grade {grade}: map it onto the scale with {self.option} (e.g. {example})"
-            )
-        else:
-            where = "map" if self.mapping and grade == raw else "range"
-            problem = (
-                f"relevance grade {grade}{mapped} outside the allowed range {self.low}..{self.high} "
-                f"({self.option}; add it to the {where}"
-                + (")" if where == "range" else " or widen the range)")
-            )
-        raise ConfigError(problem, file=file, line=line, key=key)
+        raise ConfigError(_off_scale(self, grade, raw), file=file, line=line, key=key)
+
+
+def _off_scale(scale: GradeScale, grade: int, raw: int) -> str:
+    """Why ``grade`` (mapped from ``raw``) is refused, and how to set the scale to take it."""
+    if grade < 0 and not scale.mapping:
+        example = (
+            f"{scale.option}=-1:0" if scale.option.startswith("--") else f"{scale.option}.map: {{-1: 0}}"
+        )
+        return f"negative relevance grade {grade}: map it onto the scale with {scale.option} (e.g. {example})"
+    mapped = f" (mapped from {raw})" if grade != raw else ""
+    where = "map" if scale.mapping and grade == raw else "range"
+    return (
+        f"relevance grade {grade}{mapped} outside the allowed range {scale.low}..{scale.high} "
+        f"({scale.option}; add it to the {where}" + (")" if where == "range" else " or widen the range)")
+    )
 
 
 def parse_grade_map(text: str, *, option: str = "--grade-map") -> Dict[int, int]:

@@ -4,7 +4,7 @@ with a warning."""
 from __future__ import annotations
 
 import warnings
-from typing import Dict, Iterable, List, Mapping, Optional, Tuple, TypeVar
+from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple, TypeVar
 
 V = TypeVar("V")
 
@@ -33,6 +33,24 @@ def _canonical(i: str) -> str:
     return s
 
 
+def _rekeyed(ref: Set[str], other: Mapping[str, V]) -> Tuple[Dict[str, V], List[Tuple[str, str]]]:
+    """``other`` with each id absent from ``ref`` moved to the ``ref`` id it matches loosely
+    (unless ``other`` has that id too), and the (id, matched id) pairs moved."""
+    loose: Dict[str, str] = {}
+    for r in ref:
+        loose.setdefault(_canonical(r), r)
+    out: Dict[str, V] = {}
+    remapped: List[Tuple[str, str]] = []
+    for k, v in other.items():
+        target = None if k in ref else loose.get(_canonical(k))
+        if target is not None and target not in other:
+            out[target] = v
+            remapped.append((k, target))
+        else:
+            out[k] = v
+    return out, remapped
+
+
 def reconcile_ids(
     reference: Iterable[str],
     other: Mapping[str, V],
@@ -47,21 +65,7 @@ def reconcile_ids(
     missing = [k for k in other if k not in ref]
     if not missing:
         return dict(other)
-    loose: Dict[str, str] = {}
-    for r in ref:
-        loose.setdefault(_canonical(r), r)
-    out: Dict[str, V] = {}
-    remapped: List[Tuple[str, str]] = []
-    for k, v in other.items():
-        if k in ref:
-            out[k] = v
-            continue
-        target = loose.get(_canonical(k))
-        if target is not None and target not in other:
-            out[target] = v
-            remapped.append((k, target))
-        else:
-            out[k] = v
+    out, remapped = _rekeyed(ref, other)
     if remapped_out is not None:
         remapped_out.extend(remapped)
     if remapped:

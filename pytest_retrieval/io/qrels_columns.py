@@ -73,15 +73,20 @@ def _fast_qrels(path: Path, grades: Optional[GradeScale]) -> Optional[QrelsColum
     if table.num_rows == 0:
         return None
     qid, doc = table.column("qid").chunk(0), table.column("doc").chunk(0)
-    for ids in (qid, doc):
-        if pc.any(pc.equal(pc.binary_length(ids), 0)).as_py() or (
-            delimiter == "\t" and pc.any(pc.not_equal(pc.utf8_trim_whitespace(ids), ids)).as_py()
-        ):
-            return None  # empty or padded ids: the Python reader's rules and messages
+    if _empty_or_padded(qid, delimiter) or _empty_or_padded(doc, delimiter):
+        return None  # empty or padded ids: the Python reader's rules and messages
     g = _scaled_grades(table.column("grade").to_numpy().astype(np.int64), grades)
     if g is None:
         return None  # a grade off the scale: load_qrels names its line
     return _qrels_from_codes(qid.dictionary_encode(), doc.dictionary_encode(), g)
+
+
+def _empty_or_padded(ids, delimiter: str) -> bool:
+    """An empty id, or (tab-separated) one with spaces around it."""
+    _pa, pc, _pv = pyarrow_modules()
+    if pc.any(pc.equal(pc.binary_length(ids), 0)).as_py():
+        return True
+    return delimiter == "\t" and pc.any(pc.not_equal(pc.utf8_trim_whitespace(ids), ids)).as_py()
 
 
 def _scaled_grades(g: np.ndarray, grades: Optional[GradeScale]) -> Optional[np.ndarray]:

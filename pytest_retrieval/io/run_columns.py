@@ -8,7 +8,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Set, Union
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import numpy as np
 
@@ -130,52 +130,16 @@ class _Block:
 
 
 def _columns(path: Path, block: _Block, qrels: QrelsColumns, opts: ReadOptions, seen: _Seen) -> RunColumns:
-    pa, pc, _pv = pyarrow_modules()
-    n = block.n
-    starts = block.starts
-    offsets = np.append(starts, n).astype(np.int64)
-    raw_qids = block.qid.take(pa.array(starts)).to_pylist()
-    for q in raw_qids:
-        if q in seen.finished:
-            raise NotGrouped()
-        seen.finished.add(q)
-    if len(set(raw_qids)) != len(raw_qids):  # pragma: no cover (adjacent groups differ)
-        raise NotGrouped()
-    try:
-        qids = [q.decode("utf-8") for q in raw_qids]
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"a query id is not UTF-8 text ({exc.reason})", file=str(path)) from None
-    judged_queries = sum(1 for q in qids if q in qrels.qids)
-    opts.facts.queries_in_qrels += judged_queries
-    unjudged = (
-        [q for q in qids if q not in qrels.qids and q not in seen.unjudged]
-        if judged_queries < len(qids)
-        else []
-    )
-    seen.unjudged.update(unjudged)
-
-    table = block.table
-    doc = table.column("doc").combine_chunks()
-    try:  # ids are compared as bytes, but a file that is not UTF-8 is refused as the line reader does
-        doc.cast(pa.string())
-    except pa.ArrowInvalid:
-        precise_error(path, "a document id is not UTF-8 text")
-    score = table.column("score").to_numpy()
-    if np.isnan(score).any():
-        precise_error(path, "a score is NaN")
+    """One block's query groups as columns: each group in rank order (by score with
+    ``ties="trec"``, else by the rank column), duplicates refused, judged documents coded."""
+    pa, _pc, _pv = pyarrow_modules()
+    qids, unjudged = _block_queries(path, block, qrels, opts, seen)
+    doc, score = _checked_columns(path, block.table)
+    offsets = np.append(block.starts, block.n).astype(np.int64)
     seg_len = np.diff(offsets)
-    seg_id = np.repeat(np.arange(len(starts), dtype=np.int64), seg_len)
+    seg_id = np.repeat(np.arange(len(block.starts), dtype=np.int64), seg_len)
     trec = opts.ties == "trec"
-    boundary = np.zeros(max(n - 1, 0), dtype=bool)
-    boundary[starts[1:] - 1] = True
-    if trec:
-        s32 = score.astype(np.float32)
-        out_of_order = ((s32[1:] > s32[:-1]) & ~boundary).any()
-        order = np.lexsort((-s32, seg_id)) if out_of_order else None
-    else:
-        rank = table.column("rank").to_numpy()
-        out_of_order = ((rank[1:] < rank[:-1]) & ~boundary).any()
-        order = np.lexsort((rank, seg_id)) if out_of_order else None  # stable: file order on equal ranks
+    order = _rank_order(block, score, seg_id, trec)
     if order is not None:
         doc = doc.take(pa.array(order))
         score = score[order]
@@ -194,6 +158,67 @@ def _columns(path: Path, block: _Block, qrels: QrelsColumns, opts: ReadOptions, 
         trec_sorted=trec,
         unjudged=unjudged,
     )
+
+
+def _block_queries(
+    path: Path, block: _Block, qrels: QrelsColumns, opts: ReadOptions, seen: _Seen
+) -> Tuple[List[str], List[str]]:
+    """(the block's query ids, those the qrels do not judge and that were not reported yet).
+    A query met again after another one raises :class:`NotGrouped`."""
+    pa, _pc, _pv = pyarrow_modules()
+    raw_qids = block.qid.take(pa.array(block.starts)).to_pylist()
+    _mark_finished(raw_qids, seen)
+    try:
+        qids = [q.decode("utf-8") for q in raw_qids]
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"a query id is not UTF-8 text ({exc.reason})", file=str(path)) from None
+    judged_queries = sum(1 for q in qids if q in qrels.qids)
+    opts.facts.queries_in_qrels += judged_queries
+    unjudged = (
+        [q for q in qids if q not in qrels.qids and q not in seen.unjudged]
+        if judged_queries < len(qids)
+        else []
+    )
+    seen.unjudged.update(unjudged)
+    return qids, unjudged
+
+
+def _mark_finished(raw_qids: List[bytes], seen: _Seen) -> None:
+    """The block's queries are read; one read before means the file is not grouped."""
+    for q in raw_qids:
+        if q in seen.finished:
+            raise NotGrouped()
+        seen.finished.add(q)
+    if len(set(raw_qids)) != len(raw_qids):  # pragma: no cover (adjacent groups differ)
+        raise NotGrouped()
+
+
+def _checked_columns(path: Path, table) -> Tuple[Any, np.ndarray]:
+    """(doc ids, scores) of a block: ids UTF-8 text and no NaN score, as the line reader wants."""
+    pa, _pc, _pv = pyarrow_modules()
+    doc = table.column("doc").combine_chunks()
+    try:  # ids are compared as bytes, but a file that is not UTF-8 is refused as the line reader does
+        doc.cast(pa.string())
+    except pa.ArrowInvalid:
+        precise_error(path, "a document id is not UTF-8 text")
+    score = table.column("score").to_numpy()
+    if np.isnan(score).any():
+        precise_error(path, "a score is NaN")
+    return doc, score
+
+
+def _rank_order(block: _Block, score: np.ndarray, seg_id: np.ndarray, trec: bool) -> Optional[np.ndarray]:
+    """The rows in rank order within each query, or None when the file is already in it."""
+    starts = block.starts
+    boundary = np.zeros(max(block.n - 1, 0), dtype=bool)
+    boundary[starts[1:] - 1] = True
+    if trec:
+        s32 = score.astype(np.float32)
+        out_of_order = ((s32[1:] > s32[:-1]) & ~boundary).any()
+        return np.lexsort((-s32, seg_id)) if out_of_order else None
+    rank = block.table.column("rank").to_numpy()
+    out_of_order = ((rank[1:] < rank[:-1]) & ~boundary).any()
+    return np.lexsort((rank, seg_id)) if out_of_order else None  # stable: file order on equal ranks
 
 
 class _ArrowDocs:

@@ -122,35 +122,47 @@ def read_batches(path: Path, opts: ReadOptions) -> Iterator:
     """Record batches of the run (self hits dropped with ``ignore_identical_ids``). A file
     the fast reader cannot parse raises :class:`Irregular` (read it again collapsed); one
     that the collapsing reader cannot parse either gets the line reader's precise message."""
-    pa, pc, _pv = pyarrow_modules()
+    pa, _pc, _pv = pyarrow_modules()
     check_data_file(path)
-    if not opts.collapsed:
-        with open(path, "rb") as fh:
-            if fh.read(3) == BOM:
-                raise Irregular()
+    if not opts.collapsed and _starts_with_bom(path):
+        raise Irregular()
     yielded = False
     try:
-        for batch in _reader(path, opts.block_bytes, opts.collapsed, with_rank=opts.ties != "trec"):
-            if not batch.num_rows:
-                continue
+        for batch in _batches_with_rows(path, opts):
             if not yielded:
                 opts.facts.first_qid = batch.column(0)[0].as_py().decode("utf-8", "replace")
             yielded = True
             if opts.ignore_identical_ids:
-                keep = pc.not_equal(batch.column("qid"), batch.column("doc"))
-                kept = pc.sum(keep).as_py() or 0
-                if kept < batch.num_rows:
-                    opts.facts.self_hits_removed += batch.num_rows - kept
-                    batch = batch.filter(keep)
-                    if not batch.num_rows:
-                        continue
-            yield batch
+                batch = _without_self_hits(batch, opts.facts)
+            if batch.num_rows:
+                yield batch
     except pa.ArrowInvalid as exc:
         if not opts.collapsed:
             raise Irregular() from None
         precise_error(path, f"cannot read the run: {exc}")
     if not yielded:
         raise ConfigError("no lines in run file", file=str(path))
+
+
+def _batches_with_rows(path: Path, opts: ReadOptions) -> Iterator:
+    reader = _reader(path, opts.block_bytes, opts.collapsed, with_rank=opts.ties != "trec")
+    return (batch for batch in reader if batch.num_rows)
+
+
+def _starts_with_bom(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(3) == BOM
+
+
+def _without_self_hits(batch, facts: RunFileFacts):
+    """``batch`` without the lines whose doc id is their query id (counted in ``facts``)."""
+    _pa, pc, _pv = pyarrow_modules()
+    keep = pc.not_equal(batch.column("qid"), batch.column("doc"))
+    kept = pc.sum(keep).as_py() or 0
+    if kept == batch.num_rows:
+        return batch
+    facts.self_hits_removed += batch.num_rows - kept
+    return batch.filter(keep)
 
 
 def precise_error(path: Path, message: str) -> NoReturn:
