@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterable, Iterator, List, Optional
 
 from ..types import Ranking
 
@@ -61,6 +61,11 @@ class HitsBatch(List[Hits]):
     """``search_many``'s answers, in the order of the texts, with the batch's wall time."""
 
     client_ms: Optional[float] = None
+
+
+def titles_of(corpus: Optional[Iterable[Any]]) -> Dict[str, str]:
+    """doc id -> title, for the documents of ``corpus`` that have one."""
+    return {d.doc_id: str(d.fields["title"]) for d in corpus or [] if d.fields.get("title")}
 
 
 def make_hits(

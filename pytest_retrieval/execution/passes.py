@@ -26,6 +26,21 @@ class StagePasses:
         self.plan = plan
         self.progress = progress
 
+    def run(
+        self,
+        queries: List[Query],
+        extra: List[Query],
+        doc_texts: Dict[str, str],
+        out: Retrieval,
+        only_for: Dict[str, Set[str]],
+    ) -> None:
+        """The quality pass over ``queries`` and the golden ``extra`` ones (their rankings kept
+        apart in ``out.golden``), then the exact kNN pass over ``queries``."""
+        self.quality(queries + extra, doc_texts, out, only_for)
+        for name, run in out.runs.items():  # golden rankings apart: never scored or exported
+            out.golden[name] = {q.qid: run.pop(q.qid) for q in extra if q.qid in run}
+        self.exact(queries, out)
+
     def quality(
         self,
         queries: List[Query],

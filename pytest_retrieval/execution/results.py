@@ -99,7 +99,7 @@ class SuiteResult:
         """The ``Hits`` of a golden query (``gates.expectations.Expectation``) for ``retriever``:
         the judged query's ranking, or the text's from the same pass, cut at the run's depth."""
         from ..types import Ranking
-        from .hits import make_hits
+        from .hits import make_hits, titles_of
 
         qid = expectation.qid
         rr = self.retrievers[retriever]
@@ -109,8 +109,7 @@ class SuiteResult:
         js = self.judgments
         judged = qid if qid in js.qrels else None
         if self._titles is None:
-            corpus = js.corpus or []
-            self._titles = {d.doc_id: str(d.fields["title"]) for d in corpus if d.fields.get("title")}
+            self._titles = titles_of(js.corpus)
         titles = self._titles
         text = expectation.text if expectation.text is not None else js.queries.get(qid, qid)
         return make_hits(

@@ -9,12 +9,12 @@ same depth, so ``search(text)`` ranks exactly as the suite's run would, cut at `
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from ..errors import ConfigError
 from ..types import Query, Ranking
 from .cutoffs import run_depth
-from .hits import Hits, HitsBatch, make_hits
+from .hits import Hits, HitsBatch, make_hits, titles_of
 from .plan import StagePlan
 from .runner import SuiteRunner
 from .shared import SharedBackend
@@ -106,17 +106,20 @@ class Retriever:
         qids = [judged.get(t, f"text:{i}") for i, t in enumerate(texts)]
         if not plan.needs_vectors:
             return [Query(q, t) for q, t in zip(qids, texts)]
+        self._check_embeddable([t for t in texts if t not in judged])
+        embedder = self._runner.vectors.embedder()
+        vecs = embedder.embed_queries(qids, texts)
+        return [Query(q, t, vecs[i]) for i, (q, t) in enumerate(zip(qids, texts))]
+
+    def _check_embeddable(self, free: List[str]) -> None:
+        """Texts that are no judged query need an embedder that embeds any text."""
         cfg = self.suite.model.embedder
-        free = [t for t in texts if t not in judged]
         if cfg is not None and cfg.type == "precomputed" and free:
             raise ConfigError(
                 f"retriever {self.name!r} of {self.suite.path.name} cannot embed free text "
                 f"({free[0]!r}): its embedder is precomputed (vectors of the judged queries only); "
                 f"search a judged query's text, or use an embedder of kind {', '.join(TEXT_EMBEDDERS)}"
             )
-        embedder = self._runner.vectors.embedder()
-        vecs = embedder.embed_queries(qids, texts)
-        return [Query(q, t, vecs[i]) for i, (q, t) in enumerate(zip(qids, texts))]
 
     def _judged_ids(self) -> Dict[str, str]:
         """judged query text -> its id (the first id when two share a text)."""
@@ -144,6 +147,5 @@ class Retriever:
     def titles(self) -> Dict[str, str]:
         """doc id -> title, for the documents of the suite's corpus that have one."""
         if self._titles is None:
-            corpus: Any = self._shared.judgments().corpus or []
-            self._titles = {d.doc_id: str(d.fields["title"]) for d in corpus if d.fields.get("title")}
+            self._titles = titles_of(self._shared.judgments().corpus)
         return self._titles

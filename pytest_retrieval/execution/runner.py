@@ -141,18 +141,10 @@ class SuiteRunner:
         owned = self._backend is None and self._shared is None
         backend, info = self._backend_of(js, embedder)
         try:
-            if info is None:
-                info = self._prepare(backend, js, embedder)
-            out.backend_info = dict(info)
-            if plan.rerankers:
-                out.backend_info["rerankers"] = {n: rk.id for n, rk in plan.rerankers.items()}
+            out.backend_info = self._engine_facts(backend, js, embedder, info, plan)
             if check_documents:
                 out.missing_documents = find_missing_documents(suite, backend, js, self.progress)
-            passes = StagePasses(suite, backend, plan, self.progress)
-            passes.quality(queries + extra, texts, out, only_for)
-            for name, run in out.runs.items():  # golden rankings apart: never scored or exported
-                out.golden[name] = {q.qid: run.pop(q.qid) for q in extra if q.qid in run}
-            passes.exact(queries, out)
+            StagePasses(suite, backend, plan, self.progress).run(queries, extra, texts, out, only_for)
             if latency:
                 single = stage_timer(suite, backend, plan, texts)
                 out.latency, out.ab = latency_pass(suite, single, order, queries, self.progress)
@@ -163,6 +155,21 @@ class SuiteRunner:
         if owned:
             backend.close()
         return out
+
+    def _engine_facts(
+        self,
+        backend: Backend,
+        js: JudgmentSet,
+        embedder: Any,
+        info: Optional[Dict[str, Any]],
+        plan: StagePlan,
+    ) -> Dict[str, Any]:
+        """The engine facts of ``backend`` (prepared here unless the session's shared one already
+        was), with the rerank stages' models."""
+        facts = dict(info if info is not None else self._prepare(backend, js, embedder))
+        if plan.rerankers:
+            facts["rerankers"] = {n: rk.id for n, rk in plan.rerankers.items()}
+        return facts
 
     def _backend_of(self, js: JudgmentSet, embedder: Any) -> Tuple[Backend, Optional[Dict[str, Any]]]:
         """(the backend to search, its engine facts when already prepared): the session's

@@ -28,21 +28,28 @@ def check_query_set(suite: Suite, js: JudgmentSet) -> QuerySetCheck:
 def queries_to_run(suite: Suite, js: JudgmentSet) -> Tuple[List[str], List[str]]:
     """(the queries sent: the judged ones, then the unanswerable ones without judgments;
     the unanswerable ones). Refuses unanswerable queries with a relevant judgment."""
-    model = suite.model
     qids = [q for q in js.queries if q in js.qrels]
-    if model.unanswerable is None:
+    if suite.model.unanswerable is None:
         return qids, []
-    tag = model.unanswerable.tag
+    unanswerable = _unanswerable(suite, js, suite.model.unanswerable.tag)
+    return qids + [q for q in unanswerable if q not in js.qrels], unanswerable
+
+
+def _unanswerable(suite: Suite, js: JudgmentSet, tag: str) -> List[str]:
+    """The queries tagged ``tag``; an error when one has a relevant judgment."""
     unanswerable = [q for q in js.queries if tag in js.tags.get(q, ())]
-    relevant = [q for q in unanswerable if any(g > 0 for g in js.qrels.get(q, {}).values())]
+    relevant = [q for q in unanswerable if _has_relevant(js.qrels.get(q, {}))]
     if relevant:
         raise suite.error(
             ("unanswerable", "tag"),
             f"{len(relevant)} queries tagged {tag!r} have relevant judgments "
             f"(e.g. {relevant[0]!r}): unanswerable means no relevant document",
         )
-    qids += [q for q in unanswerable if q not in js.qrels]
-    return qids, unanswerable
+    return unanswerable
+
+
+def _has_relevant(judged: Dict[str, int]) -> bool:
+    return any(g > 0 for g in judged.values())
 
 
 def golden_queries(suite: Suite, js: JudgmentSet, running: Set[str]) -> List[Query]:
