@@ -1,6 +1,6 @@
-"""Run files read into columns (``suite/runfiles.py``): the same numbers as the in-memory
-engine and trec_eval, whatever the file's layout, and the line reader's messages for bad
-files."""
+"""Run files read into columns (``io/runfiles.py`` with ``run_reader``, ``run_columns``,
+``fingerprints``, ``qrels_columns``): the same numbers as the in-memory engine and trec_eval,
+whatever the file's layout, and the line reader's messages for bad files."""
 
 from __future__ import annotations
 
