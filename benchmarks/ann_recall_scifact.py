@@ -25,7 +25,7 @@ from pytest_retrieval.backends.base import KnnSpec  # noqa: E402
 from pytest_retrieval.backends.elasticsearch import ElasticsearchBackend  # noqa: E402
 from pytest_retrieval.backends.opensearch import OpenSearchBackend  # noqa: E402
 from pytest_retrieval.errors import InfrastructureError  # noqa: E402
-from pytest_retrieval.io.judgments import load_beir  # noqa: E402
+from pytest_retrieval.io.beir import load_beir  # noqa: E402
 from pytest_retrieval.measures.ann import ann_recall, exact_top_k, mean  # noqa: E402
 from pytest_retrieval.types import DocVectors, Query  # noqa: E402
 

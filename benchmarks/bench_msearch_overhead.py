@@ -43,7 +43,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from pytest_retrieval.backends.base import BM25Spec, KnnSpec
-from pytest_retrieval.io.judgments import load_beir
+from pytest_retrieval.io.beir import load_beir
 from pytest_retrieval.types import DocVectors, Query
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -44,7 +44,8 @@ sys.path.insert(0, str(ROOT))
 from pytest_retrieval.backends.base import BM25Spec, KnnSpec  # noqa: E402
 from pytest_retrieval.backends.embedded.backend import EmbeddedBackend  # noqa: E402
 from pytest_retrieval.fusion.semantics import fuse_runs  # noqa: E402
-from pytest_retrieval.io.judgments import load_beir, load_qrels  # noqa: E402
+from pytest_retrieval.io.beir import load_beir  # noqa: E402
+from pytest_retrieval.io.qrels import load_qrels  # noqa: E402
 from pytest_retrieval.measures.metrics import evaluate  # noqa: E402
 from pytest_retrieval.models.embedders import PrecomputedEmbedder  # noqa: E402
 from pytest_retrieval.tuning.grid import SweepGrid, describe  # noqa: E402

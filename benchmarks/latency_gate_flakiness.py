@@ -78,7 +78,8 @@ def load_data(max_queries: int) -> Tuple[str, List[Document], List[Query]]:
     shared = Path(os.environ.get("PYTEST_RETRIEVAL_SHARED", ROOT.parent / "shared"))
     scifact = shared / "data" / "scifact"
     if (scifact / "corpus.jsonl").exists():
-        from pytest_retrieval.io.judgments import load_beir, load_qrels
+        from pytest_retrieval.io.beir import load_beir
+        from pytest_retrieval.io.qrels import load_qrels
 
         js = load_beir(scifact, "test")
         qids = list(js.qrels)
@@ -87,7 +88,8 @@ def load_data(max_queries: int) -> Tuple[str, List[Document], List[Query]]:
         qids = qids[:max_queries]
         queries = [Query(q, js.queries[q]) for q in qids]
         return f"BEIR SciFact ({scifact})", list(js.corpus), queries
-    from pytest_retrieval.io.judgments import load_corpus, load_queries
+    from pytest_retrieval.io.corpus import load_corpus
+    from pytest_retrieval.io.queries import load_queries
 
     data = ROOT / "example_suite" / "data"
     texts = load_queries(data / "queries.jsonl")

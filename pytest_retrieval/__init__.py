@@ -44,9 +44,9 @@ _EXPORTS = {
     "fuse": "fusion.semantics",
     "fuse_runs": "fusion.semantics",
     "FusionConfig": "fusion.semantics",
-    "load_qrels": "io.judgments",
-    "load_trec_run": "io.judgments",
-    "write_trec_run": "io.judgments",
+    "load_qrels": "io.qrels",
+    "load_trec_run": "io.trec",
+    "write_trec_run": "io.trec",
     "Ranking": "types",
     "Run": "types",
     "Query": "types",
@@ -59,8 +59,8 @@ _EXPORTS = {
     "assert_ranked_above": "gates.expectations",
     "ExpectationFailed": "gates.expectations",
     "Retriever": "execution.retriever",
-    "Hits": "execution.retriever",
-    "Hit": "execution.retriever",
+    "Hits": "execution.hits",
+    "Hit": "execution.hits",
     "retrieval_queries": "execution.queries",
     "JudgedQuery": "execution.queries",
     "Backend": "backends.base",
@@ -121,12 +121,14 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily a
     from .backends.base import Backend
     from .config.load import Suite, load_suite
     from .errors import ConfigError, InfrastructureError, RetrievalError
+    from .execution.hits import Hit, Hits
     from .execution.queries import JudgedQuery, retrieval_queries
     from .execution.results import RetrieverResult, SuiteResult
-    from .execution.retriever import Hit, Hits, Retriever
+    from .execution.retriever import Retriever
     from .execution.runner import SuiteRunner, run_suite
     from .fusion.semantics import FusionConfig, fuse, fuse_runs
     from .gates.expectations import ExpectationFailed, assert_in_top, assert_not_in_top, assert_ranked_above
-    from .io.judgments import load_qrels, load_trec_run, write_trec_run
+    from .io.qrels import load_qrels
+    from .io.trec import load_trec_run, write_trec_run
     from .measures.metrics import Evaluation, Metric, evaluate, parse_metric
     from .types import Document, Query, Ranking, Run

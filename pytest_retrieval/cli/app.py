@@ -89,8 +89,9 @@ def _join_negative_values(argv: List[str]) -> List[str]:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from ..io.judgments import GradeScale, parse_grade_map
-    from ..io.runfiles import RunFileFacts, evaluate_files
+    from ..io.grades import GradeScale, parse_grade_map
+    from ..io.run_reader import RunFileFacts
+    from ..io.runfiles import evaluate_files
     from ..measures.metrics import parse_metric
 
     metrics = [str(parse_metric(m)) for m in (args.metric or ["ndcg@10", "mrr@10", "recall@100", "map"])]
@@ -164,8 +165,8 @@ def _finite(value: Any) -> Any:
 
 def _fuse(args: argparse.Namespace) -> int:
     from ..fusion.semantics import FusionConfig
-    from ..io.judgments import write_trec_run
     from ..io.runfiles import read_run
+    from ..io.trec import write_trec_run
 
     if len(args.runs) < 2:
         raise RetrievalError("fuse needs at least two run files")

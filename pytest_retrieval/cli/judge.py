@@ -57,7 +57,7 @@ def _positive(text: str) -> float:
 
 
 def _clicks(args: argparse.Namespace) -> int:
-    from ..io.judgments import load_queries
+    from ..io.queries import load_queries
     from ..judge.clicks import ClickGrading, grade_clicks, write_click_judgments
 
     try:
@@ -173,7 +173,7 @@ def _say_formula_ids(pool: Any, outs: list) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from ..io.judgments import load_qrels
+    from ..io.qrels import load_qrels
     from ..judge.annotations import read_pooled_pairs
     from ..judge.files import write_qrels
     from ..judge.merge import import_annotations

@@ -29,10 +29,6 @@ from ..models.embedders import OnnxEmbedderConfig as OnnxEmbedderConfig
 from ..models.embedders import PrecomputedEmbedderConfig as PrecomputedEmbedderConfig
 from ..models.rerankers import RerankerConfig
 
-LATENCY_KEYS = ("p50_ms", "p95_ms", "p99_ms")
-# pXX(retriever) / pXX(latency.baseline), timed interleaved in the same job (A/B)
-LATENCY_RATIO_KEYS = ("p50_ratio", "p95_ratio", "p99_ratio")
-
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)

@@ -8,11 +8,20 @@ refuse) and the reports print ``lines()`` and ``as_dict()``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Set
+from typing import Any, Callable, Container, Dict, Iterable, List, Mapping, Optional, Set
 
-from ..io.judgments import JudgmentSet, Qrels
+from ..backends.base import Backend
+from ..config.load import Suite
+from ..io.judgment_set import JudgmentSet
+from ..io.qrels import Qrels
+from .plan import needs_corpus
 
 # ------------------------------------------------------------------ query set
+
+
+def _absent(ids: Iterable[str], present: Container[str]) -> List[str]:
+    """The ids of ``ids`` not in ``present``, in order."""
+    return [i for i in ids if i not in present]
 
 
 @dataclass
@@ -32,14 +41,16 @@ class QuerySetCheck:
     def of(cls, js: JudgmentSet) -> QuerySetCheck:
         judged = list(js.qrels)
         texts = js.queries
+        judged_without_text = _absent(judged, texts)
+        queries_without_judgments = _absent(texts, js.qrels)
         return cls(
             judged=len(judged),
-            judged_with_text=sum(1 for q in judged if q in texts),
+            judged_with_text=len(judged) - len(judged_without_text),
             queries=len(texts),
-            queries_with_judgments=sum(1 for q in texts if q in js.qrels),
+            queries_with_judgments=len(texts) - len(queries_without_judgments),
             normalised=js.normalised.get("qrels", 0),
-            judged_without_text=[q for q in judged if q not in texts],
-            queries_without_judgments=[q for q in texts if q not in js.qrels],
+            judged_without_text=judged_without_text,
+            queries_without_judgments=queries_without_judgments,
             empty_text=[q for q in judged if q in texts and not texts[q].strip()],
         )
 
@@ -131,17 +142,19 @@ class MissingDocuments:
     def of(cls, qrels: Qrels, existing: Set[str], checked_against: str) -> MissingDocuments:
         out = cls(checked_against, 0, 0)
         for qid, docs in qrels.items():
-            gone = [d for d in docs if d not in existing]
             relevant = [d for d, g in docs.items() if g > 0]
             out.judgments += len(docs)
             out.relevant += len(relevant)
+            gone = _absent(docs, existing)
             if gone:
-                out.missing[qid] = gone
-                rel_gone = [d for d in relevant if d not in existing]
-                out.missing_relevant += len(rel_gone)
-                if relevant and len(rel_gone) == len(relevant):
-                    out.hopeless.append(qid)
+                out._add_missing(qid, gone, _absent(relevant, existing), len(relevant))
         return out
+
+    def _add_missing(self, qid: str, gone: List[str], relevant_gone: List[str], relevant: int) -> None:
+        self.missing[qid] = gone
+        self.missing_relevant += len(relevant_gone)
+        if relevant and len(relevant_gone) == relevant:
+            self.hopeless.append(qid)
 
     @property
     def count(self) -> int:
@@ -220,9 +233,32 @@ class MissingDocuments:
 SELF_HIT_HINT_SHARE = 0.10
 
 
+def find_missing_documents(
+    suite: Suite, backend: Backend, js: JudgmentSet, progress: Callable[[str], None]
+) -> MissingDocuments:
+    """The judged documents absent from the corpus (embedded, throwaway index) or from the
+    existing index (batched read-only id lookups); an error above the allowed share."""
+    judged = [d for docs in js.qrels.values() for d in docs]
+    if needs_corpus(suite):
+        existing = {d.doc_id for d in js.corpus or []}
+        where = f"corpus ({js.sources.get('corpus', 'judgments.documents')})"
+    else:
+        progress(f"checking {len(set(judged))} judged document ids against the index")
+        found = backend.existing_ids(judged)
+        if found is None:  # a backend that cannot tell: nothing to report
+            return MissingDocuments("index", 0, 0)
+        existing = found
+        where = f"index {suite.model.backend.index.name!r}"
+    missing = MissingDocuments.of(js.qrels, existing, where)
+    problem = missing.too_many(suite.model.judgments.max_missing_documents)
+    if problem:
+        raise suite.error(("judgments", "max_missing_documents"), problem)
+    return missing
+
+
 def self_hit_warnings(runs: Mapping[str, Mapping[str, Any]], qids: List[str]) -> List[str]:
     """A hint per retriever whose rank-1 hit is the query's own id for >= 10% of ``qids``."""
-    from ..io.judgments import self_hit_share
+    from ..io.beir import self_hit_share
 
     out = []
     for name, run in runs.items():

@@ -108,12 +108,7 @@ def plan_repetitions(
         if f.retriever == name and f.kind is (GateKind.LATENCY_RATIO if ratio else GateKind.LATENCY)
     ]
     needed = repetitions_needed(max([f.percentile for f in floors] or [50]))
-    if cfg.max_queries == "all":
-        sample = list(queries)
-    elif cfg.max_queries:
-        sample = list(queries[: cfg.max_queries])
-    else:
-        sample = seeded_sample(queries, sample_size(needed))
+    sample = _sample(cfg.max_queries, queries, needed)
     if isinstance(cfg.repetitions, int):
         repetitions = cfg.repetitions
     else:  # auto
@@ -121,6 +116,15 @@ def plan_repetitions(
     if ratio:  # measured: 2 rounds caught a 30% slowdown 95/100 times, 4 rounds 100/100
         repetitions = max(4 if cfg.repetitions == "auto" else 2, repetitions)
     return sample, repetitions
+
+
+def _sample(max_queries: Any, queries: Sequence[Query], needed: int) -> List[Query]:
+    """The queries timed: every one (``all``), the first N, or a seeded sample by default."""
+    if max_queries == "all":
+        return list(queries)
+    if max_queries:
+        return list(queries[:max_queries])
+    return seeded_sample(queries, sample_size(needed))
 
 
 def measure(suite: Suite, single: Single, name: str, queries: Sequence[Query]) -> LatencySummary:

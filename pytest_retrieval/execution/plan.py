@@ -13,17 +13,14 @@ from ..backends.registry import backend_factory
 from ..config.load import Suite
 from ..config.schema import FUSION_TYPES, STAGE_TYPES
 from ..errors import ConfigError
-from ..io.judgments import (
-    GradeScale,
-    JudgmentSet,
-    as_id,
-    load_beir,
-    load_corpus,
-    load_qrels,
-    load_queries,
-    load_tags,
-    reconcile_ids,
-)
+from ..io.beir import load_beir
+from ..io.corpus import load_corpus
+from ..io.grades import GradeScale
+from ..io.ids import as_id, reconcile_ids
+from ..io.judgment_set import JudgmentSet
+from ..io.qrels import load_qrels
+from ..io.queries import load_queries
+from ..io.tags import load_tags
 from ..types import Document
 
 # ------------------------------------------------------------------ judgments

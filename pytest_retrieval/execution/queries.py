@@ -93,7 +93,7 @@ class QueryResult:
     retriever: str
     query: JudgedQuery
     metrics: Dict[str, float]
-    hits: Any  # suite.retriever.Hits
+    hits: Any  # execution.hits.Hits
 
     def __str__(self) -> str:
         from ..gates.expectations import describe_top
@@ -105,7 +105,7 @@ class QueryResult:
 
 def query_result(result: Any, retriever: str, qid: Any) -> QueryResult:
     """``SuiteResult.query``: one query's metrics, ranking and grades for ``retriever``."""
-    from .retriever import make_hits
+    from .hits import make_hits, titles_of
 
     qid = str(qid)
     js = result.judgments
@@ -117,7 +117,6 @@ def query_result(result: Any, retriever: str, qid: Any) -> QueryResult:
     grades = dict(js.qrels.get(qid, {}))
     query = JudgedQuery(qid, js.queries[qid], tuple(js.tags.get(qid, ())), grades)
     metrics = {m: v[qid] for m, v in rr.evaluation.per_query.items() if qid in v}
-    titles = {d.doc_id: str(d.fields["title"]) for d in (js.corpus or []) if d.fields.get("title")}
     ranking = rr.run.get(qid)
     from ..types import Ranking
 
@@ -126,7 +125,7 @@ def query_result(result: Any, retriever: str, qid: Any) -> QueryResult:
         rr.depth or len(ranking or ()),
         query=query.text,
         retriever=retriever,
-        titles=titles,
+        titles=titles_of(js.corpus),
         grades=grades,
         query_id=qid,
         suite=result.suite.name,

@@ -1,4 +1,4 @@
-"""What a suite run produced: per retriever the run, its evaluation and latency; the A/B latency
+"""What a suite run produced: what the engines returned (``Retrieval``); per retriever the run, its evaluation and latency; the A/B latency
 samples; and the lookups every gate and report reads."""
 
 from __future__ import annotations
@@ -7,9 +7,27 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from ..config.load import Suite
-from ..io.judgments import JudgmentSet, Overlap
+from ..io.judgment_set import JudgmentSet, Overlap
 from ..stats.latency import LatencySummary
-from ..types import Run
+from ..types import Query, Run
+from .integrity import MissingDocuments
+
+
+@dataclass
+class Retrieval:
+    """What the engines returned for a suite: runs per retriever, latency, engine facts."""
+
+    depth: int
+    fusions: Dict[str, Any]
+    rerankers: Dict[str, Any] = field(default_factory=dict)
+    runs: Dict[str, Run] = field(default_factory=dict)
+    latency: Dict[str, LatencySummary] = field(default_factory=dict)
+    ab: Dict[str, ABLatency] = field(default_factory=dict)
+    queries: List[Query] = field(default_factory=list)  # as sent, with vectors when embedded
+    backend_info: Dict[str, Any] = field(default_factory=dict)
+    missing_documents: Optional[MissingDocuments] = None  # when asked to check the judged docs
+    golden: Dict[str, Run] = field(default_factory=dict)  # retriever -> rankings of extra_queries
+    exact: Dict[str, Run] = field(default_factory=dict)  # kNN leaf -> its exact top k (ann_recall@k)
 
 
 @dataclass
@@ -81,7 +99,7 @@ class SuiteResult:
         """The ``Hits`` of a golden query (``gates.expectations.Expectation``) for ``retriever``:
         the judged query's ranking, or the text's from the same pass, cut at the run's depth."""
         from ..types import Ranking
-        from .retriever import make_hits
+        from .hits import make_hits, titles_of
 
         qid = expectation.qid
         rr = self.retrievers[retriever]
@@ -91,8 +109,7 @@ class SuiteResult:
         js = self.judgments
         judged = qid if qid in js.qrels else None
         if self._titles is None:
-            corpus = js.corpus or []
-            self._titles = {d.doc_id: str(d.fields["title"]) for d in corpus if d.fields.get("title")}
+            self._titles = titles_of(js.corpus)
         titles = self._titles
         text = expectation.text if expectation.text is not None else js.queries.get(qid, qid)
         return make_hits(

@@ -9,91 +9,18 @@ same depth, so ``search(text)`` ranks exactly as the suite's run would, cut at `
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from ..errors import ConfigError
 from ..types import Query, Ranking
+from .cutoffs import run_depth
+from .hits import Hits, HitsBatch, make_hits, titles_of
 from .plan import StagePlan
-from .runner import SuiteRunner, _metric_k
+from .runner import SuiteRunner
 from .shared import SharedBackend
 
 #: embedder kinds that embed any text (``precomputed`` only holds the vectors it was given)
 TEXT_EMBEDDERS = ("onnx", "sentence-transformers", "callable")
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One document of a ranking: its id, score, 1-based rank, title and judged grade when known."""
-
-    doc_id: str
-    score: float
-    rank: int
-    title: Optional[str] = None
-    grade: Optional[int] = None
-
-
-@dataclass
-class Hits:
-    """A retriever's answer to one query, best first. Iterating gives the :class:`Hit` s;
-    ``doc_id in hits`` and ``hits.doc_ids`` read well in a plain ``assert``."""
-
-    query: str
-    retriever: str
-    hits: List[Hit] = field(default_factory=list)
-    client_ms: Optional[float] = None  # wall time of this search (None inside search_many)
-    server_ms: Optional[float] = None  # the engine's ``took`` summed over the leaf searches
-    query_id: Optional[str] = None  # the judged query this text is, when it is one
-    suite: str = ""
-
-    @property
-    def doc_ids(self) -> List[str]:
-        return [h.doc_id for h in self.hits]
-
-    def rank(self, doc_id: str) -> Optional[int]:
-        """The 1-based rank of ``doc_id``, or None when it is not among the hits."""
-        return next((h.rank for h in self.hits if h.doc_id == str(doc_id)), None)
-
-    def top(self, k: int) -> List[Hit]:
-        return self.hits[:k]
-
-    def __iter__(self) -> Iterator[Hit]:
-        return iter(self.hits)
-
-    def __len__(self) -> int:
-        return len(self.hits)
-
-    def __getitem__(self, i: int) -> Hit:
-        return self.hits[i]
-
-    def __contains__(self, doc_id: object) -> bool:
-        return str(doc_id) in self.doc_ids
-
-
-class HitsBatch(List[Hits]):
-    """``search_many``'s answers, in the order of the texts, with the batch's wall time."""
-
-    client_ms: Optional[float] = None
-
-
-def make_hits(
-    ranking: Ranking,
-    k: int,
-    *,
-    query: str,
-    retriever: str,
-    titles: Dict[str, str],
-    grades: Optional[Dict[str, int]] = None,
-    query_id: Optional[str] = None,
-    suite: str = "",
-) -> Hits:
-    """The top ``k`` of ``ranking`` as :class:`Hits` (titles and grades where known)."""
-    grades = grades or {}
-    hits = [
-        Hit(d, float(s), i, titles.get(d), grades.get(d))
-        for i, (d, s) in enumerate(zip(ranking.doc_ids[:k], ranking.scores[:k]), 1)
-    ]
-    return Hits(query, retriever, hits, query_id=query_id, suite=suite)
 
 
 class Retriever:
@@ -164,8 +91,7 @@ class Retriever:
         """The suite run's plan for this retriever (its depth, or ``k`` when deeper)."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
-        model = self.suite.model
-        depth = max([model.evaluation.depth, k] + [_metric_k(m) for m in self.suite.metrics])
+        depth = run_depth(self.suite, k)
         if depth not in self._plans:
             self._plans[depth] = StagePlan.of(self.suite, self.suite.with_inputs([self.name]), depth)
         return self._plans[depth]
@@ -180,17 +106,20 @@ class Retriever:
         qids = [judged.get(t, f"text:{i}") for i, t in enumerate(texts)]
         if not plan.needs_vectors:
             return [Query(q, t) for q, t in zip(qids, texts)]
+        self._check_embeddable([t for t in texts if t not in judged])
+        embedder = self._runner.vectors.embedder()
+        vecs = embedder.embed_queries(qids, texts)
+        return [Query(q, t, vecs[i]) for i, (q, t) in enumerate(zip(qids, texts))]
+
+    def _check_embeddable(self, free: List[str]) -> None:
+        """Texts that are no judged query need an embedder that embeds any text."""
         cfg = self.suite.model.embedder
-        free = [t for t in texts if t not in judged]
         if cfg is not None and cfg.type == "precomputed" and free:
             raise ConfigError(
                 f"retriever {self.name!r} of {self.suite.path.name} cannot embed free text "
                 f"({free[0]!r}): its embedder is precomputed (vectors of the judged queries only); "
                 f"search a judged query's text, or use an embedder of kind {', '.join(TEXT_EMBEDDERS)}"
             )
-        embedder = self._runner._embedder()
-        vecs = embedder.embed_queries(qids, texts)
-        return [Query(q, t, vecs[i]) for i, (q, t) in enumerate(zip(qids, texts))]
 
     def _judged_ids(self) -> Dict[str, str]:
         """judged query text -> its id (the first id when two share a text)."""
@@ -218,6 +147,5 @@ class Retriever:
     def titles(self) -> Dict[str, str]:
         """doc id -> title, for the documents of the suite's corpus that have one."""
         if self._titles is None:
-            corpus: Any = self._shared.judgments().corpus or []
-            self._titles = {d.doc_id: str(d.fields["title"]) for d in corpus if d.fields.get("title")}
+            self._titles = titles_of(self._shared.judgments().corpus)
         return self._titles

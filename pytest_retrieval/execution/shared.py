@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 from ..backends.base import Backend
 from ..config.load import Suite, vector_leaves
-from ..io.judgments import JudgmentSet
+from ..io.judgment_set import JudgmentSet
 from .plan import load_judgments, make_backend
 
 

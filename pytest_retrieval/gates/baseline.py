@@ -133,23 +133,11 @@ def baseline_from_result(
     from .. import __version__
 
     fp = dict(fingerprint) if fingerprint is not None else fingerprint_from_result(result)
-    out: Dict[str, Dict[str, Any]] = {}
-    for name, rr in result.retrievers.items():
-        if retrievers is not None and name not in retrievers:
-            continue
-        ev = rr.evaluation
-        keys = [m for m in ev.per_query if metrics is None or m in metrics]
-        entry: Dict[str, Any] = {
-            "per_query": {m: {str(q): float(v) for q, v in ev.per_query[m].items()} for m in keys},
-            "aggregate": {m: float(ev.aggregate[m]) for m in keys},
-            "queries": len(ev.evaluated),
-        }
-        if rr.latency is not None:
-            entry["latency_ms"] = rr.latency.as_dict()
-        from .rankings import ranking_depth, top_ids
-
-        entry["top"] = top_ids(rr.run, ev.evaluated, ranking_depth(result.suite))  # for ranking diffs
-        out[name] = entry
+    out = {
+        name: _retriever_entry(result, rr, metrics)
+        for name, rr in result.retrievers.items()
+        if retrievers is None or name in retrievers
+    }
     return Baseline(
         suite=result.suite.name,
         created=created or _utc_now(),
@@ -157,6 +145,24 @@ def baseline_from_result(
         fingerprint=fp,
         retrievers=out,
     )
+
+
+def _retriever_entry(result: Any, rr: Any, metrics: Optional[Sequence[str]]) -> Dict[str, Any]:
+    """One retriever's metrics (all, or ``metrics``) per query and aggregated, its latency
+    summary and its top documents."""
+    from .rankings import ranking_depth, top_ids
+
+    ev = rr.evaluation
+    keys = [m for m in ev.per_query if metrics is None or m in metrics]
+    entry: Dict[str, Any] = {
+        "per_query": {m: {str(q): float(v) for q, v in ev.per_query[m].items()} for m in keys},
+        "aggregate": {m: float(ev.aggregate[m]) for m in keys},
+        "queries": len(ev.evaluated),
+    }
+    if rr.latency is not None:
+        entry["latency_ms"] = rr.latency.as_dict()
+    entry["top"] = top_ids(rr.run, ev.evaluated, ranking_depth(result.suite))  # for ranking diffs
+    return entry
 
 
 def _jsonable(value: Any, path: str, finite_only: bool = False) -> Any:
@@ -322,28 +328,37 @@ def _check_retriever(name: str, entry: Any, err: _Errors) -> Dict[str, Any]:
         metric: _check_column(values, f"{base}.per_query.{metric}", err)
         for metric, values in per_query.items()
     }
-    aggregate = entry.get("aggregate", {})
-    if not isinstance(aggregate, dict):
-        raise err("expected an object", key=f"{base}.aggregate")
-    agg: Dict[str, float] = {}
-    for metric, v in aggregate.items():
-        if v is None:
-            agg[metric] = math.nan
-        elif isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise err(f"expected a number, got {v!r}", key=f"{base}.aggregate.{metric}")
-        else:
-            agg[metric] = float(v)
+    agg = _check_aggregate(entry.get("aggregate", {}), f"{base}.aggregate", err)
     clean = dict(entry)
     clean["per_query"] = checked
     clean["aggregate"] = agg
     if "latency_ms" in clean and not isinstance(clean["latency_ms"], dict):
         raise err("expected an object", key=f"{base}.latency_ms")
-    top = clean.get("top", {})  # optional (older baselines): {qid: [doc ids]}
-    if not isinstance(top, dict) or not all(
-        isinstance(v, list) and all(isinstance(d, str) for d in v) for v in top.values()
-    ):
+    if not _is_top_ids(clean.get("top", {})):  # optional (older baselines): {qid: [doc ids]}
         raise err("expected an object {query id: [doc ids]}", key=f"{base}.top")
     return clean
+
+
+def _check_aggregate(aggregate: Any, key: str, err: _Errors) -> Dict[str, float]:
+    """A retriever's ``aggregate``: a number (or null: NaN) per metric."""
+    if not isinstance(aggregate, dict):
+        raise err("expected an object", key=key)
+    agg: Dict[str, float] = {}
+    for metric, v in aggregate.items():
+        if v is None:
+            agg[metric] = math.nan
+        elif isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise err(f"expected a number, got {v!r}", key=f"{key}.{metric}")
+        else:
+            agg[metric] = float(v)
+    return agg
+
+
+def _is_top_ids(top: Any) -> bool:
+    """``{query id: [doc ids]}``."""
+    return isinstance(top, dict) and all(
+        isinstance(v, list) and all(isinstance(d, str) for d in v) for v in top.values()
+    )
 
 
 def _check_column(values: Any, key: str, err: _Errors) -> Dict[str, float]:

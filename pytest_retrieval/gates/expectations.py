@@ -53,28 +53,42 @@ def check_expectation(hits: Any, checks: Checks) -> List[str]:
     """Every part of ``checks`` that ``hits`` breaks, as a short sentence (empty: all hold)."""
     broken: List[str] = []
     for d in checks.contains:
-        r = _rank(hits, d)
-        if r is None or r > checks.k:
-            where = f"at rank {r}" if r else "not among the hits"
-            broken.append(f"{d!r} should be in the top {checks.k}, is {where}")
+        broken += _check_contains(hits, d, checks.k)
     for d in checks.excludes:
         r = _rank(hits, d)
         if r is not None and r <= checks.k:
             broken.append(f"{d!r} should not be in the top {checks.k}, is at rank {r}")
     if checks.first is not None:
-        r = _rank(hits, checks.first)
-        if r != 1:
-            where = f"at rank {r}" if r else "not among the hits"
-            broken.append(f"{checks.first!r} should be first, is {where}")
+        broken += _check_first(hits, checks.first)
     if checks.above is not None:
-        a, b = (str(x) for x in checks.above)
-        ra, rb = _rank(hits, a), _rank(hits, b)
-        if ra is None or (rb is not None and rb < ra):
-            shown = f"{a!r} at {ra or 'no rank'}, {b!r} at {rb or 'no rank'}"
-            broken.append(f"{a!r} should rank above {b!r}: {shown}")
+        broken += _check_above(hits, *(str(x) for x in checks.above))
     if checks.min_hits is not None and len(_ids(hits)) < checks.min_hits:
         broken.append(f"at least {checks.min_hits} hits expected, got {len(_ids(hits))}")
     return broken
+
+
+def _where(rank: Optional[int]) -> str:
+    return f"at rank {rank}" if rank else "not among the hits"
+
+
+def _check_contains(hits: Any, doc_id: str, k: int) -> List[str]:
+    r = _rank(hits, doc_id)
+    if r is None or r > k:
+        return [f"{doc_id!r} should be in the top {k}, is {_where(r)}"]
+    return []
+
+
+def _check_first(hits: Any, doc_id: str) -> List[str]:
+    r = _rank(hits, doc_id)
+    return [f"{doc_id!r} should be first, is {_where(r)}"] if r != 1 else []
+
+
+def _check_above(hits: Any, a: str, b: str) -> List[str]:
+    ra, rb = _rank(hits, a), _rank(hits, b)
+    if ra is None or (rb is not None and rb < ra):
+        shown = f"{a!r} at {ra or 'no rank'}, {b!r} at {rb or 'no rank'}"
+        return [f"{a!r} should rank above {b!r}: {shown}"]
+    return []
 
 
 def describe_top(hits: Any, k: int) -> List[str]:
@@ -187,42 +201,54 @@ def parse_expectations(suite: Any, vector_retrievers: Sequence[str]) -> List[Exp
     ``k`` deeper than the run fetches, or a text that a precomputed embedder cannot embed."""
     from ..config.yamlio import locate
 
-    model = suite.model
     out: List[Expectation] = []
     seen: dict = {}
-    for i, e in enumerate(model.expectations):
+    for i, e in enumerate(suite.model.expectations):
         key = ("expectations", i)
         names = list(e.retrievers) if e.retrievers is not None else list(suite.order)
-        for j, r in enumerate(names):
-            if r not in model.retrievers:
-                raise suite.error(key + ("retrievers", j), f"unknown retriever {r!r}")
-        depth = model.evaluation.depth
-        if e.k > depth:
-            raise suite.error(key + ("k",), f"k {e.k} is deeper than evaluation.depth ({depth})")
-        vectors = [r for r in names if r in vector_retrievers]
-        embedder = model.embedder
-        if e.query is not None and vectors and embedder is not None and embedder.type == "precomputed":
-            raise suite.error(
-                key + ("query",),
-                f"{', '.join(vectors)} cannot embed free text: the embedder is precomputed (vectors of "
-                "the judged queries only); use query_id, limit 'retrievers', or an embedder of kind "
-                "onnx, sentence-transformers or callable",
-            )
+        _check_entry(suite, key, e, names, vector_retrievers)
         qid = None if e.query_id is None else str(e.query_id)
-        name = e.name or (e.query if e.query is not None else f"query {qid}")
-        name = " ".join(name.split()).replace("::", ":")  # "::" would split the pytest node id
-        seen[name] = seen.get(name, 0) + 1
-        if seen[name] > 1:
-            name = f"{name} #{seen[name]}"
-        checks = Checks(
-            contains=tuple(str(d) for d in e.contains),
-            k=e.k,
-            excludes=tuple(str(d) for d in e.excludes),
-            first=None if e.first is None else str(e.first),
-            above=tuple(str(d) for d in e.above) if e.above else None,
-            min_hits=e.min_hits,
-        )
+        name = _unique_name(seen, e.name or (e.query if e.query is not None else f"query {qid}"))
         file, line = locate(suite.positions, key)
         origin = f"{file}:{line}" if file and line else (file or "")
-        out.append(Expectation(i, name, e.query, qid, tuple(names), checks, origin))
+        out.append(Expectation(i, name, e.query, qid, tuple(names), _checks_of(e), origin))
     return out
+
+
+def _check_entry(suite: Any, key: tuple, e: Any, names: List[str], vector_retrievers: Sequence[str]) -> None:
+    """An unknown retriever, a ``k`` deeper than the run, or free text a precomputed embedder
+    cannot embed: a ConfigError at its key."""
+    model = suite.model
+    for j, r in enumerate(names):
+        if r not in model.retrievers:
+            raise suite.error(key + ("retrievers", j), f"unknown retriever {r!r}")
+    depth = model.evaluation.depth
+    if e.k > depth:
+        raise suite.error(key + ("k",), f"k {e.k} is deeper than evaluation.depth ({depth})")
+    vectors = [r for r in names if r in vector_retrievers]
+    embedder = model.embedder
+    if e.query is not None and vectors and embedder is not None and embedder.type == "precomputed":
+        raise suite.error(
+            key + ("query",),
+            f"{', '.join(vectors)} cannot embed free text: the embedder is precomputed (vectors of "
+            "the judged queries only); use query_id, limit 'retrievers', or an embedder of kind "
+            "onnx, sentence-transformers or callable",
+        )
+
+
+def _unique_name(seen: dict, name: str) -> str:
+    """``name`` on one line, ``#2``, ``#3``... appended when it was seen before."""
+    name = " ".join(name.split()).replace("::", ":")  # "::" would split the pytest node id
+    seen[name] = seen.get(name, 0) + 1
+    return f"{name} #{seen[name]}" if seen[name] > 1 else name
+
+
+def _checks_of(e: Any) -> Checks:
+    return Checks(
+        contains=tuple(str(d) for d in e.contains),
+        k=e.k,
+        excludes=tuple(str(d) for d in e.excludes),
+        first=None if e.first is None else str(e.first),
+        above=tuple(str(d) for d in e.above) if e.above else None,
+        min_hits=e.min_hits,
+    )

@@ -126,6 +126,46 @@ def fingerprint(
     * ``search``: how an engine searched, kept as it is: shards, replicas, the search
       settings every search carried (preference, search_type) and the HNSW parameters.
     """
+    out = _data_components(queries, qrels, corpus, index, tags)
+    facts = _system_facts(embedder_id, engine, engine_version, client, plugin_version)
+    facts.update(
+        {
+            "metric_profile": None
+            if metric_profile is None
+            else json.loads(canonical_json(dict(metric_profile))),
+            "retrievers": None if retrievers is None else _retriever_hashes(retrievers),
+            "search": json.loads(canonical_json(dict(search))) if search else None,
+        }
+    )
+    out.update({k: v for k, v in facts.items() if v is not None})
+    return out
+
+
+def _system_facts(
+    embedder_id: Optional[str],
+    engine: Optional[str],
+    engine_version: Optional[str],
+    client: Optional[str],
+    plugin_version: Optional[str],
+) -> Dict[str, Any]:
+    """embedder, engine, client and plugin version as they are (None: not recorded)."""
+    has_engine = engine is not None or engine_version is not None
+    return {
+        "embedder": None if embedder_id is None else str(embedder_id),
+        "engine": {"name": engine, "version": engine_version} if has_engine else None,
+        "client": None if client is None else str(client),
+        "plugin_version": None if plugin_version is None else str(plugin_version),
+    }
+
+
+def _data_components(
+    queries: Mapping[str, str],
+    qrels: Mapping[str, Mapping[str, int]],
+    corpus: Optional[Iterable[Any]],
+    index: Optional[Mapping[str, Any]],
+    tags: Optional[Mapping[str, Sequence[str]]],
+) -> Dict[str, Any]:
+    """The hashed components: queries, qrels, corpus or index, tags (see :func:`fingerprint`)."""
     out: Dict[str, Any] = {}
     h, n = _hash_lines(sorted([str(q), str(t)] for q, t in queries.items()))
     out["queries"] = {"count": n, "sha256": h}
@@ -136,31 +176,25 @@ def fingerprint(
         h, n = _hash_lines(_doc_row(d) for d in corpus)
         out["corpus"] = {"count": n, "sha256": h}
     if index is not None:
-        idx = dict(index)
-        entry: Dict[str, Any] = {"name": idx.get("name"), "doc_count": idx.get("doc_count")}
-        if idx.get("mapping") is not None or idx.get("settings") is not None:
-            entry["mapping_sha256"] = sha256_json(
-                {"mapping": idx.get("mapping"), "settings": idx.get("settings")}
-            )
-        out["index"] = entry
+        out["index"] = _index_entry(index)
     if tags:
         h, n = _hash_lines(sorted([str(q), sorted(str(t) for t in ts)] for q, ts in tags.items()))
         out["tags"] = {"count": n, "sha256": h}
-    if embedder_id is not None:
-        out["embedder"] = str(embedder_id)
-    if engine is not None or engine_version is not None:
-        out["engine"] = {"name": engine, "version": engine_version}
-    if client is not None:
-        out["client"] = str(client)
-    if plugin_version is not None:
-        out["plugin_version"] = str(plugin_version)
-    if metric_profile is not None:
-        out["metric_profile"] = json.loads(canonical_json(dict(metric_profile)))
-    if retrievers is not None:
-        out["retrievers"] = {str(k): sha256_json(v) for k, v in sorted(retrievers.items())}
-    if search:
-        out["search"] = json.loads(canonical_json(dict(search)))
     return out
+
+
+def _index_entry(index: Mapping[str, Any]) -> Dict[str, Any]:
+    idx = dict(index)
+    entry: Dict[str, Any] = {"name": idx.get("name"), "doc_count": idx.get("doc_count")}
+    if idx.get("mapping") is not None or idx.get("settings") is not None:
+        entry["mapping_sha256"] = sha256_json(
+            {"mapping": idx.get("mapping"), "settings": idx.get("settings")}
+        )
+    return entry
+
+
+def _retriever_hashes(retrievers: Mapping[str, Any]) -> Dict[str, str]:
+    return {str(k): sha256_json(v) for k, v in sorted(retrievers.items())}
 
 
 def fingerprint_from_result(
@@ -177,24 +211,11 @@ def fingerprint_from_result(
     engine reports it) is hashed into the ``index`` component when given."""
     from .. import __version__
 
-    suite = result.suite
-    model = suite.model
+    model = result.suite.model
     js = result.judgments
     info = dict(result.backend_info or {})
     evaluated = {q: t for q, t in js.queries.items() if q in js.qrels}
-    index = None
-    if model.backend.type != "embedded" and model.backend.index.name:
-        index = {"name": model.backend.index.name, "doc_count": info.get("doc_count")}
-        if index_mapping:
-            index.update({"mapping": index_mapping.get("mapping"), "settings": index_mapping.get("settings")})
-    engine = info.get("engine") or info.get("backend")
-    retrievers = {n: r.model_dump(mode="json") for n, r in model.retrievers.items()}
-    if model.backend.type != "embedded" and not model.backend.index.name:
-        # a throwaway index: its mapping/settings from the suite are part of the system
-        idx_cfg = model.backend.index.model_dump(mode="json")
-        if idx_cfg.get("quantization") is None:  # unset: the hash of older baselines stays
-            idx_cfg.pop("quantization", None)
-        retrievers = {n: {"retriever": c, "index": idx_cfg} for n, c in retrievers.items()}
+    index = _existing_index(model, info, index_mapping)
     return fingerprint(
         queries=evaluated,
         qrels=js.qrels,
@@ -202,7 +223,7 @@ def fingerprint_from_result(
         index=index,
         tags=js.tags or None,
         embedder_id=embedder_id if embedder_id is not None else info.get("embedder"),
-        engine=engine,
+        engine=info.get("engine") or info.get("backend"),
         engine_version=info.get("version"),
         client=info.get("client"),
         plugin_version=plugin_version or __version__,
@@ -212,9 +233,37 @@ def fingerprint_from_result(
             "relevance_threshold": model.judgments.relevance_threshold,
             "depth": model.evaluation.depth,
         },
-        retrievers=retrievers,
-        search={k: info[k] for k in SEARCH_FACTS if info.get(k) is not None} or None,
+        retrievers=_retriever_configs(model),
+        search=_search_facts(info),
     )
+
+
+def _existing_index(
+    model: Any, info: Dict[str, Any], index_mapping: Optional[Mapping[str, Any]]
+) -> Optional[Dict[str, Any]]:
+    """The ``index`` input of an existing index on an engine (None for a corpus)."""
+    if model.backend.type == "embedded" or not model.backend.index.name:
+        return None
+    index = {"name": model.backend.index.name, "doc_count": info.get("doc_count")}
+    if index_mapping:
+        index.update({"mapping": index_mapping.get("mapping"), "settings": index_mapping.get("settings")})
+    return index
+
+
+def _search_facts(info: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    return {k: info[k] for k in SEARCH_FACTS if info.get(k) is not None} or None
+
+
+def _retriever_configs(model: Any) -> Dict[str, Any]:
+    """Each retriever's configuration; on a throwaway engine index, with the index's."""
+    retrievers = {n: r.model_dump(mode="json") for n, r in model.retrievers.items()}
+    if model.backend.type != "embedded" and not model.backend.index.name:
+        # a throwaway index: its mapping/settings from the suite are part of the system
+        idx_cfg = model.backend.index.model_dump(mode="json")
+        if idx_cfg.get("quantization") is None:  # unset: the hash of older baselines stays
+            idx_cfg.pop("quantization", None)
+        retrievers = {n: {"retriever": c, "index": idx_cfg} for n, c in retrievers.items()}
+    return retrievers
 
 
 #: backend_info keys recorded in the ``search`` component (search_engine/facts.py)
@@ -268,29 +317,33 @@ def compare_fingerprints(
 
     for key in sorted(set(old) | set(new), key=_component_order):
         a, b = old.get(key), new.get(key)
-        if a == b:
-            continue
-        if key in ("queries", "qrels", "corpus", "tags"):
-            _diff_counted(key, a, b, add)
-        elif key in _DESCRIBE:
-            _DESCRIBE[key](key, a or {}, b or {}, add)
-        elif key == "embedder":
-            add(key, f"embedder {_fmt(a)} -> {_fmt(b)}")
-        elif key == "client":
-            if a is not None:  # baselines written before clients were recorded: not a change
-                add(key, f"engine client {_fmt(a)} -> {_fmt(b)}")
-        elif key == "plugin_version":
-            add(key, f"pytest-retrieval version {_fmt(a)} -> {_fmt(b)}")
-        else:
-            add(
-                key,
-                f"{key}: {_fmt(canonical_json(a) if a is not None else None)} -> "
-                f"{_fmt(canonical_json(b) if b is not None else None)}",
-            )
+        if a != b:
+            _diff_component(key, a, b, add)
     return out
 
 
 _Add = Callable[[str, str], None]
+
+#: components compared as one plain value: how a change of each reads
+_RENAMED = {"embedder": "embedder", "client": "engine client", "plugin_version": "pytest-retrieval version"}
+
+
+def _diff_component(key: str, a: Any, b: Any, add: _Add) -> None:
+    """One component that differs, in plain English."""
+    if key in ("queries", "qrels", "corpus", "tags"):
+        _diff_counted(key, a, b, add)
+    elif key in _DESCRIBE:
+        _DESCRIBE[key](key, a or {}, b or {}, add)
+    elif key == "client" and a is None:
+        pass  # baselines written before clients were recorded: not a change
+    elif key in _RENAMED:
+        add(key, f"{_RENAMED[key]} {_fmt(a)} -> {_fmt(b)}")
+    else:
+        add(
+            key,
+            f"{key}: {_fmt(canonical_json(a) if a is not None else None)} -> "
+            f"{_fmt(canonical_json(b) if b is not None else None)}",
+        )
 
 
 def _diff_counted(key: str, a: Any, b: Any, add: _Add) -> None:

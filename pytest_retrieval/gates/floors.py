@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from ..config.schema import LATENCY_KEYS, LATENCY_RATIO_KEYS
-
 __all__ = [
     "GateKind",
     "Floor",
@@ -24,6 +22,9 @@ __all__ = [
 ]
 
 _LIFT = "lift@"
+LATENCY_KEYS = ("p50_ms", "p95_ms", "p99_ms")
+# pXX(retriever) / pXX(latency.baseline), timed interleaved in the same job (A/B)
+LATENCY_RATIO_KEYS = ("p50_ratio", "p95_ratio", "p99_ratio")
 
 
 class GateKind(str, Enum):
@@ -177,11 +178,18 @@ def _parse_floor(model: Any, suite: Any, metrics: List[str], r_name: str, m: Any
     if stratum and kind is not GateKind.QUALITY:
         raise suite.error(key, "latency and lift floors hold for the whole suite, not per stratum")
     _CHECKS[kind](model, suite, key, r_name, canon, value)
-    needed = canon if kind is GateKind.QUALITY else lifted_of(canon) if kind is GateKind.LIFT else None
+    needed = _metric_needed(kind, canon)
     if needed is not None and needed not in metrics:
         metrics.append(needed)
     file, line = locate(suite.positions, key)
     return Floor(r_name, canon, op, float(value), origin=f"{file}:{line}" if file else "", stratum=stratum)
+
+
+def _metric_needed(kind: GateKind, canon: str) -> Optional[str]:
+    """The retrieval metric a floor needs evaluated: its own, or the one a lift is of."""
+    if kind is GateKind.QUALITY:
+        return canon
+    return lifted_of(canon) if kind is GateKind.LIFT else None
 
 
 _Key = Tuple[Any, ...]

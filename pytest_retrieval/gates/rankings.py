@@ -75,31 +75,39 @@ class RankDiff:
         """Plain-text lines (no markup): ``left the top 10: ...``, ``entered: ...``, ``moved: ...``."""
         if self.same:
             return [f"top {self.k} unchanged"]
-
-        def name(doc: str) -> str:
-            t = (titles or {}).get(doc)
-            return f'{doc} "{_clip(t, 50)}"' if t else doc
-
-        def hidden(items: Sequence[Any]) -> List[str]:
-            return [f"{len(items) - limit} more"] if len(items) > limit else []
-
+        titles = titles or {}
         out = []
         if self.left or self.left_other:
-            parts = [f"{name(d)} ({_grade_word(g)}, was #{r})" for d, g, r in self.left[:limit]]
-            parts = (parts or ["none"]) + hidden(self.left)
-            if self.left_other:
-                parts.append(f"and {self.left_other} non-relevant or unjudged left")
-            out.append(f"relevant that left the top {self.k}: " + ", ".join(parts))
+            out.append(f"relevant that left the top {self.k}: " + ", ".join(self._left_parts(titles, limit)))
         if self.entered:
-            parts = [f"{name(d)} ({_grade_word(g)}, now #{r})" for d, g, r in self.entered[:limit]]
-            out.append("entered: " + ", ".join(parts + hidden(self.entered)))
+            parts = [f"{_named(d, titles)} ({_grade_word(g)}, now #{r})" for d, g, r in self.entered[:limit]]
+            out.append("entered: " + ", ".join(parts + _hidden(self.entered, limit)))
         if self.moved or self.moved_other:
-            parts = [f"{name(d)} ({_grade_word(g)}) #{a} -> #{b}" for d, g, a, b in self.moved[:limit]]
-            parts += hidden(self.moved)
-            if self.moved_other:
-                parts.append(f"{self.moved_other} unjudged moved")
-            out.append("moved: " + ", ".join(parts))
+            out.append("moved: " + ", ".join(self._moved_parts(titles, limit)))
         return out
+
+    def _left_parts(self, titles: Mapping[str, str], limit: int) -> List[str]:
+        parts = [f"{_named(d, titles)} ({_grade_word(g)}, was #{r})" for d, g, r in self.left[:limit]]
+        parts = (parts or ["none"]) + _hidden(self.left, limit)
+        if self.left_other:
+            parts.append(f"and {self.left_other} non-relevant or unjudged left")
+        return parts
+
+    def _moved_parts(self, titles: Mapping[str, str], limit: int) -> List[str]:
+        parts = [f"{_named(d, titles)} ({_grade_word(g)}) #{a} -> #{b}" for d, g, a, b in self.moved[:limit]]
+        parts += _hidden(self.moved, limit)
+        if self.moved_other:
+            parts.append(f"{self.moved_other} unjudged moved")
+        return parts
+
+
+def _named(doc: str, titles: Mapping[str, str]) -> str:
+    t = titles.get(doc)
+    return f'{doc} "{_clip(t, 50)}"' if t else doc
+
+
+def _hidden(items: Sequence[Any], limit: int) -> List[str]:
+    return [f"{len(items) - limit} more"] if len(items) > limit else []
 
 
 def _clip(text: str, n: int) -> str:
@@ -117,29 +125,44 @@ def ranking_diff(
     out = RankDiff(k=k, same=b == n)
     if out.same:
         return out
-    rank_b = {d: i for i, d in enumerate(b, 1)}
-    rank_n = {d: i for i, d in enumerate(n, 1)}
+    _compare(out, {d: i for i, d in enumerate(b, 1)}, {d: i for i, d in enumerate(n, 1)}, grades)
+    _most_telling_first(out)
+    return out
+
+
+def _compare(
+    out: RankDiff, rank_b: Dict[str, int], rank_n: Dict[str, int], grades: Mapping[str, int]
+) -> None:
+    """The documents that left, entered or moved, by their ranks before and now."""
     for d, r in rank_b.items():
         if d not in rank_n:
-            g = grades.get(d)
-            if g is not None and g > 0:
-                out.left.append((d, g, r))
-            else:
-                out.left_other += 1
+            _add_left(out, d, grades.get(d), r)
     for d, r in rank_n.items():
         if d not in rank_b:
             out.entered.append((d, grades.get(d), r))
         elif rank_b[d] != r:
-            g = grades.get(d)
-            if g is None:
-                out.moved_other += 1
-            else:
-                out.moved.append((d, g, rank_b[d], r))
-    # the most telling first: relevant before non-relevant, then by rank
+            _add_moved(out, d, grades.get(d), rank_b[d], r)
+
+
+def _most_telling_first(out: RankDiff) -> None:
+    """Relevant before non-relevant, then by rank."""
     out.left.sort(key=lambda t: (-(t[1] or 0), t[2]))
     out.entered.sort(key=lambda t: (-(t[1] if t[1] is not None else -1), t[2]))
     out.moved.sort(key=lambda t: (-(t[1] or 0), -abs(t[3] - t[2]), t[2]))
-    return out
+
+
+def _add_left(out: RankDiff, doc: str, grade: Optional[int], was: int) -> None:
+    if grade is not None and grade > 0:
+        out.left.append((doc, grade, was))
+    else:
+        out.left_other += 1
+
+
+def _add_moved(out: RankDiff, doc: str, grade: Optional[int], was: int, now: int) -> None:
+    if grade is None:
+        out.moved_other += 1
+    else:
+        out.moved.append((doc, grade, was, now))
 
 
 def message_lines(

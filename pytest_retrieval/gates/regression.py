@@ -50,20 +50,35 @@ def _strata(
     stratum instead fails when it shows a drop beyond the margin that is significant after
     Holm's correction across the strata (one-sided randomization p of a drop)."""
     from ..stats.multiple_testing import holm
-    from ..stats.paired import paired_comparison
-    from ..stats.strata import strata_from_tags
 
     alpha = 1.0 - kw["confidence"]
-    results = {}
-    for tag, qids in strata_from_tags(tags, qids=[q for q in now if q in before]).items():
-        if len(qids) >= 2:
-            results[tag] = paired_comparison({q: before[q] for q in qids}, {q: now[q] for q in qids}, **kw)
-    p_drop = {t: (r.p_randomization / 2.0 if r.mean_diff < 0 else 1.0) for t, r in results.items()}
+    results = _paired_by_stratum(before, now, tags, kw)
+    p_drop = {t: _p_drop(r) for t, r in results.items()}
     adjusted = holm(p_drop, alpha) if p_drop else {}
     return {
         t: StratumVerdict(r, adjusted[t][0], passed=not (r.mean_diff < -kw["max_drop"] and adjusted[t][1]))
         for t, r in results.items()
     }
+
+
+def _paired_by_stratum(
+    before: Dict[str, float], now: Dict[str, float], tags: Dict[str, Any], kw: Dict[str, Any]
+) -> Dict[str, Any]:
+    """The paired comparison of each stratum of at least two queries measured in both runs."""
+    from ..stats.paired import paired_comparison
+    from ..stats.strata import strata_from_tags
+
+    strata = strata_from_tags(tags, qids=[q for q in now if q in before])
+    return {
+        tag: paired_comparison({q: before[q] for q in qids}, {q: now[q] for q in qids}, **kw)
+        for tag, qids in strata.items()
+        if len(qids) >= 2
+    }
+
+
+def _p_drop(r: Any) -> float:
+    """The one-sided randomization p of "this stratum dropped"."""
+    return r.p_randomization / 2.0 if r.mean_diff < 0 else 1.0
 
 
 def judge_against_baseline(

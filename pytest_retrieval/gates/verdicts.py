@@ -105,35 +105,54 @@ _VERDICTS: Dict[GateKind, Callable[[Any, Floor, float, Worst], GateOutcome]] = {
 
 def metric_value(result: Any, retriever: str, metric: str) -> float:
     """A retriever's value of a floor key on a suite run (``SuiteResult.value``)."""
-    r = result.retrievers[retriever]
-    kind = kind_of(metric)
-    if kind is GateKind.LATENCY:
-        if r.latency is None or not r.latency.samples_ms:
-            raise InfrastructureError(
-                f"{result.suite.name} :: {retriever} :: {metric}: no latency was measured "
-                f"(latency pass disabled or no queries); a latency floor cannot pass"
-            )
-        return getattr(r.latency, metric[: -len("_ms")])
-    if kind is GateKind.LATENCY_RATIO:
-        if r.ab is None or not r.ab.paired()[0]:
-            raise InfrastructureError(
-                f"{result.suite.name} :: {retriever} :: {metric}: no A/B latency was measured "
-                f"(latency pass disabled or no queries); a latency ratio cannot pass"
-            )
-        return r.ab.result(percentile_of(metric)).ratio
-    if kind is GateKind.LIFT:
-        inner = lifted_of(metric)
-        best = max(metric_value(result, i, inner) for i in result.inputs(retriever))
-        return metric_value(result, retriever, inner) - best
-    if kind is GateKind.ABSTENTION:
-        ab = r.abstention
-        if ab is None or not ab.abstained:
-            raise ConfigError(
-                f"{result.suite.name} :: {retriever} :: abstention: no query is "
-                f"tagged {result.suite.model.unanswerable.tag!r}"
-            )
-        return ab.rate
-    return r.evaluation.aggregate[metric]
+    value_of = _VALUE_OF.get(kind_of(metric))
+    if value_of is not None:
+        return value_of(result, retriever, metric)
+    return result.retrievers[retriever].evaluation.aggregate[metric]
+
+
+def _latency_value(result: Any, retriever: str, metric: str) -> float:
+    latency = result.retrievers[retriever].latency
+    if latency is None or not latency.samples_ms:
+        raise InfrastructureError(
+            f"{result.suite.name} :: {retriever} :: {metric}: no latency was measured "
+            f"(latency pass disabled or no queries); a latency floor cannot pass"
+        )
+    return getattr(latency, metric[: -len("_ms")])
+
+
+def _ratio_value(result: Any, retriever: str, metric: str) -> float:
+    ab = result.retrievers[retriever].ab
+    if ab is None or not ab.paired()[0]:
+        raise InfrastructureError(
+            f"{result.suite.name} :: {retriever} :: {metric}: no A/B latency was measured "
+            f"(latency pass disabled or no queries); a latency ratio cannot pass"
+        )
+    return ab.result(percentile_of(metric)).ratio
+
+
+def _lift_value(result: Any, retriever: str, metric: str) -> float:
+    inner = lifted_of(metric)
+    best = max(metric_value(result, i, inner) for i in result.inputs(retriever))
+    return metric_value(result, retriever, inner) - best
+
+
+def _abstention_value(result: Any, retriever: str, metric: str) -> float:
+    ab = result.retrievers[retriever].abstention
+    if ab is None or not ab.abstained:
+        raise ConfigError(
+            f"{result.suite.name} :: {retriever} :: abstention: no query is "
+            f"tagged {result.suite.model.unanswerable.tag!r}"
+        )
+    return ab.rate
+
+
+_VALUE_OF: Dict[GateKind, Callable[[Any, str, str], float]] = {
+    GateKind.LATENCY: _latency_value,
+    GateKind.LATENCY_RATIO: _ratio_value,
+    GateKind.LIFT: _lift_value,
+    GateKind.ABSTENTION: _abstention_value,
+}
 
 
 def measure(result: Any, floor: Floor, n_worst: int = 5) -> Tuple[float, Worst]:
@@ -144,24 +163,39 @@ def measure(result: Any, floor: Floor, n_worst: int = 5) -> Tuple[float, Worst]:
     the worst queries are over the queries carrying that tag."""
     if floor.stratum:
         return _measure_stratum(result, floor, n_worst)
-    retriever, texts = floor.retriever, result.judgments.queries
-    value = metric_value(result, retriever, floor.metric)
-    kind = floor.kind
-    if kind in (GateKind.LATENCY, GateKind.LATENCY_RATIO):
+    value = metric_value(result, floor.retriever, floor.metric)
+    if floor.kind in (GateKind.LATENCY, GateKind.LATENCY_RATIO):
         return value, []
-    if kind is GateKind.ABSTENTION:
-        ab = result.retrievers[retriever].abstention
-        answered = sorted(ab.answered, key=lambda q: -(ab.top_scores[q] or 0.0))[:n_worst]
-        return value, [(q, ab.top_scores[q] or 0.0, texts.get(q, "")) for q in answered]
-    if kind is GateKind.LIFT:
-        inner = floor.lifted_metric
-        best = max(result.inputs(retriever), key=lambda i: metric_value(result, i, inner))
-        mine = result.retrievers[retriever].evaluation.per_query[inner]
-        base = result.retrievers[best].evaluation.per_query[inner]
-        diffs = sorted((mine[q] - base[q], q) for q in mine)[:n_worst]
-        return value, [(q, d, texts.get(q, "")) for d, q in diffs]
-    ev = result.retrievers[retriever].evaluation
-    return value, [(q, v, texts.get(q, "")) for q, v in ev.worst(floor.metric, n_worst)]
+    worst_of = _WORST_OF.get(floor.kind, _worst_quality)
+    texts = result.judgments.queries
+    return value, [(q, v, texts.get(q, "")) for q, v in worst_of(result, floor, n_worst)]
+
+
+def _worst_abstained(result: Any, floor: Floor, n_worst: int) -> List[Tuple[str, float]]:
+    """The unanswerable queries answered, highest top score first."""
+    ab = result.retrievers[floor.retriever].abstention
+    answered = sorted(ab.answered, key=lambda q: -(ab.top_scores[q] or 0.0))[:n_worst]
+    return [(q, ab.top_scores[q] or 0.0) for q in answered]
+
+
+def _worst_lift(result: Any, floor: Floor, n_worst: int) -> List[Tuple[str, float]]:
+    """The queries where the stage gains least over its best input."""
+    retriever, inner = floor.retriever, floor.lifted_metric
+    best = max(result.inputs(retriever), key=lambda i: metric_value(result, i, inner))
+    mine = result.retrievers[retriever].evaluation.per_query[inner]
+    base = result.retrievers[best].evaluation.per_query[inner]
+    diffs = sorted((mine[q] - base[q], q) for q in mine)[:n_worst]
+    return [(q, d) for d, q in diffs]
+
+
+def _worst_quality(result: Any, floor: Floor, n_worst: int) -> List[Tuple[str, float]]:
+    return list(result.retrievers[floor.retriever].evaluation.worst(floor.metric, n_worst))
+
+
+_WORST_OF: Dict[GateKind, Callable[[Any, Floor, int], List[Tuple[str, float]]]] = {
+    GateKind.ABSTENTION: _worst_abstained,
+    GateKind.LIFT: _worst_lift,
+}
 
 
 def _measure_stratum(result: Any, floor: Floor, n_worst: int) -> Tuple[float, Worst]:
@@ -224,9 +258,18 @@ def check_floor(
     gap = abs(value - floor.threshold) if not math.isnan(value) else math.nan
     by = f"{gap:.2f}" if in_ms else fmt(gap)
     lines = [f"{head} = {v}{unit}, {word} {floor.op} {t}{unit} (off by {by}{unit})"]
+    lines += _floor_context(floor, worst, None if in_ms else n_queries)
+    return GateOutcome(suite_name, floor, value, passed, "\n".join(lines))
+
+
+def _floor_context(
+    floor: Floor, worst: Sequence[Tuple[str, float, str]], n_queries: Optional[int]
+) -> List[str]:
+    """The lines under a failed floor: where it was set, the queries averaged, the worst ones."""
+    lines = []
     if floor.origin:
         lines.append(f"  floor set at {floor.origin}")
-    if n_queries is not None and not in_ms:
+    if n_queries is not None:
         tagged = f" tagged {floor.stratum!r}" if floor.stratum else ""
         lines.append(f"  averaged over {n_queries} judged queries{tagged}")
     if worst:
@@ -234,7 +277,7 @@ def check_floor(
         for qid, val, text in worst:
             t_ = (text[:77] + "...") if len(text) > 80 else text
             lines.append(f"    {fmt(val)}  {qid}  {t_}")
-    return GateOutcome(suite_name, floor, value, passed, "\n".join(lines))
+    return lines
 
 
 def latency_ci_outcome(

@@ -1,2 +1,3 @@
-"""Files in and out: queries, qrels, corpus, tags and TREC runs (``judgments``), run files streamed
-into columns for ``evaluate`` (``runfiles``)."""
+"""Files in and out: judgment files by kind (``qrels``, ``queries``, ``corpus``, ``tags``,
+``beir``), TREC runs (``trec``), and run files streamed into columns for ``evaluate``
+(``runfiles``)."""

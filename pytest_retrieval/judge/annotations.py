@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 from ..errors import ConfigError
 from ..fileio import atomic_write
-from ..io.judgments import Qrels, load_qrels
+from ..io.qrels import Qrels, load_qrels
 from .files import is_formula_shaped, read_csv, read_jsonl, write_csv
 from .pool import Pool, PoolPair
 
@@ -164,7 +164,7 @@ def _column(values: Dict[str, Any], role: str) -> Tuple[bool, Any]:
 
 
 def _req_id(values: Dict[str, Any], role: str, path: Path, line: int) -> str:
-    from ..io.judgments import as_id
+    from ..io.ids import as_id
 
     found, value = _column(values, role)
     what = "query id" if role == "query_id" else "document id"

@@ -55,7 +55,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union, cast
 
 from ..errors import ConfigError
-from ..io.judgments import Qrels, as_id
+from ..io.ids import as_id
+from ..io.qrels import Qrels
 from ..progress import progress_bar
 from .files import read_csv, read_jsonl, write_csv, write_qrels, write_queries
 

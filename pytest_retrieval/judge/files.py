@@ -91,9 +91,9 @@ def is_formula_shaped(value: str) -> bool:
 
 def read_jsonl(path: Path) -> Iterator[Tuple[int, Dict[str, Any]]]:
     """(line, object) of a JSON-lines file, keys stripped and lower-cased."""
-    from ..io.judgments import _jsonl
+    from ..io import lines
 
-    for n, obj in _jsonl(path):
+    for n, obj in lines.read_jsonl(path):
         yield n, {str(k).strip().lower(): v for k, v in obj.items()}
 
 
@@ -108,7 +108,7 @@ def read_csv(
     ``delimiter(first_line)`` picks the separator; ``width_error(fields, header_fields)``
     returns the message for a row of the wrong width (None: the row is fine, a short row
     then lacks the last columns)."""
-    from ..io.judgments import check_data_file
+    from ..io.lines import check_data_file
 
     check_data_file(path)  # not a FIFO, a device or a directory
     try:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import ConfigError
-from ..io.judgments import Qrels
+from ..io.qrels import Qrels
 from .annotations import DEFAULT_GRADE_RANGE, PooledPairs, load_labels
 
 PathLike = Union[str, "os.PathLike[str]"]

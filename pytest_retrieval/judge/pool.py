@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from ..io.judgments import Qrels, load_qrels
+from ..io.qrels import Qrels, load_qrels
 from ..types import Run
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -317,7 +317,7 @@ class _Systems:
                 self.judged.setdefault(q, {}).update(d)
 
     def add_corpus(self, path: Path) -> None:
-        from ..io.judgments import load_corpus
+        from ..io.corpus import load_corpus
 
         for doc in load_corpus(path):
             self.documents.setdefault(doc.doc_id, _title_text(doc.fields))

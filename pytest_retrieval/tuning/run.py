@@ -85,7 +85,7 @@ def splits(
                 f"--tune-split {tune_split!r} is the split the suite evaluates on: "
                 f"tuning and evaluation queries would overlap"
             )
-        from ..io.judgments import load_qrels
+        from ..io.qrels import load_qrels
 
         path = suite.resolve_path(("judgments", "beir"), j.beir) / "qrels" / f"{tune_split}.tsv"
         tune = {q: dict(d) for q, d in load_qrels(path).items() if q in js.queries}

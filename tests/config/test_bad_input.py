@@ -9,16 +9,13 @@ import pytest
 
 from pytest_retrieval.config.load import load_suite
 from pytest_retrieval.errors import ConfigError
-from pytest_retrieval.io.judgments import (
-    JudgmentSet,
-    check_overlap,
-    load_beir,
-    load_corpus,
-    load_qrels,
-    load_queries,
-    load_tags,
-    load_trec_run,
-)
+from pytest_retrieval.io.beir import load_beir
+from pytest_retrieval.io.corpus import load_corpus
+from pytest_retrieval.io.judgment_set import JudgmentSet, check_overlap
+from pytest_retrieval.io.qrels import load_qrels
+from pytest_retrieval.io.queries import load_queries
+from pytest_retrieval.io.tags import load_tags
+from pytest_retrieval.io.trec import load_trec_run
 
 GOOD = """\
 suite: t
@@ -359,7 +356,7 @@ def test_wrong_split_has_no_overlap(tmp_path: Path) -> None:
 
 
 def test_int_and_str_ids_match_and_near_misses_warn(tmp_path: Path) -> None:
-    from pytest_retrieval.io.judgments import IdNormalisationWarning, reconcile_ids
+    from pytest_retrieval.io.ids import IdNormalisationWarning, reconcile_ids
 
     (tmp_path / "q.jsonl").write_text('{"_id": 7, "text": "a"}\n{"_id": "8", "text": "b"}\n')
     (tmp_path / "qrels.trec").write_text("7 0 d 1\n008 0 d 1\n")

@@ -383,7 +383,7 @@ SCIFACT_SUITE = "scifact parity"
 def scifact_full(scifact_dir: Path) -> Collection:
     """All 5,183 SciFact abstracts with their precomputed MiniLM vectors, and the 300 queries
     of the BEIR test split (with their query vectors), in qrels order."""
-    from pytest_retrieval.io.judgments import load_beir
+    from pytest_retrieval.io.beir import load_beir
 
     js = load_beir(scifact_dir, "test")
     emb = scifact_dir / "embeddings" / "all-MiniLM-L6-v2"

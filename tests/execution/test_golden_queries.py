@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pytest_retrieval import ConfigError, assert_in_top, assert_not_in_top, assert_ranked_above
-from pytest_retrieval.execution.retriever import Hit, Hits
+from pytest_retrieval.execution.hits import Hit, Hits
 
 from ..golden import GOLDEN_MODELS, TYPES, golden_suite, write_golden
 from ..tiny import TINY_SUITE

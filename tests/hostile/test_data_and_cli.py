@@ -13,13 +13,11 @@ import pytest
 
 from pytest_retrieval import cli
 from pytest_retrieval.errors import ConfigError
-from pytest_retrieval.io.judgments import (
-    load_corpus,
-    load_qrels,
-    load_queries,
-    load_tags,
-    load_trec_run,
-)
+from pytest_retrieval.io.corpus import load_corpus
+from pytest_retrieval.io.qrels import load_qrels
+from pytest_retrieval.io.queries import load_queries
+from pytest_retrieval.io.tags import load_tags
+from pytest_retrieval.io.trec import load_trec_run
 
 from .conftest import bounded, one_line
 
@@ -198,9 +196,9 @@ def test_special_files_are_refused_without_reading(tmp_path: Path, loader, where
 
 
 def test_size_limit_is_one_line(tmp_path: Path, monkeypatch) -> None:
-    from pytest_retrieval.io import judgments
+    from pytest_retrieval.io import lines
 
-    monkeypatch.setattr(judgments, "MAX_DATA_BYTES", 100)
+    monkeypatch.setattr(lines, "MAX_DATA_BYTES", 100)
     p = tmp_path / "q.trec"
     p.write_text("1 0 d1 1\n" * 50)
     with pytest.raises(ConfigError) as ei:
@@ -209,9 +207,9 @@ def test_size_limit_is_one_line(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_line_limit_is_one_line(tmp_path: Path, monkeypatch) -> None:
-    from pytest_retrieval.io import judgments
+    from pytest_retrieval.io import lines
 
-    monkeypatch.setattr(judgments, "MAX_LINE_CHARS", 100)
+    monkeypatch.setattr(lines, "MAX_LINE_CHARS", 100)
     p = tmp_path / "q.trec"
     p.write_text("1 0 d1 1\n" + "x" * 500 + "\n")
     with pytest.raises(ConfigError) as ei:

@@ -223,7 +223,7 @@ def test_quiet_insecurity_is_said_once(tmp_path: Path, connection: dict, expecte
     import yaml
 
     from pytest_retrieval.config.load import load_suite
-    from pytest_retrieval.execution.runner import security_warnings
+    from pytest_retrieval.execution.security import security_warnings
 
     p = tmp_path / "retrieval_x.yaml"
     p.write_text(

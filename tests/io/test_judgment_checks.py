@@ -18,7 +18,8 @@ from pytest_retrieval.cli import main as cli_main
 from pytest_retrieval.config.load import load_suite
 from pytest_retrieval.errors import ConfigError
 from pytest_retrieval.execution.runner import SuiteRunner
-from pytest_retrieval.io.judgments import GradeScale, load_qrels, parse_grade_map
+from pytest_retrieval.io.grades import GradeScale, parse_grade_map
+from pytest_retrieval.io.qrels import load_qrels
 from pytest_retrieval.measures.metrics import evaluate, parse_metric
 
 # ------------------------------------------------------------------ collections
@@ -367,7 +368,9 @@ def test_self_hits_excluded_match_an_independent_computation(tmp_path: Path) -> 
     # independently: the unfiltered ranking one deeper, filtered by hand, scored by trec_eval
     from pytest_retrieval.backends.base import BM25Spec
     from pytest_retrieval.backends.embedded.backend import EmbeddedBackend
-    from pytest_retrieval.io.judgments import load_corpus, load_qrels, load_queries
+    from pytest_retrieval.io.corpus import load_corpus
+    from pytest_retrieval.io.qrels import load_qrels
+    from pytest_retrieval.io.queries import load_queries
     from pytest_retrieval.types import Query
 
     b = EmbeddedBackend()

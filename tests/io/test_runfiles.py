@@ -1,6 +1,6 @@
-"""Run files read into columns (``suite/runfiles.py``): the same numbers as the in-memory
-engine and trec_eval, whatever the file's layout, and the line reader's messages for bad
-files."""
+"""Run files read into columns (``io/runfiles.py`` with ``run_reader``, ``run_columns``,
+``fingerprints``, ``qrels_columns``): the same numbers as the in-memory engine and trec_eval,
+whatever the file's layout, and the line reader's messages for bad files."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytrec_eval
 
 from pytest_retrieval.cli import main
 from pytest_retrieval.errors import ConfigError
-from pytest_retrieval.io.judgments import load_qrels
+from pytest_retrieval.io.qrels import load_qrels
 from pytest_retrieval.io.runfiles import evaluate_files, read_qrels_columns
 from pytest_retrieval.measures.columnar import QrelsColumns
 from pytest_retrieval.measures.metrics import evaluate
@@ -156,7 +156,7 @@ def test_evaluate_command_reads_files_in_columns(tmp_path, capsys):
 
 
 def test_grade_map_and_header_columns_in_any_order(tmp_path):
-    from pytest_retrieval.io.judgments import GradeScale
+    from pytest_retrieval.io.grades import GradeScale
 
     path = tmp_path / "q.tsv"
     path.write_text("corpus-id\tannotator\tquery-id\tscore\nd1\tx\tq1\t-1\nd2\tx\tq1\t2\nd3\tx\tq2\t0\n")
@@ -170,7 +170,7 @@ def test_grade_map_and_header_columns_in_any_order(tmp_path):
 
 
 def test_identical_ids_dropped_and_counted(tmp_path):
-    from pytest_retrieval.io.runfiles import RunFileFacts
+    from pytest_retrieval.io.run_reader import RunFileFacts
 
     (tmp_path / "q.qrels").write_text("q1 0 d1 1\n")
     (tmp_path / "run.trec").write_text("q1 Q0 q1 1 3.0 t\nq1 Q0 d1 2 2.0 t\n")
@@ -208,8 +208,8 @@ def test_a_device_is_not_read(tmp_path):
 
 
 def _read_both(path: Path):
-    from pytest_retrieval.io.judgments import load_trec_run
     from pytest_retrieval.io.runfiles import read_run
+    from pytest_retrieval.io.trec import load_trec_run
 
     fast, slow = read_run(path), load_trec_run(path)
     assert list(fast) == list(slow)

@@ -11,7 +11,8 @@ import pytest
 
 from pytest_retrieval.cli import main as cli_main
 from pytest_retrieval.errors import ConfigError
-from pytest_retrieval.io.judgments import load_qrels, load_queries
+from pytest_retrieval.io.qrels import load_qrels
+from pytest_retrieval.io.queries import load_queries
 from pytest_retrieval.judge.clicks import ClickGrading, grade_clicks, stable_query_id
 
 pytest_plugins = ["pytester"]

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from pytest_retrieval.errors import ConfigError
-from pytest_retrieval.io.judgments import load_qrels, load_queries
+from pytest_retrieval.io.qrels import load_qrels
+from pytest_retrieval.io.queries import load_queries
 from pytest_retrieval.judge.annotations import read_annotations
 from pytest_retrieval.judge.clicks import read_click_log
 from pytest_retrieval.judge.files import read_csv, read_jsonl, write_qrels, write_queries

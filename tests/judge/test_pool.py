@@ -16,7 +16,9 @@ from pytest_retrieval.cli import main as cli_main
 from pytest_retrieval.config.load import load_suite
 from pytest_retrieval.errors import ConfigError
 from pytest_retrieval.execution.runner import SuiteRunner
-from pytest_retrieval.io.judgments import load_corpus, load_qrels, load_queries
+from pytest_retrieval.io.corpus import load_corpus
+from pytest_retrieval.io.qrels import load_qrels
+from pytest_retrieval.io.queries import load_queries
 from pytest_retrieval.judge.annotations import read_pairs
 from pytest_retrieval.judge.files import write_qrels, write_queries
 from pytest_retrieval.judge.pool import pool_runs

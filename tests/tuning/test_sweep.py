@@ -111,7 +111,8 @@ def scifact_candidates(scifact_dir):
     SCIFACT = scifact_dir
     from pytest_retrieval.backends.base import BM25Spec, KnnSpec
     from pytest_retrieval.backends.embedded.backend import EmbeddedBackend
-    from pytest_retrieval.io.judgments import load_beir, load_qrels
+    from pytest_retrieval.io.beir import load_beir
+    from pytest_retrieval.io.qrels import load_qrels
     from pytest_retrieval.models.embedders import PrecomputedEmbedder
     from pytest_retrieval.types import DocVectors, Query
 

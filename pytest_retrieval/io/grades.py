@@ -1,0 +1,66 @@
+"""The grade scale of a judgment set: which grades it may hold, and how raw grades map onto
+them (``judgments.grades`` in a suite, ``--grade-map`` on the command line)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Mapping, Optional
+
+from ..errors import ConfigError
+
+
+@dataclass(frozen=True)
+class GradeScale:
+    """The grades a judgment set may hold, and how raw grades map onto them.
+
+    ``mapping`` (raw grade -> grade) is applied first, to every judgment as it is read;
+    grades it does not name are kept. The result must lie in ``low..high``. ``option`` is
+    how the user sets the scale (``judgments.grades`` in a suite, ``--grade-map`` on the
+    command line), named in every error."""
+
+    low: int = 0
+    high: int = 10
+    mapping: Optional[Mapping[int, int]] = None
+    option: str = "judgments.grades"
+
+    def apply(self, grade: int, *, file: str, line: Optional[int] = None, key: Optional[str] = None) -> int:
+        raw = grade
+        if self.mapping:
+            grade = self.mapping.get(grade, grade)
+        if self.low <= grade <= self.high:
+            return grade
+        raise ConfigError(_off_scale(self, grade, raw), file=file, line=line, key=key)
+
+
+def _off_scale(scale: GradeScale, grade: int, raw: int) -> str:
+    """Why ``grade`` (mapped from ``raw``) is refused, and how to set the scale to take it."""
+    if grade < 0 and not scale.mapping:
+        example = (
+            f"{scale.option}=-1:0" if scale.option.startswith("--") else f"{scale.option}.map: {{-1: 0}}"
+        )
+        return f"negative relevance grade {grade}: map it onto the scale with {scale.option} (e.g. {example})"
+    mapped = f" (mapped from {raw})" if grade != raw else ""
+    where = "map" if scale.mapping and grade == raw else "range"
+    return (
+        f"relevance grade {grade}{mapped} outside the allowed range {scale.low}..{scale.high} "
+        f"({scale.option}; add it to the {where}" + (")" if where == "range" else " or widen the range)")
+    )
+
+
+def parse_grade_map(text: str, *, option: str = "--grade-map") -> Dict[int, int]:
+    """``"-1:0,1:3,2:2"`` -> ``{-1: 0, 1: 3, 2: 2}`` (one ``ConfigError`` line otherwise)."""
+    out: Dict[int, int] = {}
+    for part in text.split(","):
+        raw, sep, new = part.partition(":")
+        try:
+            if not sep:
+                raise ValueError
+            a, b = int(raw.strip()), int(new.strip())
+        except ValueError:
+            raise ConfigError(
+                f"{option}: {part.strip()!r} is not 'grade:grade' (e.g. {option}=-1:0,1:3,2:2,3:1)"
+            ) from None
+        if a in out and out[a] != b:
+            raise ConfigError(f"{option}: grade {a} is mapped twice")
+        out[a] = b
+    return out
