@@ -11,7 +11,7 @@ Each contender runs in its own process (so its peak RSS is its own, read with
 ``os.wait4``), the two taking turns at each size; the time is the work inside the process
 (read the files, evaluate), without the interpreter's start:
 
-* ours: ``suite.runfiles.evaluate_files(qrels, run, [ndcg@10, mrr@10, recall@100, map],
+* ours: ``io.runfiles.evaluate_files(qrels, run, [ndcg@10, mrr@10, recall@100, map],
   gain="linear", ties="trec")`` -- what ``pytest-retrieval evaluate --profile trec`` runs;
 * pytrec_eval: ``parse_qrel`` + ``parse_run`` + ``RelevanceEvaluator(qrels, {ndcg_cut_10,
   recip_rank, recall_100, map}).evaluate(run)``.

@@ -12,7 +12,7 @@ Where the columns come from:
 
 * :meth:`RunColumns.from_run`: a ``Run`` held in memory (suites, sweeps, ``fuse``); one
   ``set`` per ranking finds repeated ids and the judged docs present (C level, per ranking).
-* ``suite.runfiles.stream_run_columns``: a TREC run file, parsed by pyarrow's CSV reader
+* ``io.run_columns.stream_run_columns``: a TREC run file, parsed by pyarrow's CSV reader
   and evaluated batch by batch (memory O(qrels + one batch)).
 
 :func:`gather_judged_hits` collects the judged hits of any number of run batches, which

@@ -203,7 +203,7 @@ def evaluate(
     elif isinstance(run, Mapping):
         positive_only = _positive_only(parsed)
         batches = [RunColumns.from_run(run, qc, ties=ties, positive_only=positive_only)]
-    else:  # batches of columns, each query in one batch (suite.runfiles streams a file so)
+    else:  # batches of columns, each query in one batch (io.run_columns streams a file so)
         batches = run
     return evaluate_columns(
         qc, batches, parsed, gain=gain, ties=ties, relevance_threshold=relevance_threshold
