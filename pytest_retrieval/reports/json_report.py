@@ -23,10 +23,10 @@ def write_json_report(path: Path, states: Sequence[Any]) -> None:
         "plugin_version": __version__,
         "suites": [suite_report(s) for s in states],
     }
-    doc, non_finite = _finite_only(doc)
+    doc, non_finite = finite_only(doc)
     if non_finite:  # NaN is not JSON: such a value is null and named here as an error
         doc["errors"] = [f"{where}: not a finite number" for where in non_finite]
-    text = json.dumps(doc, indent=2, sort_keys=False, allow_nan=False, default=_json_default)
+    text = json.dumps(doc, indent=2, sort_keys=False, allow_nan=False, default=json_default)
 
     def write(fh: TextIO) -> None:
         fh.write(text + "\n")
@@ -34,7 +34,7 @@ def write_json_report(path: Path, states: Sequence[Any]) -> None:
     atomic_write(path, write, fsync=False)
 
 
-def _finite_only(value: Any, where: str = "") -> Tuple[Any, List[str]]:
+def finite_only(value: Any, where: str = "") -> Tuple[Any, List[str]]:
     """``value`` with every NaN / infinity replaced by None, and where each one was."""
     import math
 
@@ -61,7 +61,7 @@ def _finite_only(value: Any, where: str = "") -> Tuple[Any, List[str]]:
     return walk(value, where), found
 
 
-def _json_default(o: Any) -> Any:
+def json_default(o: Any) -> Any:
     try:
         import numpy as np
 

@@ -50,7 +50,7 @@ def add_report_options(group: Any) -> None:
 def report_document(states: Sequence[Any], session: Any = None) -> Dict[str, Any]:
     """The JSON report as a plain dict (what ``--retrieval-report`` writes)."""
     from .. import __version__
-    from .json_report import REPORT_VERSION, _finite_only, _json_default, suite_report
+    from .json_report import REPORT_VERSION, finite_only, json_default, suite_report
 
     doc: Dict[str, Any] = {
         "version": REPORT_VERSION,
@@ -59,11 +59,11 @@ def report_document(states: Sequence[Any], session: Any = None) -> Dict[str, Any
     }
     if session is not None:
         doc["session"] = _session_info(session)
-    doc, non_finite = _finite_only(doc)
+    doc, non_finite = finite_only(doc)
     if non_finite:  # NaN is not JSON: such a value is null and named here as an error
         doc["errors"] = [f"{where}: not a finite number" for where in non_finite]
     # through JSON once: numpy scalars, tuples and NaN come out as the file has them
-    return json.loads(json.dumps(doc, allow_nan=False, default=_json_default))
+    return json.loads(json.dumps(doc, allow_nan=False, default=json_default))
 
 
 def _session_info(session: Any) -> Dict[str, Any]:
