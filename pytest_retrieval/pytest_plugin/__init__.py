@@ -1,2 +1,3 @@
-"""What the pytest hooks of ``pytest_retrieval.plugin`` delegate to: the session state, items,
-fixtures, options and the pytest-xdist hand-over."""
+"""What the pytest hooks of ``pytest_retrieval.plugin`` delegate to: ``options`` (every
+``--retrieval-*`` option), ``session`` (the session's suites, one ``state.SuiteState`` each),
+``items`` (the YAML collector and its items), ``fixtures`` and ``xdist`` (the hand-over)."""

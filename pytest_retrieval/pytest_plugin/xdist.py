@@ -23,9 +23,15 @@ from __future__ import annotations
 import base64
 import pickle
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import pytest
+
+from .items import SUITE_PATTERNS, is_suite_file
+
+if TYPE_CHECKING:
+    from .session import RetrievalSession
+    from .state import SuiteState
 
 __all__ = ["WORKER_OUTPUT_KEY", "XdistHooks", "hand_over", "in_collection_order", "is_worker", "receive"]
 
@@ -37,13 +43,13 @@ def is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
-def hand_over(config: pytest.Config, states: List[Any]) -> None:
+def hand_over(config: pytest.Config, states: List[SuiteState]) -> None:
     """Worker side: the states of the suites this worker ran, for the controller."""
     ran = [s.for_controller() for s in states if s.result is not None or s.error is not None]
     config.workeroutput[WORKER_OUTPUT_KEY] = base64.b64encode(pickle.dumps(ran)).decode("ascii")  # type: ignore[attr-defined]
 
 
-def receive(node: Any, states: Dict[str, Any]) -> None:
+def receive(node: Any, states: Dict[str, SuiteState]) -> None:
     """Controller side: merge one finished worker's suite states into ``states`` (by suite
     file). A suite run by two workers (its items split by an explicit ``--dist`` mode, or a
     Python test asking for it elsewhere) keeps the first result and every item's outcome."""
@@ -68,8 +74,6 @@ def receive(node: Any, states: Dict[str, Any]) -> None:
 def _suite_scheduling() -> Any:
     from xdist.scheduler import LoadScopeScheduling
 
-    from ..plugin import SUITE_PATTERNS, _is_suite_file
-
     class SuiteScheduling(LoadScopeScheduling):  # type: ignore[misc]
         """A folder holding suite files is one scope (one worker): its suites' items and the
         Python tests beside them, which ask for those suites through the fixtures. Every
@@ -85,14 +89,16 @@ def _suite_scheduling() -> Any:
 
         def _split_scope(self, nodeid: str) -> str:
             file = Path(nodeid.split("::", 1)[0])
-            if _is_suite_file(file) or (file.suffix == ".py" and self._holds_suites(file.parent)):
+            if is_suite_file(file) or (file.suffix == ".py" and self._holds_suites(file.parent)):
                 return f"retrieval suites in {file.parent.as_posix() or '.'}"
             return nodeid
 
     return SuiteScheduling
 
 
-def in_collection_order(states: Dict[str, Any], nodeids: List[str], root: Path) -> Dict[str, Any]:
+def in_collection_order(
+    states: Dict[str, SuiteState], nodeids: List[str], root: Path
+) -> Dict[str, SuiteState]:
     """``states`` ordered as a serial run creates them: suite files in collection order, then
     suites only a Python test asked for (in the order they arrived)."""
     first: Dict[str, int] = {}
@@ -110,9 +116,11 @@ def in_collection_order(states: Dict[str, Any], nodeids: List[str], root: Path) 
 
 
 class XdistHooks:
-    """Registered by ``plugin.pytest_configure`` only when pytest-xdist is installed."""
+    """Registered by ``plugin.pytest_configure`` only when pytest-xdist is installed; the
+    controller merges the workers' suites into its ``RetrievalSession``."""
 
-    def __init__(self) -> None:
+    def __init__(self, session: RetrievalSession) -> None:
+        self.session = session
         self.collected: List[str] = []  # the node ids of the first worker's collection
 
     @pytest.hookimpl(optionalhook=True)
@@ -128,9 +136,7 @@ class XdistHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        from ..plugin import _STATE
-
-        states = node.config.stash[_STATE]
+        states = self.session.suites
         receive(node, states)
         ordered = in_collection_order(states, self.collected, Path(node.config.rootpath))
         states.clear()

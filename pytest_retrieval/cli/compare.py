@@ -1,0 +1,64 @@
+"""``pytest-retrieval compare``: two JSON reports side by side (values, difference, paired test,
+won/lost/tied), optionally failing on a regression."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from .report import load_report
+
+__all__ = ["register", "run"]
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..reports.compare import compare_reports, render_compare_markdown, render_compare_text
+
+    a, b = load_report(args.a), load_report(args.b)
+    cmp = compare_reports(
+        a,
+        b,
+        metrics=args.metric,
+        max_drop=args.max_drop,
+        confidence=args.confidence,
+        resamples=args.resamples,
+        names=(Path(args.a).name, Path(args.b).name),
+    )
+    if args.json:
+        print(json.dumps(cmp.as_dict(), indent=2))
+    else:
+        print(render_compare_text(cmp))
+    if args.markdown:
+        from ..fileio import atomic_write
+
+        markdown = render_compare_markdown(cmp)
+        atomic_write(args.markdown, lambda fh: fh.write(markdown), fsync=False)
+    return 1 if args.fail_on_regression and cmp.regressions else 0
+
+
+def register(sub: Any) -> None:
+    c = sub.add_parser(
+        "compare",
+        help="two JSON reports side by side: values, difference, paired test, won/lost/tied",
+    )
+    c.add_argument("a", help="the reference JSON report (e.g. main)")
+    c.add_argument("b", help="the JSON report compared with it (e.g. the pull request)")
+    c.add_argument("-m", "--metric", action="append", help="metrics compared (default: the gated ones)")
+    c.add_argument(
+        "--max-drop",
+        type=float,
+        default=None,
+        help="largest tolerated mean drop (default: B's regression.max_drop, else 0.01)",
+    )
+    c.add_argument("--confidence", type=float, default=0.95)
+    c.add_argument("--resamples", type=int, default=10000)
+    c.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when a metric regressed beyond its margin (non-inferiority not shown)",
+    )
+    c.add_argument("--markdown", metavar="OUT.md", help="also write the comparison as Markdown")
+    c.add_argument("--json", action="store_true", help="print JSON")
+    c.set_defaults(func=run)

@@ -1,0 +1,135 @@
+"""``pytest-retrieval evaluate``: trec_eval-like scoring of a run file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from ..errors import RetrievalError
+from .options import number
+
+__all__ = ["register", "run"]
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..io.grades import GradeScale, parse_grade_map
+    from ..io.run_reader import RunFileFacts
+    from ..io.runfiles import evaluate_files
+    from ..measures.metrics import parse_metric
+
+    metrics = [str(parse_metric(m)) for m in (args.metric or ["ndcg@10", "mrr@10", "recall@100", "map"])]
+    mapping = parse_grade_map(args.grade_map) if args.grade_map else None
+    # trec_eval takes any grade; a negative one (judged non-relevant in some collections, or
+    # an inverted scale) needs an explicit --grade-map so nobody is scored on it by accident
+    scale = GradeScale(low=0, high=sys.maxsize, mapping=mapping, option="--grade-map")
+    facts = RunFileFacts()
+    # the run is streamed from the file in columns (suite/runfiles.py): memory O(qrels + a block);
+    # a run sharing no query id with the qrels is an error there
+    ev = evaluate_files(
+        Path(args.qrels),
+        Path(args.run),
+        metrics,
+        gain="exp" if args.profile == "exp" else "linear",
+        ties=args.ties,
+        relevance_threshold=args.relevance_threshold,
+        grades=scale,
+        ignore_identical_ids=args.ignore_identical_ids,
+        facts=facts,
+    )
+    if facts.self_hits_removed:
+        print(f"# {facts.self_hits_removed} hits whose doc id equals the query id removed", file=sys.stderr)
+    if not ev.evaluated:
+        raise RetrievalError(
+            f"{args.qrels}: no judged query has a relevant document (grade >= "
+            f"{args.relevance_threshold}): every metric is undefined"
+        )
+    if args.json:
+        _print_json(ev, per_query=args.per_query)
+    else:
+        _print_table(ev, metrics, per_query=args.per_query)
+    return 0
+
+
+def _print_json(ev: Any, *, per_query: bool) -> None:
+    values: Dict[str, Dict[str, Optional[float]]] = {}
+    if per_query:
+        for m, by_query in ev.per_query.items():
+            for q, v in by_query.items():
+                values.setdefault(q, {})[m] = _finite(v)
+    print(
+        json.dumps(
+            {
+                "aggregate": {m: _finite(v) for m, v in ev.aggregate.items()},
+                "per_query": values,
+                "queries": {
+                    "evaluated": len(ev.evaluated),
+                    "missing": ev.missing,
+                    "no_relevant": ev.no_relevant,
+                },
+            },
+            indent=2,
+            allow_nan=False,  # NaN is not JSON: an undefined value is null
+        )
+    )
+
+
+def _print_table(ev: Any, metrics: List[str], *, per_query: bool) -> None:
+    """trec_eval's layout (metric, query, value), then what was left out, on stderr."""
+    if per_query:
+        for q in ev.evaluated:
+            for m in metrics:
+                print(f"{m}\t{q}\t{ev.per_query[m][q]:.4f}")
+    for m in metrics:
+        print(f"{m}\tall\t{ev.aggregate[m]:.4f}")
+    print(f"num_q\tall\t{len(ev.evaluated)}")
+    if ev.missing:
+        print(f"# {len(ev.missing)} judged queries have no hits in the run (scored 0)", file=sys.stderr)
+    if ev.no_relevant:
+        print(f"# {len(ev.no_relevant)} queries without relevant judgments left out", file=sys.stderr)
+
+
+def _finite(value: Any) -> Any:
+    """A JSON-safe number: NaN and infinities become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def register(sub: Any) -> None:
+    """``pytest-retrieval evaluate``: trec_eval-like scoring of a run file."""
+    e = sub.add_parser("evaluate", help="evaluate a TREC run against qrels (like trec_eval)")
+    e.add_argument("qrels", help="TREC qrels (qid 0 docid grade) or BEIR qrels TSV")
+    e.add_argument("run", help="TREC run (qid Q0 docid rank score tag)")
+    e.add_argument("-m", "--metric", action="append", help="e.g. ndcg@10 (repeatable)")
+    e.add_argument("--per-query", action="store_true", help="also print per-query values")
+    e.add_argument("--json", action="store_true", help="print JSON")
+    e.add_argument(
+        "--profile",
+        choices=("exp", "trec"),
+        default="exp",
+        help="nDCG gain: exp = 2^rel-1 (default), trec = rel (trec_eval)",
+    )
+    e.add_argument(
+        "--ties",
+        choices=("engine", "trec"),
+        default="trec",
+        help="trec (default for run files, as trec_eval: score desc, docid desc) or "
+        "engine (the file's rank order)",
+    )
+    e.add_argument("--relevance-threshold", type=number(int, ge=1), default=1, help="like trec_eval -l")
+    e.add_argument(
+        "--grade-map",
+        metavar="RAW:GRADE,...",
+        help="map grades as they are read, e.g. -1:0 (judged non-relevant) or 1:3,2:2,3:1 "
+        "(inverted scale); a negative grade without a map is an error",
+    )
+    e.add_argument(
+        "--ignore-identical-ids",
+        action="store_true",
+        help="drop hits whose doc id equals the query id (BEIR's ignore_identical_ids)",
+    )
+    e.set_defaults(func=run)

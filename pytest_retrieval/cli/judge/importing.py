@@ -1,0 +1,68 @@
+"""``judge import``: filled annotation files -> merged qrels."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ...errors import RetrievalError
+from ..options import grade_range
+from .console import say
+
+__all__ = ["register", "run"]
+
+
+def run(args: argparse.Namespace) -> int:
+    from ...io.qrels import load_qrels
+    from ...judge.annotations import read_pooled_pairs
+    from ...judge.files import write_qrels
+    from ...judge.merge import import_annotations
+
+    existing = {}
+    qrels_path = Path(args.qrels)
+    if qrels_path.exists() and qrels_path.stat().st_size > 0:
+        existing = load_qrels(qrels_path)
+        say(f"existing labels: {sum(len(d) for d in existing.values())} in {qrels_path}")
+    else:
+        say(f"{qrels_path} does not exist yet: starting from no labels")
+    pooled = read_pooled_pairs(args.pool) if args.pool else None
+    result = import_annotations(
+        args.files, existing, policy=args.policy, grade_range=args.grades, pooled=pooled
+    )
+    say(result.summary())
+    out = Path(args.out) if args.out else qrels_path
+    if not any(result.qrels.values()):
+        raise RetrievalError("no labels to write (every row blank?)")
+    n = write_qrels(result.qrels, out)
+    say(f"wrote {n} label(s) to {out}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """``judge import``: filled annotation files -> merged qrels."""
+    i = sub.add_parser("import", help="filled annotation files -> merged qrels")
+    i.add_argument(
+        "files",
+        nargs="+",
+        help="filled annotation files (.csv/.tsv/.jsonl) or qrels files (e.g. from `judge llm`)",
+    )
+    i.add_argument("--qrels", required=True, help="existing qrels to merge into (created if missing)")
+    i.add_argument("--out", help="where to write the merged qrels (default: --qrels, in place)")
+    i.add_argument(
+        "--policy",
+        choices=("keep-existing", "prefer-new", "error"),
+        default="keep-existing",
+        help="when a new grade differs from an existing label (default keep-existing)",
+    )
+    i.add_argument(
+        "--grades", type=grade_range, default=(0, 3), metavar="MIN-MAX", help="allowed grades (default 0-3)"
+    )
+    i.add_argument(
+        "--pool",
+        action="append",
+        metavar="FILE",
+        help="the annotation file(s) as `judge pool` wrote them: ids that look like spreadsheet "
+        "formulas (=, +, -, @) are accepted only for these pairs (repeatable)",
+    )
+    i.set_defaults(func=run)

@@ -1,0 +1,109 @@
+"""``judge pool``: the unjudged top-k of suites' retrievers, for annotation."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ...errors import RetrievalError
+from ..options import add_progress_option, number
+from .console import say
+
+__all__ = ["register", "run"]
+
+
+def run(args: argparse.Namespace) -> int:
+    from ...judge.annotations import write_annotation_file
+    from ...judge.pool import pool_suites
+    from ...progress import progress_bar
+
+    outs = [Path(o) for o in args.out]
+    for o in outs:
+        if o.suffix.lower() not in (".csv", ".tsv", ".jsonl"):
+            raise RetrievalError(f"--out {o}: annotation files are .csv, .tsv or .jsonl")
+    bar = progress_bar(None, "pooling", unit="step", enabled=None if args.progress else False)
+
+    def progress(msg: str) -> None:
+        bar.set_description(msg[:60])
+        bar.update(1)
+        if args.verbose:
+            say(msg)
+
+    retrievers = [r.strip() for r in args.retrievers.split(",") if r.strip()] if args.retrievers else None
+    try:
+        pool = pool_suites(
+            args.suites,
+            depth=args.depth,
+            retrievers=retrievers,
+            judged=args.judged,
+            corpus=args.corpus,
+            include_judged=args.include_judged,
+            shuffle=args.shuffle,
+            progress=progress,
+        )
+    finally:
+        bar.close()
+    say(pool.summary())
+    for o in outs:
+        n = write_annotation_file(pool, o)
+        say(
+            f"wrote {n} pair(s) to {o}: fill the 'grade' column "
+            f"(integers {args.scale}; leave blank to skip), then `pytest-retrieval judge import {o} "
+            f"--qrels QRELS`"
+        )
+    _say_formula_ids(pool, outs)
+    return 0
+
+
+def _say_formula_ids(pool: Any, outs: list) -> None:
+    """Ids a spreadsheet would run as formulas are written with a leading quote; a
+    spreadsheet may drop it on save, so import then needs the pooled set (issue #11 item 5)."""
+    from ...judge.files import is_formula_shaped
+
+    shaped = {i for p in pool.pairs for i in (p.query_id, p.doc_id) if is_formula_shaped(i)}
+    if not shaped or not any(o.suffix.lower() in (".csv", ".tsv") for o in outs):
+        return
+    keep = next((o for o in outs if o.suffix.lower() == ".jsonl"), None)
+    say(
+        f"note: {len(shaped)} id(s) start like a spreadsheet formula (e.g. {sorted(shaped)[0]!r}); "
+        f"they are written with a leading ' . Keep {keep or 'an untouched copy of the file'} and pass "
+        f"it to `judge import --pool` so those ids are accepted back"
+    )
+
+
+def register(sub: Any) -> None:
+    """``judge pool``: the unjudged top-k of suites' retrievers, for annotation."""
+    p = sub.add_parser("pool", help="pool the unjudged top-k of suites' retrievers for annotation")
+    p.add_argument("suites", nargs="+", help="suite files (candidate systems)")
+    p.add_argument(
+        "-o",
+        "--out",
+        action="append",
+        required=True,
+        help="annotation file to write: .csv, .tsv or .jsonl (repeatable)",
+    )
+    p.add_argument("--depth", type=number(int, ge=1), default=20, help="top-k per retriever (default 20)")
+    p.add_argument(
+        "--retrievers",
+        help="comma-separated retrievers to pool (default: all; suite:name picks from one suite)",
+    )
+    p.add_argument(
+        "--judged",
+        action="append",
+        metavar="QRELS",
+        help="more labels counting as judged (beyond the suites' own qrels)",
+    )
+    p.add_argument("--corpus", help="corpus JSONL for document texts (suites on an existing index)")
+    p.add_argument(
+        "--include-judged", action="store_true", help="export judged pairs too (to measure agreement on them)"
+    )
+    p.add_argument(
+        "--shuffle",
+        type=int,
+        metavar="SEED",
+        help="shuffle documents within each query (default: best rank first)",
+    )
+    p.add_argument("--scale", default="0-3", help="grade scale shown in the instructions")
+    p.add_argument("-v", "--verbose", action="store_true")
+    add_progress_option(p, run)

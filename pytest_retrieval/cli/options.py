@@ -1,0 +1,123 @@
+"""What the commands' options share: the one-line-error parser, numbers validated like their
+YAML twins (issue #11), the judge commands' ranges and fractions, ``--no-progress``, and the
+joining of a negative value to its option."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from typing import Any, List, NoReturn, Optional
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a mistake is one line (``prog: error: ...``), not the usage block too."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def number(
+    kind: type = float,
+    *,
+    ge: Optional[float] = None,
+    gt: Optional[float] = None,
+    le: Optional[float] = None,
+    lt: Optional[float] = None,
+) -> Any:
+    """An argparse ``type=`` that validates a number option like its YAML twin: ``kind`` (int
+    or float), finite, within the bounds. Used by every numeric option of the command."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        for bound, ok, word in (
+            (ge, lambda b: value >= b, ">="),
+            (gt, lambda b: value > b, ">"),
+            (le, lambda b: value <= b, "<="),
+            (lt, lambda b: value < b, "<"),
+        ):
+            if bound is not None and not ok(bound):
+                raise argparse.ArgumentTypeError(f"{text!r}: must be {word} {bound:g}")
+        return value
+
+    parse.__name__ = "integer" if kind is int else "number"
+    return parse
+
+
+def number_list(kind: type = float, *, ge: Optional[float] = None) -> Any:
+    """A comma-separated list of ``number(kind, ge=...)`` (``--weights 0.3,0.7``)."""
+    one = number(kind, ge=ge)
+
+    def parse(text: str) -> tuple:
+        parts = [p.strip() for p in text.split(",")]
+        if not parts or any(not p for p in parts):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers")
+        return tuple(one(p) for p in parts)
+
+    parse.__name__ = "list"
+    return parse
+
+
+def grade_range(text: str):
+    """``MIN-MAX`` grades (``judge import --grades``, ``judge agree --labels``)."""
+    from ..judge.annotations import parse_grade_range
+
+    try:
+        return parse_grade_range(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def fraction(text: str) -> float:
+    """A number in [0, 1]."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= v <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not in [0, 1]")
+    return v
+
+
+def positive(text: str) -> float:
+    """A number > 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+    return v
+
+
+def add_progress_option(parser: argparse.ArgumentParser, func: Any) -> None:
+    """The last option of a long-running command (``--no-progress``) and its handler."""
+    parser.add_argument("--no-progress", dest="progress", action="store_false")
+    parser.set_defaults(func=func)
+
+
+# options whose value may start with "-" (a negative number or a list of them): argparse would
+# read "--weights -1,1" as two options, so such a value is joined to its option first
+_NUMERIC_VALUE_OPTIONS = ("--weights", "--rank-constants", "--windows", "--rank-constant", "--window", "-k")
+_NEGATIVE = re.compile(r"-(\d|\.\d|inf|nan)", re.IGNORECASE)
+
+
+def join_negative_values(argv: List[str]) -> List[str]:
+    """``argv`` with every numeric option followed by a negative value written ``--opt=-1``."""
+    out: List[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in _NUMERIC_VALUE_OPTIONS and i + 1 < len(argv) and _NEGATIVE.match(argv[i + 1]):
+            out.append(f"{a}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out

@@ -1,0 +1,65 @@
+"""``pytest-retrieval report``: a JSON report (``--retrieval-report``) rendered as Markdown, HTML
+or OpenMetrics, by the same code as the plugin's ``--retrieval-markdown``/``-html``/``-openmetrics``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Dict
+
+from ..errors import RetrievalError
+
+__all__ = ["load_report", "register", "run"]
+
+
+def load_report(path: str) -> Dict[str, Any]:
+    """A JSON report document, or a one-line ``RetrievalError`` naming the file."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RetrievalError(f"{path}: file not found") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RetrievalError(f"{path}: not a JSON report ({exc})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("suites"), list):
+        raise RetrievalError(f"{path}: not a pytest-retrieval JSON report (no 'suites' list)")
+    return doc
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..reports.outputs import render_outputs
+
+    doc = load_report(args.report)
+    if not (args.markdown or args.html or args.openmetrics):
+        from ..reports.markdown import render_markdown
+
+        sys.stdout.write(render_markdown(doc, limit=args.max_chars))
+        return 0
+    problems = render_outputs(
+        doc,
+        markdown=args.markdown and Path(args.markdown),
+        html=args.html and Path(args.html),
+        openmetrics=args.openmetrics and Path(args.openmetrics),
+        say=lambda line: print(f"pytest-retrieval: {line}", file=sys.stderr),
+        full_report=f"the JSON report ({Path(args.report).name})",
+        limit=args.max_chars,
+    )
+    return 1 if problems else 0
+
+
+def register(sub: Any) -> None:
+    from ..reports.markdown import LIMIT
+
+    r = sub.add_parser(
+        "report",
+        help="render a JSON report (--retrieval-report) as Markdown, HTML or OpenMetrics",
+    )
+    r.add_argument("report", help="the JSON report")
+    r.add_argument(
+        "--markdown", metavar="OUT.md", help="the Markdown summary (stdout when no output is named)"
+    )
+    r.add_argument("--html", metavar="OUT.html", help="the self-contained HTML report")
+    r.add_argument("--openmetrics", metavar="OUT.txt", help="OpenMetrics text (GitLab metrics report)")
+    r.add_argument("--max-chars", type=int, default=LIMIT, help=f"Markdown size limit (default {LIMIT:,})")
+    r.set_defaults(func=run)

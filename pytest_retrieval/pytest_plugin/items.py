@@ -1,0 +1,228 @@
+"""Collection of suite YAML files: a file is a collector, each retriever of it a collector, and
+each floor, baseline gate and golden query of that retriever an item. The items read their
+suite's one run (``SuiteState``)."""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence
+
+import pytest
+
+from .session import RetrievalSession
+from .state import SuiteState
+
+if TYPE_CHECKING:
+    from ..gates.expectations import Expectation
+    from ..gates.floors import BaselineGate, Floor
+
+__all__ = [
+    "SUITE_PATTERNS",
+    "ExpectationItem",
+    "GateFailed",
+    "GateItem",
+    "RegressionItem",
+    "RetrievalSuiteFile",
+    "RetrieverNode",
+    "SuiteItem",
+    "collect_file",
+    "is_suite_file",
+    "record_report",
+]
+
+SUITE_PATTERNS = ("retrieval_*.yaml", "retrieval_*.yml", "*.retrieval.yaml", "*.retrieval.yml")
+
+
+def is_suite_file(path: Path) -> bool:
+    return any(fnmatch.fnmatch(path.name, p) for p in SUITE_PATTERNS)
+
+
+def collect_file(file_path: Path, parent: pytest.Collector) -> Optional[RetrievalSuiteFile]:
+    if is_suite_file(file_path):
+        return RetrievalSuiteFile.from_parent(parent, path=file_path)
+    return None
+
+
+def _one_line(excinfo: pytest.ExceptionInfo) -> Optional[str]:
+    from ..errors import RetrievalError
+
+    if excinfo.errisinstance(RetrievalError):
+        kind = type(excinfo.value).__name__
+        return f"{kind}: {excinfo.value}"
+    return None
+
+
+class RetrievalSuiteFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Collector]:
+        state = RetrievalSession.of(self.config).load(self.path)
+        by_retriever: Dict[str, List[Floor]] = {}
+        for floor in state.suite.floors:
+            by_retriever.setdefault(floor.retriever, []).append(floor)
+        regression: Dict[str, List[BaselineGate]] = {}
+        for gate in state.suite.regression:
+            regression.setdefault(gate.retriever, []).append(gate)
+        expectations: Dict[str, List[Expectation]] = {}
+        for expectation in state.suite.expectations:
+            for name in expectation.retrievers:
+                expectations.setdefault(name, []).append(expectation)
+        for name in state.suite.order:
+            if name in by_retriever or name in regression or name in expectations:
+                yield RetrieverNode.from_parent(
+                    self,
+                    name=name,
+                    floors=by_retriever.get(name, []),
+                    regression=regression.get(name, ()),
+                    expectations=expectations.get(name, ()),
+                    state=state,
+                )
+
+    def repr_failure(self, excinfo):  # type: ignore[override]
+        return _one_line(excinfo) or super().repr_failure(excinfo)
+
+
+class RetrieverNode(pytest.Collector):
+    def __init__(
+        self,
+        *,
+        floors: List[Floor],
+        state: SuiteState,
+        regression: Sequence[BaselineGate] = (),
+        expectations: Sequence[Expectation] = (),
+        **kw: Any,
+    ):
+        super().__init__(**kw)
+        self.floors = floors
+        self.regression = list(regression)
+        self.expectations = list(expectations)
+        self.state = state
+
+    def collect(self) -> Iterator[pytest.Item]:
+        for floor in self.floors:
+            yield GateItem.from_parent(self, name=floor.name, floor=floor, state=self.state)
+        for gate in self.regression:
+            yield RegressionItem.from_parent(self, name=gate.name, gate=gate, state=self.state)
+        for expectation in self.expectations:
+            yield ExpectationItem.from_parent(
+                self, name=f"expect[{expectation.name}]", expectation=expectation, state=self.state
+            )
+
+
+class GateFailed(AssertionError):
+    """A floor that was not met. Its message is the whole report."""
+
+
+class SuiteItem(pytest.Item):
+    """An item that reads its suite's shared run. The retrieval happens in ``setup``, so an
+    engine or data problem is a pytest ERROR, not a failed gate (and never a pass)."""
+
+    def __init__(self, *, state: SuiteState, **kw: Any):
+        super().__init__(**kw)
+        self.state = state
+        self.retriever = self.parent.name if self.parent is not None else ""  # its RetrieverNode
+        self.add_marker("retrieval")
+
+    def setup(self) -> None:
+        self.state.ensure_run(self.config)
+
+    def repr_failure(self, excinfo, style=None):  # type: ignore[override]
+        if excinfo.errisinstance(GateFailed):
+            return str(excinfo.value)
+        return _one_line(excinfo) or super().repr_failure(excinfo, style=style)
+
+    def _repr_failure_py(self, excinfo, style=None):  # setup/teardown errors
+        return _one_line(excinfo) or super()._repr_failure_py(excinfo, style=style)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.retriever}::{self.name}"
+
+
+class GateItem(SuiteItem):
+    def __init__(self, *, floor: Floor, **kw: Any):
+        super().__init__(**kw)
+        self.floor = floor
+
+    def setup(self) -> None:
+        from ..gates import GateKind
+
+        if self.config.getoption("retrieval_no_latency") and self.floor.kind in (
+            GateKind.LATENCY,
+            GateKind.LATENCY_RATIO,
+        ):
+            pytest.skip("--retrieval-no-latency: latency not measured")
+        super().setup()
+
+    def runtest(self) -> None:
+        from ..gates import evaluate
+        from ..reports.junit import floor_properties
+
+        outcome = evaluate(self.state.result, self.floor)
+        self.state.outcomes.append(outcome)
+        self.user_properties.extend(floor_properties(outcome))
+        for w in self.state.warnings_once(self.floor.retriever):  # once per retriever, not per item
+            self.warn(pytest.PytestWarning(f"{outcome.suite} :: {self.floor.retriever}: {w}"))
+        if not outcome.passed:
+            raise GateFailed(outcome.message)
+
+    def reportinfo(self):
+        origin = self.floor.origin
+        line = None
+        if origin and ":" in origin:
+            try:
+                line = int(origin.rsplit(":", 1)[1]) - 1
+            except ValueError:
+                line = None
+        return self.path, line, f"{self.retriever}::{self.name}"
+
+
+class RegressionItem(SuiteItem):
+    """Non-inferiority against the committed baseline: paired, per query (and per stratum)."""
+
+    def __init__(self, *, gate: BaselineGate, **kw: Any):
+        super().__init__(**kw)
+        self.gate = gate
+
+    def runtest(self) -> None:
+        from ..gates import evaluate
+        from ..reports.junit import regression_properties
+
+        if self.config.getoption("retrieval_baseline_update"):
+            pytest.skip("--retrieval-baseline-update: writing the baseline, not comparing")
+        baseline, note = self.state.baseline()
+        if baseline is None:
+            pytest.skip(note)
+        outcome = evaluate(self.state.result, self.gate, baseline=baseline)
+        self.state.regressions.append(outcome)
+        self.user_properties.extend(regression_properties(outcome))
+        if not outcome.passed:
+            raise GateFailed(outcome.message)
+
+
+class ExpectationItem(SuiteItem):
+    """A golden query of the suite's ``expectations:`` for one retriever, read off the suite's
+    run (its query went through the same pass as the judged ones)."""
+
+    def __init__(self, *, expectation: Expectation, **kw: Any):
+        super().__init__(**kw)
+        self.expectation = expectation
+
+    def runtest(self) -> None:
+        from ..gates.expectations import check_expectation, failure_message
+        from ..reports.junit import expectation_properties
+
+        e, retriever = self.expectation, self.retriever
+        hits = self.state.ran.expectation_hits(e, retriever)
+        broken = check_expectation(hits, e.checks)
+        self.state.expectations.append((e, retriever, hits, broken))
+        self.user_properties.extend(expectation_properties(e, hits, broken))
+        if broken:
+            label = f"{self.state.suite.name} :: {retriever} :: {self.name}"
+            raise GateFailed(failure_message(hits, broken, e.shown_k, label=label, origin=e.origin))
+
+
+def record_report(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> None:
+    """A suite item's outcome and message, kept on its suite state for the reports."""
+    if isinstance(item, SuiteItem):
+        from ..reports.details import record_item
+
+        record_item(item, call, report)

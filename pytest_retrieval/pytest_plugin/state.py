@@ -1,0 +1,124 @@
+"""One suite's state for the pytest session: the loaded suite, its run (or the error that stopped
+it), its shared backend, its baseline and what its gate items found."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple
+
+import pytest
+
+if TYPE_CHECKING:
+    from ..config.load import Suite
+    from ..execution.results import SuiteResult
+    from ..execution.shared import SharedBackend
+    from ..gates.baseline import Baseline
+    from ..gates.expectations import Expectation
+    from ..gates.regression import RegressionOutcome
+    from ..gates.verdicts import GateOutcome
+
+    #: a golden item's check: (expectation, retriever, its ``Hits``, what broke)
+    ExpectationCheck = Tuple[Expectation, str, Any, List[str]]
+
+__all__ = ["SuiteState"]
+
+
+class SuiteState:
+    """One suite per file per session: loaded once, run once, shared by its items."""
+
+    def __init__(self, suite: Suite) -> None:
+        self.suite = suite
+        self.result: Optional[SuiteResult] = None
+        self.error: Optional[BaseException] = None
+        self.outcomes: List[GateOutcome] = []
+        self.regressions: List[RegressionOutcome] = []
+        self._warned: Set[str] = set()
+        self.items: List[Dict[str, Any]] = []  # every gate item's outcome and message, for reports
+        self._baseline: Optional[Tuple[Optional[Baseline], str]] = None
+        self._shared: Optional[SharedBackend] = None  # one index for items and fixtures
+        self.expectations: List[ExpectationCheck] = []  # per golden item run
+        self.runs = 0  # how many processes ran the suite (1; more under xdist with a split suite)
+
+    def for_controller(self) -> SuiteState:
+        """A copy for the xdist controller (``xdist.py``): no backend, an error that survives pickling."""
+        import copy
+        import pickle
+
+        out = copy.copy(self)
+        out._shared = None
+        out.runs = 1
+        if self.error is not None:
+            try:
+                pickle.loads(pickle.dumps(self.error))
+            except Exception:  # noqa: BLE001 - e.g. keyword-only constructor arguments
+                out.error = RuntimeError(f"{type(self.error).__name__}: {self.error}")
+        return out
+
+    @property
+    def shared(self) -> SharedBackend:
+        """The suite's backend for this session, shared by its items and fixtures."""
+        if self._shared is None:
+            from ..execution.shared import SharedBackend
+
+            self._shared = SharedBackend(self.suite)
+        return self._shared
+
+    def close(self) -> None:
+        """Close the shared backend, if one was made (its throwaway index is deleted)."""
+        if self._shared is not None:
+            self._shared.close()
+
+    def baseline(self) -> Tuple[Optional[Baseline], str]:
+        """(Baseline, note) or (None, why the comparison falls back to floors only)."""
+        if self._baseline is None:
+            from ..gates.baseline import load_comparable_baseline
+
+            self._baseline = load_comparable_baseline(self.suite, self.result)
+        return self._baseline
+
+    @property
+    def loaded_baseline(self) -> Optional[Tuple[Optional[Baseline], str]]:
+        """(Baseline, note) once something asked for the baseline, else None."""
+        return self._baseline
+
+    @property
+    def baseline_note(self) -> str:
+        """What the baseline comparison said, once a baseline gate asked for it ("" before)."""
+        return self._baseline[1] if self._baseline is not None else ""
+
+    @property
+    def ran(self) -> SuiteResult:
+        """The suite's result, for a gate item (whose setup ran the suite)."""
+        if self.result is None:
+            raise RuntimeError(f"{self.suite.name}: the suite has not run")
+        return self.result
+
+    def warnings_once(self, retriever: str) -> List[str]:
+        """The retriever's warnings the first time they are asked for, then none."""
+        if retriever in self._warned:
+            return []
+        self._warned.add(retriever)
+        return list(self.ran.retrievers[retriever].warnings)
+
+    def ensure_run(self, config: pytest.Config) -> SuiteResult:
+        """Run the suite the first time (progress on the terminal with ``-v``); then the result,
+        or the error of that run again."""
+        if self.result is None and self.error is None:
+            try:
+                self.result = self._run(config)
+            except Exception as exc:  # cached so every item of the suite reports it
+                self.error = exc
+        if self.error is not None:
+            raise self.error
+        return self.ran
+
+    def _run(self, config: pytest.Config) -> SuiteResult:
+        from ..execution.runner import SuiteRunner
+
+        verbose = config.getoption("verbose") > 0
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+
+        def progress(msg: str) -> None:
+            if verbose and tr is not None:
+                tr.write_line(f"[retrieval] {self.suite.name}: {msg}")
+
+        return SuiteRunner(self.suite, progress=progress, shared=self.shared).run()
