@@ -41,7 +41,7 @@ _EXPORTS = {
     "Evaluation": "measures.metrics",
     "fuse": "fusion.semantics",
     "fuse_runs": "fusion.semantics",
-    "FusionConfig": "fusion.semantics",
+    "FusionConfig": "fusion.config",
     "load_qrels": "io.judgments",
     "load_trec_run": "io.judgments",
     "write_trec_run": "io.judgments",
@@ -120,7 +120,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily a
     from .execution.results import RetrieverResult, SuiteResult
     from .execution.retriever import Hit, Hits, Retriever
     from .execution.runner import SuiteRunner, run_suite
-    from .fusion.semantics import FusionConfig, fuse, fuse_runs
+    from .fusion.config import FusionConfig
+    from .fusion.semantics import fuse, fuse_runs
     from .gates.expectations import ExpectationFailed, assert_in_top, assert_not_in_top, assert_ranked_above
     from .io.judgments import load_qrels, load_trec_run, write_trec_run
     from .measures.metrics import Evaluation, Metric, evaluate, parse_metric

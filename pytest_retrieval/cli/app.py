@@ -163,7 +163,7 @@ def _finite(value: Any) -> Any:
 
 
 def _fuse(args: argparse.Namespace) -> int:
-    from ..fusion.semantics import FusionConfig
+    from ..fusion.config import FusionConfig
     from ..io.judgments import write_trec_run
     from ..io.runfiles import read_run
 

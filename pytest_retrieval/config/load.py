@@ -53,7 +53,7 @@ class Suite:
 
     def fusion(self, name: str, depth: int):
         """The ``fusion.FusionConfig`` of a fusion retriever; window defaults to ``depth``."""
-        from ..fusion.semantics import FusionConfig
+        from ..fusion.config import FusionConfig
 
         r = self.model.retrievers[name]
         assert isinstance(r, (RRFRetrieverConfig, WeightedRetrieverConfig, LinearRetrieverConfig))

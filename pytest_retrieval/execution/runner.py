@@ -215,7 +215,7 @@ class SuiteRunner:
             rr.window = window
             rr.warnings.extend(rerank_warnings(window, _gated_k(suite, name)))
         if name in got.fusions:
-            from ..fusion.semantics import fusion_warnings
+            from ..fusion.config import fusion_warnings
 
             rr.warnings.extend(fusion_warnings(got.fusions[name], _gated_k(suite, name)))
             rr.window = got.fusions[name].window

@@ -29,7 +29,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from ..fusion.semantics import COMBINATIONS, FusionConfig
+from ..fusion.config import COMBINATIONS, FusionConfig
 
 __all__ = [
     "DEFAULT_RANK_CONSTANTS",
@@ -49,7 +49,7 @@ class SweepGrid:
     """Which fusion variants to replay (see the module docstring).
 
     ``windows`` None = one window, the deepest candidate list fetched. ``tie_break`` is the
-    :class:`~pytest_retrieval.fusion.semantics.FusionConfig` tie rule for equal fused scores."""
+    :class:`~pytest_retrieval.fusion.config.FusionConfig` tie rule for equal fused scores."""
 
     normalizations: Tuple[str, ...] = NORMALIZATIONS
     combinations: Tuple[str, ...] = COMBINATIONS

@@ -18,8 +18,9 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..fusion.replay import Replayer, query_order
-from ..fusion.semantics import FusionConfig
+from ..fusion.candidates import query_order
+from ..fusion.config import FusionConfig
+from ..fusion.replay import Replayer
 from ..measures.metrics import Evaluation, evaluate, parse_metric
 from ..types import Run
 from .grid import SweepGrid, default_configs, describe

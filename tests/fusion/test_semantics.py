@@ -21,19 +21,11 @@ from functools import cmp_to_key
 
 import pytest
 
-from pytest_retrieval.fusion.semantics import (
-    FusionConfig,
-    combine_opensearch,
-    fuse,
-    fuse_runs,
-    fusion_warnings,
-    linear_fusion,
-    normalize_elasticsearch,
-    normalize_opensearch,
-    opensearch_rrf_score,
-    rrf,
-    weighted_fusion,
-)
+from pytest_retrieval.fusion.combine import combine_opensearch
+from pytest_retrieval.fusion.config import FusionConfig, fusion_warnings
+from pytest_retrieval.fusion.normalize import normalize_elasticsearch, normalize_opensearch
+from pytest_retrieval.fusion.rrf import opensearch_rrf_score
+from pytest_retrieval.fusion.semantics import fuse, fuse_runs, linear_fusion, rrf, weighted_fusion
 from pytest_retrieval.types import Ranking
 
 # =========================================================================== float32 helpers
