@@ -64,26 +64,31 @@ def fuse(rankings: Sequence[Ranking], config: FusionConfig) -> Ranking:
         raise ValueError(f"fuse needs a FusionConfig, got {type(config).__name__}")
     subs = _prepare(list(rankings), config.window)
     if config.method == "rrf" and config.semantics == "reference":
-        assert config.rank_constant is not None  # FusionConfig sets it for rrf
-        exact = exact_rrf(subs, config.rank_constant)
-        ids = list(exact)
-        order = _fused_order(ids, [exact[d] for d in ids], config.tie_break)
-        return Ranking([ids[c] for c in order], [float(exact[ids[c]]) for c in order])
+        return _exact_rrf(subs, config)
     scored = config.method != "rrf"
     if scored:
         check_scores(subs)
     candidates = Candidates.of_query(subs, scored=scored)
     ids = candidates.ids[0, : int(candidates.n_union[0])].tolist()
     scores = FusedScores(candidates).of(config)[0, : len(ids)].tolist()
+    extra_key = None
     if config.semantics == "elasticsearch_legacy":
         check_scores(subs)
-        order = _fused_order(ids, scores, config.tie_break, _by_query_scores(subs, ids))
-    else:
-        order = _fused_order(ids, scores, config.tie_break)
+        extra_key = _by_query_scores(subs, ids)
+    order = _fused_order(ids, scores, config.tie_break, extra_key)
     if config.method == "linear" or config.semantics == "elasticsearch":
         # RRFRetrieverBuilder / LinearRetrieverBuilder: top min(rank_window_size, n)
         order = order[: config.window]
     return Ranking([ids[c] for c in order], [scores[c] for c in order])
+
+
+def _exact_rrf(subs: List[Ranking], config: FusionConfig) -> Ranking:
+    """rrf ``reference``: exact rational sums, rounded once to double."""
+    assert config.rank_constant is not None  # FusionConfig sets it for rrf
+    exact = exact_rrf(subs, config.rank_constant)
+    ids = list(exact)
+    order = _fused_order(ids, [exact[d] for d in ids], config.tie_break)
+    return Ranking([ids[c] for c in order], [float(exact[ids[c]]) for c in order])
 
 
 def fuse_runs(runs: Sequence[Run], config: FusionConfig, k: Optional[int] = None) -> Run:
