@@ -28,10 +28,12 @@ _VIA_DOUBLE = frozenset({float, int, np.float64, np.float32, np.int32})
 
 
 def float32_scores(scores: Sequence[Any]) -> np.ndarray:
-    """``np.float32(s)`` of every score, as one float32 array (``(float) score`` in Java)."""
-    if set(map(type, scores)) <= _VIA_DOUBLE:
-        return np.array(scores, dtype=np.float64).astype(np.float32)
-    return np.array([F32(s) for s in scores], dtype=np.float32).reshape(len(scores))
+    """``np.float32(s)`` of every score, as one float32 array (``(float) score`` in Java: beyond
+    the float range, an infinity, silently)."""
+    with np.errstate(over="ignore"):
+        if set(map(type, scores)) <= _VIA_DOUBLE:
+            return np.array(scores, dtype=np.float64).astype(np.float32)
+        return np.array([F32(s) for s in scores], dtype=np.float32).reshape(len(scores))
 
 
 def checked_float32_scores(scores: Sequence[Any]) -> Tuple[np.ndarray, np.ndarray]:
