@@ -12,9 +12,11 @@ import numpy as np
 __all__ = [
     "FLOAT_MAX_VALUE",
     "FLOAT_MIN_VALUE",
+    "checked_float32_scores",
     "exp_to_float32",
     "float32_scores",
     "fraction_to_float32",
+    "is_finite_number",
     "logs",
 ]
 
