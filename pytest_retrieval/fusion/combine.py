@@ -108,7 +108,9 @@ def geometric_mean(norm: Normalized, weights: Sequence[np.float32]) -> np.ndarra
     ln_sum = np.zeros(shape, dtype=np.float32)
     for j, w in enumerate(weights):
         sum_w += norm.counted_only(j, w, w)
-        step = norm.counted_only(j, np.float64(w) * norm.logs[j], w)
+        step = np.float64(w) * norm.logs[j]  # logs are 0.0 where skipped
+        if not np.isfinite(w):
+            step = np.where(norm.counted[j], step, 0.0)
         ln_sum = (ln_sum.astype(np.float64) + step).astype(np.float32)
     counted = sum_w != _ZERO
     mean = ln_sum / np.where(counted, sum_w, F32(1.0))  # 0/0 never computed
