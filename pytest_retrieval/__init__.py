@@ -43,7 +43,7 @@ _EXPORTS = {
     "Evaluation": "measures.metrics",
     "fuse": "fusion.semantics",
     "fuse_runs": "fusion.semantics",
-    "FusionConfig": "fusion.semantics",
+    "FusionConfig": "fusion.config",
     "load_qrels": "io.qrels",
     "load_trec_run": "io.trec",
     "write_trec_run": "io.trec",
@@ -126,7 +126,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily a
     from .execution.results import RetrieverResult, SuiteResult
     from .execution.retriever import Retriever
     from .execution.runner import SuiteRunner, run_suite
-    from .fusion.semantics import FusionConfig, fuse, fuse_runs
+    from .fusion.config import FusionConfig
+    from .fusion.semantics import fuse, fuse_runs
     from .gates.expectations import ExpectationFailed, assert_in_top, assert_not_in_top, assert_ranked_above
     from .io.qrels import load_qrels
     from .io.trec import load_trec_run, write_trec_run

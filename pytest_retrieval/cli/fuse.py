@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _fusion_config(args: argparse.Namespace) -> Any:
     """The ``FusionConfig`` of ``--method`` (its own checks raise ValueError)."""
-    from ..fusion.semantics import FusionConfig
+    from ..fusion.config import FusionConfig
 
     if args.method == "rrf":
         return FusionConfig(

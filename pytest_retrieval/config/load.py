@@ -141,7 +141,7 @@ def _fusion_config(
     r: Union[RRFRetrieverConfig, WeightedRetrieverConfig, LinearRetrieverConfig], engine: str, window: int
 ):
     """A fusion retriever's ``fusion.FusionConfig`` (which checks its parameters: ValueError)."""
-    from ..fusion.semantics import FusionConfig
+    from ..fusion.config import FusionConfig
 
     if isinstance(r, RRFRetrieverConfig):
         # OpenSearch's rounding on OpenSearch; Elasticsearch's float32 sums elsewhere

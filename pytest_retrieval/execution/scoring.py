@@ -68,7 +68,7 @@ def _add_stage_window(suite: Suite, rr: RetrieverResult, got: Retrieval) -> None
         rr.window = window
         rr.warnings.extend(rerank_warnings(window, gated_k(suite, name)))
     if name in got.fusions:
-        from ..fusion.semantics import fusion_warnings
+        from ..fusion.config import fusion_warnings
 
         rr.warnings.extend(fusion_warnings(got.fusions[name], gated_k(suite, name)))
         rr.window = got.fusions[name].window

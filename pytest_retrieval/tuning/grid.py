@@ -29,7 +29,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from ..fusion.semantics import COMBINATIONS, FusionConfig
+from ..fusion.config import COMBINATIONS, FusionConfig
 
 __all__ = [
     "DEFAULT_RANK_CONSTANTS",
@@ -49,7 +49,7 @@ class SweepGrid:
     """Which fusion variants to replay (see the module docstring).
 
     ``windows`` None = one window, the deepest candidate list fetched. ``tie_break`` is the
-    :class:`~pytest_retrieval.fusion.semantics.FusionConfig` tie rule for equal fused scores."""
+    :class:`~pytest_retrieval.fusion.config.FusionConfig` tie rule for equal fused scores."""
 
     normalizations: Tuple[str, ...] = NORMALIZATIONS
     combinations: Tuple[str, ...] = COMBINATIONS
@@ -67,18 +67,9 @@ class SweepGrid:
         set_(self, "combinations", tuple(self.combinations))
         set_(self, "rank_constants", tuple(int(k) for k in self.rank_constants))
         if self.windows is not None:
-            ws = tuple(self.windows)
-            if not ws or any(
-                isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 1 for w in ws
-            ):
-                raise ValueError(f"sweep windows must be integers >= 1, got {self.windows!r}")
-            set_(self, "windows", tuple(sorted(set(int(w) for w in ws))))
-        for n in self.normalizations:
-            if n not in NORMALIZATIONS:
-                raise ValueError(f"sweep normalizations must be among {NORMALIZATIONS}, got {n!r}")
-        for c in self.combinations:
-            if c not in COMBINATIONS:
-                raise ValueError(f"sweep combinations must be among {COMBINATIONS}, got {c!r}")
+            set_(self, "windows", _sorted_windows(self.windows))
+        _check_among("normalizations", self.normalizations, NORMALIZATIONS)
+        _check_among("combinations", self.combinations, COMBINATIONS)
         if not self.rrf and not self.weighted:
             raise ValueError("sweep grid is empty: enable rrf and/or weighted")
         steps = self.steps
@@ -151,6 +142,19 @@ class SweepGrid:
                                 )
                             )
         return out
+
+
+def _sorted_windows(windows: Tuple[int, ...]) -> Tuple[int, ...]:
+    ws = tuple(windows)
+    if not ws or any(isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 1 for w in ws):
+        raise ValueError(f"sweep windows must be integers >= 1, got {windows!r}")
+    return tuple(sorted(set(int(w) for w in ws)))
+
+
+def _check_among(what: str, values: Tuple[str, ...], allowed: Tuple[str, ...]) -> None:
+    for v in values:
+        if v not in allowed:
+            raise ValueError(f"sweep {what} must be among {allowed}, got {v!r}")
 
 
 def default_configs(

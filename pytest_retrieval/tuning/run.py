@@ -120,58 +120,90 @@ def run_sweep(
 ) -> Tuple[Any, str, Optional[CheckResult]]:
     """Fetch once, sweep, and (``check``) replay ``check_variants`` variants on OpenSearch.
     Returns (``SweepResult``, how the split was made, ``CheckResult`` or None)."""
-    from ..execution.plan import load_judgments, make_backend
-    from ..execution.runner import SuiteRunner
+    from ..execution.plan import load_judgments
     from ..measures.metrics import parse_metric
-    from .grid import SweepGrid
-    from .sweep import sweep
 
     say = say or (lambda msg: None)
-    model = suite.model
     parse_metric(objective)  # a typo fails before any query is sent
     name, subs = fusion_inputs(suite, retriever)
-    if check and model.backend.type != "opensearch":
+    if check and suite.model.backend.type != "opensearch":
         raise ConfigError(
             f"--check replays variants on OpenSearch; this suite's backend is "
-            f"{model.backend.type} (use --backend opensearch)"
+            f"{suite.model.backend.type} (use --backend opensearch)"
         )
     js = load_judgments(suite)
     tune_qrels, eval_qrels, how = splits(
         suite, js, tune_split=tune_split, tune_fraction=tune_fraction, seed=seed
     )
-    # RRF as the suite's engine computes it (Suite.fusion's default)
-    rrf_semantics = "opensearch" if model.backend.type == "opensearch" else "elasticsearch"
-    grid = dataclasses.replace(grid or SweepGrid(), rrf_semantics=rrf_semantics)
-    # the tuned retriever's window (default: evaluation.depth) unless the grid names windows
-    window = max(grid.windows or (suite.fusion(name, model.evaluation.depth).window,))
+    job = _SweepJob(suite, name, subs, _suite_grid(suite, grid), objective, say)
     qids = [q for q in js.queries if q in tune_qrels or q in eval_qrels]
-    backend = make_backend(suite)
-    try:
-        runner = SuiteRunner(suite, progress=say, backend=backend)
-        got = runner.retrieve(js, qids, min_depth=window, only=subs)
-        runs = {s: {q: rk.top(window) for q, rk in got.runs[s].items()} for s in subs}
-        say(f"sweeping {grid.size(len(subs))} variants offline")
-        result = sweep(
-            runs,
-            tune_qrels,
-            eval_qrels,
-            grid=grid,
-            objective=objective,
-            metrics=list(dict.fromkeys([objective] + suite.metrics)),
-            gain=model.evaluation.profile,
-            ties=model.evaluation.ties,
-            relevance_threshold=model.judgments.relevance_threshold,
-            depth=got.depth,
-            default_window=window,
-        )
-        checked = None
-        if check:
-            checked = _check_on_opensearch(
-                suite, backend, got.queries, runs, result, subs, check_variants, check_k, say
-            )
-    finally:
-        backend.close()
+    result, checked = job.run(js, qids, tune_qrels, eval_qrels, (check_variants, check_k) if check else None)
     return result, how, checked
+
+
+def _suite_grid(suite: Suite, grid: Any) -> Any:
+    """``grid`` (default: ``SweepGrid()``) with RRF as the suite's engine computes it
+    (Suite.fusion's default)."""
+    from .grid import SweepGrid
+
+    rrf_semantics = "opensearch" if suite.model.backend.type == "opensearch" else "elasticsearch"
+    return dataclasses.replace(grid or SweepGrid(), rrf_semantics=rrf_semantics)
+
+
+@dataclass
+class _SweepJob:
+    """One sweep of a suite's fusion retriever ``name`` over its sub-retrievers ``subs``."""
+
+    suite: Suite
+    name: str
+    subs: List[str]
+    grid: Any
+    objective: str
+    say: Say
+
+    @property
+    def window(self) -> int:
+        """The tuned retriever's window (default: evaluation.depth) unless the grid names windows."""
+        default = self.suite.fusion(self.name, self.suite.model.evaluation.depth).window
+        return max(self.grid.windows or (default,))
+
+    def run(
+        self, js: Any, qids: List[str], tune_qrels: Any, eval_qrels: Any, check: Optional[Tuple[int, int]]
+    ) -> Tuple[Any, Optional[CheckResult]]:
+        """Fetch the candidates once through the suite's backend, sweep, and (``check``:
+        (variants, k)) compare with the OpenSearch server."""
+        from ..execution.plan import make_backend
+        from ..execution.runner import SuiteRunner
+        from .sweep import sweep
+
+        model, window = self.suite.model, self.window
+        backend = make_backend(self.suite)
+        try:
+            runner = SuiteRunner(self.suite, progress=self.say, backend=backend)
+            got = runner.retrieve(js, qids, min_depth=window, only=self.subs)
+            runs = {s: {q: rk.top(window) for q, rk in got.runs[s].items()} for s in self.subs}
+            self.say(f"sweeping {self.grid.size(len(self.subs))} variants offline")
+            result = sweep(
+                runs,
+                tune_qrels,
+                eval_qrels,
+                grid=self.grid,
+                objective=self.objective,
+                metrics=list(dict.fromkeys([self.objective] + self.suite.metrics)),
+                gain=model.evaluation.profile,
+                ties=model.evaluation.ties,
+                relevance_threshold=model.judgments.relevance_threshold,
+                depth=got.depth,
+                default_window=window,
+            )
+            checked = None
+            if check is not None:
+                checked = _check_on_opensearch(
+                    self.suite, backend, got.queries, runs, result, self.subs, check[0], check[1], self.say
+                )
+        finally:
+            backend.close()
+        return result, checked
 
 
 def _check_variants(result: Any, n: int) -> List[Any]:
@@ -201,13 +233,27 @@ def _check_on_opensearch(
 ) -> CheckResult:
     """Server-side ``hybrid`` query through a search pipeline per variant, against the
     offline replay of the same variant (same candidates, same window)."""
-    from ..backends.base import BM25Spec, KnnSpec
-    from ..execution.plan import leaf_spec
     from ..fusion.replay import replay
-    from ..measures.parity import compare_top
-    from ..types import Ranking
     from .grid import describe
     from .selection import opensearch_pipeline
+
+    bm25, knn = _hybrid_specs(suite, subs)
+    out = CheckResult(k=k, queries=len(queries))
+    for cfg in _check_variants(result, n):
+        label = describe(cfg)
+        say(f"checking on OpenSearch: {label}")
+        server = backend.search_hybrid(
+            bm25, knn, queries, k, opensearch_pipeline(cfg), pagination_depth=cfg.window
+        )
+        offline = replay([runs[s] for s in subs], cfg)
+        out.variants.append({"label": label, **_compare_runs(queries, server, offline, k)})
+    return out
+
+
+def _hybrid_specs(suite: Suite, subs: Sequence[str]) -> Tuple[Any, Any]:
+    """(BM25Spec, KnnSpec) of the fusion's sub-retrievers: what OpenSearch's hybrid query runs."""
+    from ..backends.base import BM25Spec, KnnSpec
+    from ..execution.plan import leaf_spec
 
     specs = [leaf_spec(suite, s) for s in subs]
     if not (len(specs) == 2 and isinstance(specs[0], BM25Spec) and isinstance(specs[1], KnnSpec)):
@@ -215,20 +261,19 @@ def _check_on_opensearch(
             "--check runs OpenSearch's hybrid query over [bm25, knn]: the fusion's "
             "'of' must list a bm25 retriever, then a knn retriever"
         )
-    out = CheckResult(k=k, queries=len(queries))
-    for cfg in _check_variants(result, n):
-        label = describe(cfg)
-        say(f"checking on OpenSearch: {label}")
-        server = backend.search_hybrid(
-            specs[0], specs[1], queries, k, opensearch_pipeline(cfg), pagination_depth=cfg.window
-        )
-        offline = replay([runs[s] for s in subs], cfg)
-        worst, bad, first = 0.0, 0, ""
-        for q in queries:
-            c = compare_top(server.get(q.qid) or Ranking(), offline.get(q.qid) or Ranking(), k)
-            worst = max(worst, c.max_score_diff)
-            if c.mismatch is not None:
-                bad += 1
-                first = first or f"query {q.qid}: {c.mismatch}"
-        out.variants.append({"label": label, "max_score_diff": worst, "mismatches": bad, "first": first})
-    return out
+    return specs[0], specs[1]
+
+
+def _compare_runs(queries: Sequence[Any], server: Any, offline: Any, k: int) -> Dict[str, Any]:
+    """max_score_diff, mismatches (queries whose top k differ) and the first of them."""
+    from ..measures.parity import compare_top
+    from ..types import Ranking
+
+    worst, bad, first = 0.0, 0, ""
+    for q in queries:
+        c = compare_top(server.get(q.qid) or Ranking(), offline.get(q.qid) or Ranking(), k)
+        worst = max(worst, c.max_score_diff)
+        if c.mismatch is not None:
+            bad += 1
+            first = first or f"query {q.qid}: {c.mismatch}"
+    return {"max_score_diff": worst, "mismatches": bad, "first": first}

@@ -23,7 +23,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..fusion.semantics import FusionConfig
+from ..fusion.config import FusionConfig
 from ..measures.metrics import Evaluation
 from .grid import format_weight
 

@@ -18,8 +18,9 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..fusion.replay import Replayer, query_order
-from ..fusion.semantics import FusionConfig
+from ..fusion.candidates import query_order
+from ..fusion.config import FusionConfig
+from ..fusion.replay import Replayer
 from ..measures.metrics import Evaluation, evaluate, parse_metric
 from ..types import Run
 from .grid import SweepGrid, default_configs, describe
@@ -59,11 +60,9 @@ def sweep(
     names, run_list = _named_runs(runs)
     check_disjoint(tune_qrels, eval_qrels)
     grid = grid or SweepGrid()
-    objective = str(parse_metric(objective))
-    report = list(dict.fromkeys([objective] + [str(parse_metric(m)) for m in metrics]))
+    objective, report = _objective_and_report(objective, metrics)
     _check_positive("depth", depth)
-    if default_window is not None:
-        _check_positive("default_window", default_window)
+    _check_positive("default_window", default_window, optional=True)
     # the suite's evaluation.profile names are accepted too: exp, trec (= linear gain)
     scoring = _Scoring("linear" if gain == "trec" else gain, ties, relevance_threshold)
 
@@ -71,30 +70,13 @@ def sweep(
     fetched, windows = _windows(run_list, grid, warnings)
     tune_ids, eval_ids, present = _judged_splits(tune_qrels, eval_qrels, run_list, warnings)
     grid_configs = grid.configs(len(run_list), fetched)
-    defaults = default_configs(
-        len(run_list), default_window or max(windows), grid.rrf_semantics, grid.tie_break
-    )
+    default_window = default_window or max(windows)
+    defaults = default_configs(len(run_list), default_window, grid.rrf_semantics, grid.tie_break)
     variants, default_scores = _variants(grid_configs, defaults)
     replays = _Replays(run_list, present)
-    from ..measures.columnar import QrelsColumns
-
-    # each split's qrels become columns once (measures/columnar.py), read by every variant
-    tune_columns, eval_columns = QrelsColumns.from_qrels(tune_qrels), QrelsColumns.from_qrels(eval_qrels)
-    _score_tuning(
-        variants, replays, tune_ids, tune_columns, objective, scoring.tune_k(objective, depth), scoring
-    )
+    _score_tuning(variants, replays, tune_ids, tune_qrels, objective, depth, scoring)
     best = min(variants, key=selection_key)
-    evaluation: Dict[str, Evaluation] = {}
-    for v in [best] + default_scores:
-        if v.label not in evaluation:
-            run = replays.columns(v.config, eval_ids, True, depth, eval_columns, scoring.ties)
-            evaluation[v.label] = scoring.evaluate(eval_columns, run, report)
-    comparison: Dict[str, Dict[str, float]] = {}
-    for d in default_scores:
-        if d.label != best.label:
-            comparison[d.label] = paired_comparison(
-                evaluation[best.label].per_query[objective], evaluation[d.label].per_query[objective]
-            )
+    evaluation = _evaluate([best] + default_scores, replays, eval_ids, eval_qrels, report, depth, scoring)
     return SweepResult(
         names=names,
         objective=objective,
@@ -103,7 +85,7 @@ def sweep(
         best=best,
         defaults=default_scores,
         evaluation=evaluation,
-        comparison=comparison,
+        comparison=_comparison(best, default_scores, evaluation, objective),
         tune_queries=len(tune_ids),
         eval_queries=len(eval_ids),
         grid_size=len(grid_configs),
@@ -165,7 +147,15 @@ def _named_runs(runs: Union[Mapping[str, Run], Sequence[Run]]) -> Tuple[Tuple[st
     return names, run_list
 
 
-def _check_positive(what: str, value: object) -> None:
+def _objective_and_report(objective: str, metrics: Sequence[str]) -> Tuple[str, List[str]]:
+    """The objective's canonical name, and the metrics to report (the objective first)."""
+    objective = str(parse_metric(objective))
+    return objective, list(dict.fromkeys([objective] + [str(parse_metric(m)) for m in metrics]))
+
+
+def _check_positive(what: str, value: object, optional: bool = False) -> None:
+    if optional and value is None:
+        return
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"sweep {what} must be an integer >= 1, got {value!r}")
 
@@ -238,12 +228,51 @@ def _score_tuning(
     variants: List[VariantScore],
     replays: _Replays,
     tune_ids: List[str],
-    tune_qrels: QrelsColumns,
+    tune_qrels: Qrels,
     objective: str,
-    k: int,
+    depth: int,
     scoring: _Scoring,
 ) -> None:
-    """Every variant's objective on the tuning split (``VariantScore.tune``)."""
+    """Every variant's objective on the tuning split (``VariantScore.tune``), each fused no
+    deeper than the objective reads (:meth:`_Scoring.tune_k`)."""
+    k = scoring.tune_k(objective, depth)
+    from ..measures.columnar import QrelsColumns
+
+    qrels = QrelsColumns.from_qrels(tune_qrels)  # once (measures/columnar.py), read by every variant
     for v in variants:
-        run = replays.columns(v.config, tune_ids, False, k, tune_qrels, scoring.ties)
-        v.tune = scoring.evaluate(tune_qrels, run, [objective]).aggregate[objective]
+        run = replays.columns(v.config, tune_ids, False, k, qrels, scoring.ties)
+        v.tune = scoring.evaluate(qrels, run, [objective]).aggregate[objective]
+
+
+def _evaluate(
+    chosen: List[VariantScore],
+    replays: _Replays,
+    eval_ids: List[str],
+    eval_qrels: Qrels,
+    metrics: List[str],
+    depth: int,
+    scoring: _Scoring,
+) -> Dict[str, Evaluation]:
+    """Each chosen variant (the best, then the defaults) on the evaluation split, by label."""
+    from ..measures.columnar import QrelsColumns
+
+    qrels = QrelsColumns.from_qrels(eval_qrels)
+    evaluation: Dict[str, Evaluation] = {}
+    for v in chosen:
+        if v.label not in evaluation:
+            run = replays.columns(v.config, eval_ids, True, depth, qrels, scoring.ties)
+            evaluation[v.label] = scoring.evaluate(qrels, run, metrics)
+    return evaluation
+
+
+def _comparison(
+    best: VariantScore, defaults: List[VariantScore], evaluation: Dict[str, Evaluation], objective: str
+) -> Dict[str, Dict[str, float]]:
+    """The best against each other default, paired over the evaluation queries."""
+    comparison: Dict[str, Dict[str, float]] = {}
+    for d in defaults:
+        if d.label != best.label:
+            comparison[d.label] = paired_comparison(
+                evaluation[best.label].per_query[objective], evaluation[d.label].per_query[objective]
+            )
+    return comparison

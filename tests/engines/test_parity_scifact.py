@@ -24,7 +24,8 @@ import pytest
 
 from pytest_retrieval.backends.base import BM25Spec, KnnSpec
 from pytest_retrieval.backends.opensearch import normalization_pipeline, rrf_pipeline
-from pytest_retrieval.fusion.semantics import FusionConfig, fuse_runs
+from pytest_retrieval.fusion.config import FusionConfig
+from pytest_retrieval.fusion.semantics import fuse_runs
 from pytest_retrieval.measures import parity
 from pytest_retrieval.measures.metrics import evaluate
 from pytest_retrieval.types import Ranking, Run

@@ -1,7 +1,9 @@
-"""Tests for pytest_retrieval.fusion.semantics.
+"""Tests for pytest_retrieval.fusion.semantics (``fuse`` and its wrappers).
 
 Two layers:
-* hand-computed cases for every engine rule (values worked out on paper / with exact
+* hand-computed cases for every engine rule (the one-list normalisations, combination, RRF
+  rounding and the configuration rules are in test_normalize, test_combine, test_rrf and
+  test_config) (values worked out on paper / with exact
   rationals, not by calling the code under test);
 * an independent reference implementation (below) that transcribes the Java code paths
   literally - plain loops over dicts, float32 emulated with ``struct`` round-trips,
@@ -11,60 +13,25 @@ Two layers:
 
 from __future__ import annotations
 
-import dataclasses
 import decimal
 import math
 import random
-import struct
 from fractions import Fraction
 from functools import cmp_to_key
 
 import pytest
 
-from pytest_retrieval.fusion.semantics import (
-    FusionConfig,
-    combine_opensearch,
-    fuse,
-    fuse_runs,
-    fusion_warnings,
-    linear_fusion,
-    normalize_elasticsearch,
-    normalize_opensearch,
-    opensearch_rrf_score,
-    rrf,
-    weighted_fusion,
-)
+from pytest_retrieval.fusion.config import FusionConfig
+from pytest_retrieval.fusion.semantics import fuse, fuse_runs, linear_fusion, rrf, weighted_fusion
 from pytest_retrieval.types import Ranking
+
+from .helpers import R, f32, f32_exact, ids
 
 # =========================================================================== float32 helpers
 
 
-def f32(x: float) -> float:
-    """Round a double to the nearest float32 (ties to even), returned as a Python float."""
-    return struct.unpack("<f", struct.pack("<f", x))[0]
-
-
-def f32_exact(x: Fraction) -> float:
-    """Correctly rounded float32 of an exact positive rational (normal range only)."""
-    assert x > 0
-    e = x.numerator.bit_length() - x.denominator.bit_length()
-    if Fraction(2) ** e > x:
-        e -= 1
-    # now 2**e <= x < 2**(e+1): 24-bit significand, round half to even (Python round)
-    m = round(x * Fraction(2) ** (23 - e))
-    return float(Fraction(m) * Fraction(2) ** (e - 23))
-
-
 JAVA_FLOAT_MIN_VALUE = f32(2.0**-149)
 JAVA_FLOAT_MAX_VALUE = 3.4028234663852886e38
-
-
-def R(*pairs) -> Ranking:
-    return Ranking([d for d, _ in pairs], [float(s) for _, s in pairs])
-
-
-def ids(r: Ranking):
-    return list(r.doc_ids)
 
 
 # =========================================================================== reference implementation
@@ -427,19 +394,6 @@ def test_rrf_rank_is_position_in_cut_list():
     assert got.pairs() == [("a", 1 / 2), ("b", 1 / 3)]  # c is outside the window
 
 
-def test_rrf_opensearch_rounds_to_ten_decimals_half_up_then_float():
-    # 1/82 = 0.01219512195121951... -> 0.0121951220 (HALF_UP at 10 decimals) -> float
-    assert opensearch_rrf_score(60, 22) == f32_exact(Fraction("0.0121951220"))
-    assert opensearch_rrf_score(60, 22) == 0.012195122428238392
-    assert f32(1 / 82) == 0.012195121496915817  # what plain float math (ES) gives
-    # 1/120 = 0.008333333333... -> 0.0083333333 (rounded down) -> 0.00833333283662796
-    assert opensearch_rrf_score(60, 60) == 0.00833333283662796
-    assert f32(1 / 120) == 0.008333333767950535
-    # exact half: 1/2048 = 0.00048828125 -> HALF_UP gives ...813, HALF_EVEN would give ...812
-    assert opensearch_rrf_score(2000, 48) == f32_exact(Fraction("0.0004882813"))
-    assert opensearch_rrf_score(2000, 48) != f32_exact(Fraction("0.0004882812"))
-
-
 def test_rrf_opensearch_sums_rounded_floats():
     a = R(*[(f"a{i}", 1.0) for i in range(98)], ("x", 0.5))  # x at rank 99 in list 1
     b = R(("x", 1.0))  # x at rank 1 in list 2
@@ -489,70 +443,7 @@ def test_rrf_empty_inputs():
     assert got.pairs() == [("a", f32(1 / 61))]
 
 
-@pytest.mark.parametrize(
-    "kwargs, message",
-    [
-        (dict(rank_constant=0), "rank_constant must be an integer >= 1"),
-        (dict(rank_constant=-5), "rank_constant must be an integer >= 1"),
-        (dict(rank_constant=1.5), "rank_constant must be an integer >= 1"),
-        (dict(window=0), "window"),
-        (dict(window=2.0), "window"),
-        (dict(semantics="opensearch", rank_constant=10_001), "[1, 10000]"),
-        (dict(semantics="solr"), "rrf semantics must be one of"),
-        (dict(weights=(0.5, 0.5)), "rrf weights are not supported"),
-        (dict(normalization="min_max"), "rrf takes no normalization"),
-        (dict(combination="arithmetic_mean"), "combination applies to weighted fusion only"),
-        (dict(tie_break="random"), "tie_break"),
-    ],
-)
-def test_rrf_config_validation(kwargs, message):
-    with pytest.raises(ValueError) as err:
-        FusionConfig(method="rrf", **kwargs)
-    assert message in str(err.value)
-    assert "\n" not in str(err.value)
-
-
-def test_rrf_elasticsearch_has_no_upper_rank_constant():
-    assert FusionConfig(method="rrf", semantics="elasticsearch", rank_constant=50_000).rank_constant == 50_000
-    assert FusionConfig(method="rrf", semantics="opensearch", rank_constant=10_000).rank_constant == 10_000
-
-
 # =========================================================================== OpenSearch normalisation by hand
-
-
-def test_os_min_max_basic_and_floor():
-    assert normalize_opensearch([4.0, 3.0, 2.0]) == [1.0, 0.5, f32(0.001)]
-
-
-def test_os_min_max_constant_list_is_one():
-    assert normalize_opensearch([2.5, 2.5, 2.5]) == [1.0, 1.0, 1.0]
-    assert normalize_opensearch([7.0]) == [1.0]  # single document
-
-
-def test_os_min_max_all_zero_list_is_floor_not_one():
-    # max starts at Float.MIN_VALUE (2**-149 > 0), so max != min for an all-zero list
-    assert normalize_opensearch([0.0, 0.0]) == [f32(0.001), f32(0.001)]
-
-
-def test_os_min_max_negative_scores_quirk():
-    # max = max(Float.MIN_VALUE, -1) = 2**-149 -> (-1 - -2) / (2**-149 + 2) = 0.5 in float
-    assert normalize_opensearch([-1.0, -2.0]) == [0.5, f32(0.001)]
-
-
-def test_os_l2():
-    assert normalize_opensearch([3.0, 4.0], "l2") == [f32(0.6), f32(0.8)]
-    assert normalize_opensearch([0.0, 0.0], "l2") == [0.0, 0.0]
-    assert normalize_opensearch([], "l2") == []
-
-
-def test_os_combination_missing_documents():
-    # scores as the combiner sees them: 0.0 = absent from that sub-query
-    assert combine_opensearch([1.0, 0.0], "arithmetic_mean") == 0.5  # missing counts as 0
-    assert combine_opensearch([1.0, 0.0], "geometric_mean") == 1.0  # missing skipped
-    assert combine_opensearch([1.0, 0.0], "harmonic_mean") == 1.0  # missing skipped
-    assert combine_opensearch([0.0, 0.0], "geometric_mean") == 0.0
-    assert combine_opensearch([0.0, 0.0], "harmonic_mean") == 0.0
-    assert combine_opensearch([0.5, 1.0], "harmonic_mean") == f32(2 / 3)
 
 
 def test_os_weighted_pipeline_by_hand():
@@ -586,63 +477,7 @@ def test_os_single_list_and_empty():
     assert len(weighted_fusion([Ranking(), Ranking()])) == 0
 
 
-def test_os_weight_validation():
-    FusionConfig(method="weighted", weights=(0.5, 0.505))  # float sum 1.005: within 0.01
-    FusionConfig(method="weighted", weights=(0.0, 1.0))  # bounds inclusive
-    with pytest.raises(ValueError, match="sum to 1.0"):
-        FusionConfig(method="weighted", weights=(0.5, 0.6))
-    with pytest.raises(ValueError, match="sum to 1.0"):
-        FusionConfig(method="weighted", weights=(0.5, 0.489))
-    with pytest.raises(ValueError, match=r"in \[0.0, 1.0\]"):
-        FusionConfig(method="weighted", weights=(1.2, -0.2))
-    with pytest.raises(ValueError, match="must match number of sub-queries"):
-        weighted_fusion([R(("a", 1.0)), R(("a", 1.0)), R(("b", 1.0))], weights=[0.5, 0.5])
-    with pytest.raises(ValueError, match="finite"):
-        FusionConfig(method="weighted", weights=(float("nan"), 1.0))
-
-
-@pytest.mark.parametrize(
-    "kwargs, message",
-    [
-        (dict(semantics="elasticsearch"), "only with semantics 'opensearch'"),
-        (dict(normalization="z_score"), "'min_max' or 'l2'"),
-        (dict(normalization="none"), "'min_max' or 'l2'"),
-        (dict(combination="max"), "combination must be one of"),
-        (dict(rank_constant=60), "rank_constant applies to rrf only"),
-    ],
-)
-def test_weighted_config_validation(kwargs, message):
-    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("(", r"\(")):
-        FusionConfig(method="weighted", **kwargs)
-
-
-def test_weighted_defaults():
-    cfg = FusionConfig(method="weighted")
-    assert (cfg.semantics, cfg.normalization, cfg.combination, cfg.rank_constant) == (
-        "opensearch",
-        "min_max",
-        "arithmetic_mean",
-        None,
-    )
-    assert FusionConfig(method="weighted", normalization="l2").normalization == "l2"
-
-
 # =========================================================================== Elasticsearch linear by hand
-
-
-def test_es_minmax_no_floor_and_constant_list():
-    assert normalize_elasticsearch([4.0, 3.0, 2.0], "minmax") == [1.0, 0.5, 0.0]
-    assert normalize_elasticsearch([2.5, 2.5], "minmax") == [1.0, 1.0]
-    assert normalize_elasticsearch([9.0], "minmax") == [1.0]
-    assert normalize_elasticsearch([1.0, 1.0 + 1e-7], "minmax") == [1.0, 1.0]  # |max-min| < 1e-6
-    assert normalize_elasticsearch([0.0, 0.0], "minmax") == [1.0, 1.0]
-
-
-def test_es_l2_norm_and_identity():
-    assert normalize_elasticsearch([3.0, 4.0], "l2_norm") == [f32(0.6), f32(0.8)]
-    assert normalize_elasticsearch([0.0, 0.0], "l2_norm") == [0.0, 0.0]  # norm < 1e-6: raw scores
-    assert normalize_elasticsearch([1e-7, 0.0], "l2_norm") == [f32(1e-7), 0.0]
-    assert normalize_elasticsearch([1.5, 0.25], "none") == [1.5, 0.25]
 
 
 def test_es_linear_missing_documents_add_nothing():
@@ -662,21 +497,6 @@ def test_es_linear_per_retriever_normalizer_and_window_cut():
     full = dict(linear_fusion([a, b], normalization=("minmax", "l2_norm")).pairs())
     assert full["y"] == f32(0.0 + f32(f32(3.0 / 5.0)))
     assert full["x"] == 1.0
-
-
-@pytest.mark.parametrize(
-    "kwargs, message",
-    [
-        (dict(weights=(1.0, -0.5)), "non-negative"),
-        (dict(semantics="opensearch"), "only with semantics 'elasticsearch'"),
-        (dict(normalization="z"), "'minmax', 'l2_norm' or 'none'"),
-        (dict(normalization=()), "must not be empty"),
-        (dict(combination="harmonic_mean"), "combination applies to weighted fusion only"),
-    ],
-)
-def test_linear_config_validation(kwargs, message):
-    with pytest.raises(ValueError, match=message):
-        FusionConfig(method="linear", **kwargs)
 
 
 def test_linear_count_mismatch():
@@ -716,24 +536,3 @@ def test_fuse_runs_per_query_missing_query_is_empty_list():
     assert fuse(list(run1.values())[:1], cfg).pairs() == rrf([run1["q1"]], semantics="elasticsearch").pairs()
     with pytest.raises(ValueError, match="k must be"):
         fuse_runs([run1], cfg, k=0)
-
-
-def test_fusion_warnings():
-    assert fusion_warnings(FusionConfig(window=100), 10) == []
-    w = fusion_warnings(FusionConfig(window=15), 10)
-    assert len(w) == 1 and "< 2 x k" in w[0]
-    w = fusion_warnings(FusionConfig(semantics="elasticsearch", window=5), 10)
-    assert len(w) == 2 and "rejects size > rank_window_size" in w[0]
-    assert all("\n" not in m for m in w)
-    w = fusion_warnings(FusionConfig(method="weighted", window=10), 10)  # OpenSearch default size
-    assert len(w) == 1
-    with pytest.raises(ValueError):
-        fusion_warnings(FusionConfig(), 0)
-
-
-def test_config_is_frozen_and_hashable():
-    cfg = FusionConfig(method="linear", weights=[1, 2], normalization=["minmax", "none"])
-    assert cfg.weights == (1.0, 2.0) and cfg.normalization == ("min_max", "none")
-    hash(cfg)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        cfg.window = 5

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_retrieval.fusion.semantics import FusionConfig
+from pytest_retrieval.fusion.config import FusionConfig
 from pytest_retrieval.tuning.grid import SweepGrid, default_configs, describe
 
 

@@ -8,7 +8,7 @@ import math
 import pytest
 import yaml
 
-from pytest_retrieval.fusion.semantics import FusionConfig
+from pytest_retrieval.fusion.config import FusionConfig
 from pytest_retrieval.tuning.selection import (
     VariantScore,
     check_disjoint,
