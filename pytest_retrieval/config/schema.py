@@ -23,6 +23,7 @@ from ..backends.base import BM25Spec, KnnSpec, MultiMatchType, Similarity, Stopw
 
 # the kinds' config models live beside their implementations (re-exported for load.py)
 from ..backends.search_engine.http import ConnectionConfig
+from ..backends.search_engine.index import IndexConfig
 from ..models.embedders import CallableEmbedderConfig as CallableEmbedderConfig
 from ..models.embedders import EmbedderConfig
 from ..models.embedders import OnnxEmbedderConfig as OnnxEmbedderConfig
@@ -110,25 +111,6 @@ class JudgmentsConfig(_Strict):
 
 
 # ---------------------------------------------------------------------- backend
-
-
-class IndexConfig(_Strict):
-    name: Optional[str] = Field(
-        default=None,
-        description="Existing index (read-only). Omit for a throwaway index built from the corpus.",
-    )
-    mappings: Optional[Dict[str, Any]] = None
-    settings: Optional[Dict[str, Any]] = None
-    vector_field: str = "embedding"
-    quantization: Optional[Literal["none", "int8", "int4", "bbq"]] = Field(
-        default=None,
-        description="Vector quantisation of a throwaway index (default none: float HNSW, pinned so "
-        "that Elasticsearch 9's bbq_hnsw default does not apply). int8/int4/bbq = Elasticsearch "
-        "int8_hnsw/int4_hnsw/bbq_hnsw; OpenSearch: int8 = Lucene sq 7 bits, bbq = sq 1 bit (3.6+).",
-    )
-    reap_after_hours: Annotated[float, Field(gt=0)] = Field(
-        default=24, description="Throwaway indexes of crashed runs older than this are deleted."
-    )
 
 
 class BackendConfig(_Strict):

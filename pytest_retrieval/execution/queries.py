@@ -80,8 +80,11 @@ def retrieval_queries(path: Any, *, tag: Optional[str] = None) -> List[JudgedQue
 def _beside_caller(path: Path) -> Path:
     if path.is_absolute():
         return path
-    frame = inspect.stack()[2]  # retrieval_queries' caller
-    here = Path(frame.filename).resolve().parent / path
+    frame = inspect.currentframe()
+    caller = frame.f_back.f_back if frame and frame.f_back else None  # retrieval_queries' caller
+    if caller is None:  # an interpreter without frame support: the working directory only
+        return path
+    here = Path(caller.f_code.co_filename).resolve().parent / path
     return here if here.exists() else path
 
 

@@ -27,7 +27,7 @@ from .dsl import check_k, search_body, vector_to_list
 from .existing import held_ids, refuse_index_options
 from .facts import hnsw_parameters, read_vector_mapping, searched_index_facts
 from .http import ConnectionSettings, EngineHTTP, connect
-from .index import INDEX_PREFIX, IndexConfig, ThrowawayIndex, count_docs, reap_indices
+from .index import INDEX_PREFIX, IndexPlan, ThrowawayIndex, count_docs, reap_indices
 from .search import FieldCheck, Searcher, json_answers
 from .versions import bm25_similarity_type, client_version, older_than
 
@@ -55,7 +55,7 @@ class SearchEngineBackend(Backend):
         suite: Optional[str] = None,
     ):
         self._conn = ConnectionSettings(connection)
-        self._config = IndexConfig.parse(index, suite)
+        self._config = IndexPlan.parse(index, suite)
         # late-bound, so the adapter's _raw_request may be wrapped on the instance
         # every answer checked to be a JSON object (a proxy's HTML page is named, not parsed)
         send = json_answers(lambda *request: self._raw_request(*request), self._conn.hosts)

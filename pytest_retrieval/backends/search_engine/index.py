@@ -22,7 +22,10 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple
+
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import Annotated
 
 from ...errors import ConfigError, InfrastructureError, cleanup_after_failure
 from ...progress import progress_bar
@@ -42,6 +45,7 @@ __all__ = [
     "INDEX_PREFIX",
     "META_CREATOR",
     "IndexConfig",
+    "IndexPlan",
     "ThrowawayIndex",
     "count_docs",
     "creation_meta",
@@ -56,19 +60,37 @@ INDEX_PREFIX = "pytest-retrieval-"
 META_CREATOR = "pytest-retrieval"
 DEFAULT_TEXT_ANALYZER = "pytest_retrieval_text"
 DEFAULT_VECTOR_FIELD = "embedding"
-DEFAULT_REAP_AFTER_HOURS = 24.0
+DEFAULT_REAP_AFTER_HOURS = 24  # an int: the published JSON Schema says 24
 
-INDEX_KEYS = {
-    "name",
-    "suite",
-    "mappings",
-    "settings",
-    "vector_field",
-    "similarity",
-    "bm25",
-    "reap_after_hours",
-    "quantization",  # versions.QUANTIZATIONS: a throwaway index's vector quantisation (default none)
-}
+
+# The one declaration of the ``index`` keys and their defaults: the suite schema's
+# ``backend.index`` (no docstring: it would become the published JSON Schema's description).
+class IndexConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    name: Optional[str] = Field(
+        default=None,
+        description="Existing index (read-only). Omit for a throwaway index built from the corpus.",
+    )
+    mappings: Optional[Dict[str, Any]] = None
+    settings: Optional[Dict[str, Any]] = None
+    vector_field: str = DEFAULT_VECTOR_FIELD
+    quantization: Optional[Literal["none", "int8", "int4", "bbq"]] = Field(
+        default=None,
+        description="Vector quantisation of a throwaway index (default none: float HNSW, pinned so "
+        "that Elasticsearch 9's bbq_hnsw default does not apply). int8/int4/bbq = Elasticsearch "
+        "int8_hnsw/int4_hnsw/bbq_hnsw; OpenSearch: int8 = Lucene sq 7 bits, bbq = sq 1 bit (3.6+).",
+    )
+    reap_after_hours: Annotated[float, Field(gt=0)] = Field(
+        default=DEFAULT_REAP_AFTER_HOURS,
+        description="Throwaway indexes of crashed runs older than this are deleted.",
+    )
+
+
+# what the backend is handed: the suite's ``index`` keys, plus the suite's name and the first
+# BM25 variant and vector similarity (execution.plan adds them)
+INDEX_KEYS = set(IndexConfig.model_fields) | {"suite", "bm25", "similarity"}
+
 
 # streaming_bulk(actions, **options) -> (ok, item) per document
 Bulk = Callable[..., Iterable[Tuple[bool, Any]]]
@@ -139,8 +161,8 @@ def pid_alive(pid: int) -> bool:
 
 
 @dataclass(frozen=True)
-class IndexConfig:
-    """The validated ``index`` keys of a suite."""
+class IndexPlan:
+    """The validated ``index`` keys of a suite: the index a run searches, and how."""
 
     existing: Optional[str]  # index.name: an existing index or alias, only read
     suite_slug: str
@@ -152,7 +174,7 @@ class IndexConfig:
     quantization: str = "none"  # of a throwaway index's vector field (versions.QUANTIZATIONS)
 
     @classmethod
-    def parse(cls, index: Optional[Mapping[str, Any]], suite: Optional[str]) -> IndexConfig:
+    def parse(cls, index: Optional[Mapping[str, Any]], suite: Optional[str]) -> IndexPlan:
         index = dict(index or {})
         unknown = sorted(set(index) - INDEX_KEYS)
         if unknown:
@@ -336,7 +358,7 @@ class ThrowawayIndex:
     def __init__(
         self,
         http: EngineHTTP,
-        config: IndexConfig,
+        config: IndexPlan,
         *,
         vector_mapping: Callable[[int, str], Dict[str, Any]],
         extra_settings: Callable[[], Dict[str, Any]],

@@ -16,7 +16,7 @@ from pytest_retrieval.backends.search_engine.http import EngineHTTPError
 from pytest_retrieval.backends.search_engine.index import (
     INDEX_PREFIX,
     META_CREATOR,
-    IndexConfig,
+    IndexPlan,
     ThrowawayIndex,
     creation_meta,
     is_stale,
@@ -31,22 +31,22 @@ DOCS = [Document("d1", {"title": "A", "text": "alpha"}), Document("d2", {"text":
 
 
 def test_index_config_defaults_and_errors() -> None:
-    c = IndexConfig.parse({"bm25": {"k1": 1.5}}, "My Suite")
+    c = IndexPlan.parse({"bm25": {"k1": 1.5}}, "My Suite")
     assert c.existing is None and c.suite_slug == "my-suite" and c.vector_field == "embedding"
     assert c.variant == {"k1": 1.5, "b": BM25Spec.b, "stopwords": None, "similarity": "cosine"}
     assert c.reap_after_s == 24 * 3600
-    assert IndexConfig.parse({"suite": "x", "reap_after_hours": 0.5}, None).reap_after_s == 1800
+    assert IndexPlan.parse({"suite": "x", "reap_after_hours": 0.5}, None).reap_after_s == 1800
     with pytest.raises(ConfigError, match="unknown index key"):
-        IndexConfig.parse({"nmae": "x"}, None)
+        IndexPlan.parse({"nmae": "x"}, None)
     with pytest.raises(ConfigError, match="non-empty string"):
-        IndexConfig.parse({"name": ""}, None)
+        IndexPlan.parse({"name": ""}, None)
     with pytest.raises(ConfigError, match="throwaway index only"):
-        IndexConfig.parse({"name": "products", "mappings": {"dynamic": False}}, None)
-    assert c.quantization == "none" and IndexConfig.parse({"quantization": "bbq"}, None).quantization == "bbq"
+        IndexPlan.parse({"name": "products", "mappings": {"dynamic": False}}, None)
+    assert c.quantization == "none" and IndexPlan.parse({"quantization": "bbq"}, None).quantization == "bbq"
     with pytest.raises(ConfigError, match="index.quantization must be one of none, int8, int4, bbq"):
-        IndexConfig.parse({"quantization": "pq"}, None)
+        IndexPlan.parse({"quantization": "pq"}, None)
     with pytest.raises(ConfigError, match="throwaway index only"):  # an existing index is never changed
-        IndexConfig.parse({"name": "products", "quantization": "int8"}, None)
+        IndexPlan.parse({"name": "products", "quantization": "int8"}, None)
 
 
 def test_staleness() -> None:
@@ -120,7 +120,7 @@ def _engine(count: int) -> FakeEngine:
 def _index(engine: FakeEngine, bulk: Bulk, **index: Any) -> ThrowawayIndex:
     return ThrowawayIndex(
         engine_http(engine),
-        IndexConfig.parse(index, "suite"),
+        IndexPlan.parse(index, "suite"),
         vector_mapping=lambda dims, sim: {"type": "vec", "dims": dims, "similarity": sim},
         extra_settings=lambda: {"index": {"knn": True}},
         bm25_type=lambda: "LegacyBM25",  # what an OpenSearch 3 server is given
