@@ -25,6 +25,14 @@ def as_id(value: object) -> str:
     return text
 
 
+def internal_query_id(kind: str, n: int) -> str:
+    """The id of a query the plugin makes up (a golden query's text, a fixture's free text):
+    ``" expect:0"``. It starts with a space, and ``as_id`` strips every id read from a file or
+    a suite, so it is never the id of a judged query (whose ranking, grades or precomputed
+    vector it would otherwise take)."""
+    return f" {kind}:{n}"
+
+
 def _canonical(i: str) -> str:
     """A looser key used only to detect near-misses: ``007`` ~ ``7``, ``Q1`` ~ ``q1``."""
     s = i.strip().lower()
