@@ -370,12 +370,16 @@ class ExpectationConfig(_Strict):
     retrievers: Optional[List[str]] = Field(None, description="The retrievers it applies to (default: all).")
     contains: List[DocId] = Field(default_factory=list, description="Doc ids that must be in the top k.")
     excludes: List[DocId] = Field(default_factory=list, description="Doc ids that must not be in the top k.")
-    k: Annotated[int, Field(ge=1)] = Field(10, description="The cut-off of contains and excludes.")
+    k: Annotated[int, Field(ge=1, strict=True)] = Field(
+        10, description="The cut-off of contains and excludes."
+    )
     first: Optional[DocId] = Field(None, description="The doc id that must be ranked first.")
     above: Optional[Annotated[List[DocId], Field(min_length=2, max_length=2)]] = Field(
         None, description="[a, b]: a must be among the hits and ranked above b."
     )
-    min_hits: Optional[Annotated[int, Field(ge=1)]] = Field(None, description="At least this many hits.")
+    min_hits: Optional[Annotated[int, Field(ge=1, strict=True)]] = Field(
+        None, description="At least this many hits."
+    )
 
     @field_validator("retrievers")
     @classmethod

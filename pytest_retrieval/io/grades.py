@@ -95,7 +95,7 @@ def parse_grade_map(text: str, *, option: str = "--grade-map") -> Dict[int, int]
         try:
             if not sep:
                 raise ValueError
-            a, b = int(raw.strip()), int(new.strip())
+            a, b = _grade_text(raw), _grade_text(new)  # as a qrels file's grades are read
         except ValueError:
             raise ConfigError(
                 f"{option}: {part.strip()!r} is not 'grade:grade' (e.g. {option}=-1:0,1:3,2:2,3:1)"
