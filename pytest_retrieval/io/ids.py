@@ -14,11 +14,12 @@ class IdNormalisationWarning(UserWarning):
 
 
 def as_id(value: object) -> str:
-    """Ids are strings: ``1`` (int in YAML/JSON) and ``"1"`` are the same id."""
+    """Ids are strings: ``1`` (an integer in JSON, a plain decimal in YAML) and ``"1"`` are the
+    same id; a float (JSON ``1e3``, ``1.0``) is refused, its text being lost."""
     if isinstance(value, bool) or value is None:
         raise ValueError(f"{value!r} is not a valid id")
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
+    if isinstance(value, float):  # JSON 1e3, 1.0, 1.10: the text written is gone
+        raise ValueError(f"{value!r} is a number with a fraction or an exponent: write the id as a string")
     text = str(value).strip()
     if not text:
         raise ValueError("empty id")

@@ -174,6 +174,18 @@ QRELS = [
     ("q.jsonl", '{"query_id": "q1", "doc_id": "d1", "grade": 1.5}\n', ["q.jsonl:1", "integer"]),
     ("q.jsonl", '{"query_id": "q1", "doc_id": "d1", "grade": [1]}\n', ["q.jsonl:1", "integer"]),
     ("q.jsonl", '{"query_id": "q1", "doc_id": "d1", "grade": null}\n', ["q.jsonl:1", "integer"]),
+    # a JSON float id: the text written (1e3, 1.0, 1.10) is gone
+    ("q.jsonl", '{"query_id": 1e3, "doc_id": "d1", "grade": 1}\n', ["q.jsonl:1", "query id", "as a string"]),
+    (
+        "q.jsonl",
+        '{"query_id": "q1", "doc_id": 1.0, "grade": 1}\n',
+        ["q.jsonl:1", "document id", "as a string"],
+    ),
+    (
+        "q.jsonl",
+        '{"query_id": "q1", "doc_id": 1.10, "grade": 1}\n',
+        ["q.jsonl:1", "document id", "as a string"],
+    ),
 ]
 
 
