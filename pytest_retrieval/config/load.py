@@ -15,6 +15,7 @@ from ..errors import ConfigError
 from ..gates.floors import BaselineGate, Floor, parse_floors
 from .schema import (
     FUSION_TYPES,
+    SCALAR_RULES,
     BM25RetrieverConfig,
     LinearRetrieverConfig,
     RerankRetrieverConfig,
@@ -256,8 +257,14 @@ def _not_allowed(err: Any, data: Any, key: KeyPath) -> Tuple[KeyPath, str]:
     )
 
 
+def _value_error(err: Any, data: Any, key: KeyPath) -> Tuple[KeyPath, str]:
+    """A validator's own sentence, without pydantic's "Value error, " prefix."""
+    return key, str(err["msg"]).removeprefix("Value error, ")
+
+
 # pydantic error type -> the suite's words for it
 _BY_TYPE: Dict[str, Callable[[Any, Any, KeyPath], Tuple[KeyPath, str]]] = {
+    "value_error": _value_error,
     "extra_forbidden": _unknown_key,
     "missing": _missing_key,
     "union_tag_invalid": _unknown_type,
@@ -314,10 +321,10 @@ def _merged(
 ) -> Tuple[Any, Positions, List[str]]:
     """The suite file with its includes, then each override file, then the ``cli`` values
     (``{"backend.type": "opensearch"}``) merged over it: (data, positions, files read)."""
-    data, positions = load_with_includes(path)
+    data, positions = load_with_includes(path, rules=SCALAR_RULES)
     files = sorted({f for f, _ in positions.values()})
     for ov in overrides:
-        ov_data, ov_pos = load_with_includes(Path(ov))
+        ov_data, ov_pos = load_with_includes(Path(ov), rules=SCALAR_RULES)
         data, positions = deep_merge(data, ov_data, positions, ov_pos)
         files.append(str(ov))
     if cli:

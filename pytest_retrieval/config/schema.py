@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Literal, Optional, Union
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     field_serializer,
@@ -24,11 +25,13 @@ from ..backends.base import BM25Spec, KnnSpec, MultiMatchType, Similarity, Stopw
 # the kinds' config models live beside their implementations (re-exported for load.py)
 from ..backends.search_engine.http import ConnectionConfig
 from ..backends.search_engine.index import IndexConfig
+from ..io.grades import grade_of
 from ..models.embedders import CallableEmbedderConfig as CallableEmbedderConfig
 from ..models.embedders import EmbedderConfig
 from ..models.embedders import OnnxEmbedderConfig as OnnxEmbedderConfig
 from ..models.embedders import PrecomputedEmbedderConfig as PrecomputedEmbedderConfig
 from ..models.rerankers import RerankerConfig
+from .scalars import ANY, ScalarRules
 
 
 class _Strict(BaseModel):
@@ -37,12 +40,49 @@ class _Strict(BaseModel):
 
 # ------------------------------------------------------------------- judgments
 
+# where a suite file holds ids and grades: their plain YAML scalars are typed by the suite's
+# rules, not YAML's (``scalars``: ``0123`` is refused, never the octal 83)
+SCALAR_RULES = ScalarRules(
+    ids=(
+        ("judgments", "inline", ANY, "id"),
+        ("judgments", "documents", ANY, "id"),
+        ("expectations", ANY, "query_id"),
+        ("expectations", ANY, "first"),
+        ("expectations", ANY, "contains", ANY),
+        ("expectations", ANY, "excludes", ANY),
+        ("expectations", ANY, "above", ANY),
+    ),
+    id_keys=(("judgments", "inline", ANY, "relevant"),),
+    grades=(
+        ("judgments", "inline", ANY, "relevant", ANY),
+        ("judgments", "grades", "min"),
+        ("judgments", "grades", "max"),
+        ("judgments", "grades", "map", ANY),
+    ),
+    grade_keys=(("judgments", "grades", "map"),),
+)
+
+
+def _id_text(value: Any) -> Any:
+    """An id is text; an int (a plain decimal in YAML, a number in JSON) is its decimal. The
+    YAML reader refuses the ambiguous forms (``scalars``); a boolean or a float is refused here."""
+    if isinstance(value, (bool, float)):
+        raise ValueError(f"id {value!r} is not text: ids are strings, quote it")
+    return str(value) if isinstance(value, int) else value
+
+
+# a query or document id: read as a string ("1" for a plain 1)
+DocId = Annotated[Union[str, int], BeforeValidator(_id_text)]
+
+# a relevance grade: an int, or text as trec_eval reads it (never a boolean, "1_0", "\u0661")
+Grade = Annotated[int, BeforeValidator(grade_of)]
+
 
 class InlineQuery(_Strict):
-    id: Union[str, int] = Field(description="Query id (ints are read as strings).")
+    id: DocId = Field(description="Query id (a plain decimal 1 is the string '1'; quote others).")
     text: str
     tags: List[str] = Field(default_factory=list)
-    relevant: Dict[str, int] = Field(
+    relevant: Dict[str, Grade] = Field(
         default_factory=dict, description="doc id -> grade (0 = judged non-relevant)."
     )
 
@@ -55,7 +95,7 @@ class InlineQuery(_Strict):
 
 
 class InlineDocument(_Strict):
-    id: Union[str, int]
+    id: DocId
     title: Optional[str] = None
     text: str
 
@@ -63,9 +103,9 @@ class InlineDocument(_Strict):
 class GradesConfig(_Strict):
     """The relevance scale of the qrels: allowed range and an optional map applied on load."""
 
-    min: int = Field(default=0, description="Lowest allowed grade (after the map).")
-    max: int = Field(default=10, description="Highest allowed grade (after the map).")
-    map: Optional[Dict[int, int]] = Field(
+    min: Grade = Field(default=0, description="Lowest allowed grade (after the map).")
+    max: Grade = Field(default=10, description="Highest allowed grade (after the map).")
+    map: Optional[Dict[Grade, Grade]] = Field(
         default=None,
         description="raw grade -> grade, applied to every judgment as it is read, e.g. "
         "{-1: 0} for 'judged, not relevant' or {1: 3, 2: 2, 3: 1} for an inverted scale; "
@@ -302,9 +342,6 @@ class UnanswerableConfig(_Strict):
     )
 
 
-DocId = Union[str, int]
-
-
 class ExpectationConfig(_Strict):
     """A golden query: what one query must (not) return, checked per retriever as its own test
     item ``<suite file>::<retriever>::expect[<name>]``."""
@@ -315,12 +352,30 @@ class ExpectationConfig(_Strict):
     retrievers: Optional[List[str]] = Field(None, description="The retrievers it applies to (default: all).")
     contains: List[DocId] = Field(default_factory=list, description="Doc ids that must be in the top k.")
     excludes: List[DocId] = Field(default_factory=list, description="Doc ids that must not be in the top k.")
-    k: Annotated[int, Field(ge=1)] = Field(10, description="The cut-off of contains and excludes.")
+    k: Annotated[int, Field(ge=1, strict=True)] = Field(
+        10, description="The cut-off of contains and excludes."
+    )
     first: Optional[DocId] = Field(None, description="The doc id that must be ranked first.")
     above: Optional[Annotated[List[DocId], Field(min_length=2, max_length=2)]] = Field(
         None, description="[a, b]: a must be among the hits and ranked above b."
     )
-    min_hits: Optional[Annotated[int, Field(ge=0)]] = Field(None, description="At least this many hits.")
+    min_hits: Optional[Annotated[int, Field(ge=1, strict=True)]] = Field(
+        None, description="At least this many hits."
+    )
+
+    @field_validator("retrievers")
+    @classmethod
+    def _some_retrievers(cls, v: Optional[List[str]]) -> Optional[List[str]]:
+        if v is not None and not v:
+            raise ValueError("an empty list applies to no retriever: name some, or leave it out for all")
+        return v
+
+    @field_validator("above")
+    @classmethod
+    def _two_documents(cls, v: Optional[List[str]]) -> Optional[List[str]]:
+        if v is not None and len(v) == 2 and str(v[0]) == str(v[1]):
+            raise ValueError(f"above names {str(v[0])!r} twice: [a, b] ranks one document above another")
+        return v
 
     @model_validator(mode="after")
     def _one_query_and_a_check(self) -> ExpectationConfig:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import ConfigError
+from .scalars import ScalarRules, typed_scalar
 
 KeyPath = Tuple[Any, ...]
 Positions = Dict[KeyPath, Tuple[str, int]]  # key path -> (file, 1-based line)
@@ -36,6 +37,7 @@ _PLAIN_TAGS = frozenset(
 )
 MAX_YAML_BYTES = 10 * 1024 * 1024  # a suite file is configuration, not data
 MAX_YAML_NODES = 100_000  # nodes after alias expansion
+NO_RULES = ScalarRules()  # every scalar typed as YAML types it
 
 
 class Interpolated(str):
@@ -158,15 +160,16 @@ def _count_nodes(node: Any, limit: int) -> int:
     return count(node)
 
 
-def load_yaml(path: Path) -> Tuple[Any, Positions]:
-    """Parse one YAML file into plain data plus a map key-path -> (file, line)."""
+def load_yaml(path: Path, rules: ScalarRules = NO_RULES) -> Tuple[Any, Positions]:
+    """Parse one YAML file into plain data plus a map key-path -> (file, line); the plain
+    scalars at the ids and grades of ``rules`` typed by its rules (``scalars``), not YAML's."""
     import yaml
 
     file = str(path)
     node = _compose(read_text_file(Path(path), max_bytes=MAX_YAML_BYTES), file)
     if node is None:
         return None, {}
-    builder = _Builder(file)
+    builder = _Builder(file, rules)
     try:
         data = builder.build(node, ())
     except RecursionError:
@@ -219,10 +222,11 @@ class _Builder:
     """Node tree -> plain data, recording each key path's line; only plain tags, no merge
     keys, no alias cycles, no duplicate keys; strings interpolated once, never re-parsed."""
 
-    def __init__(self, file: str):
+    def __init__(self, file: str, rules: ScalarRules = NO_RULES):
         import yaml
 
         self.file = file
+        self.rules = rules
         self.positions: Positions = {}
         self.constructor = yaml.SafeLoader("")
         self.active: set = set()  # nodes being built: an alias back into one is a cycle
@@ -251,11 +255,22 @@ class _Builder:
                 return [self.build(v, key + (i,)) for i, v in enumerate(n.value)]
             finally:
                 self.active.discard(id(n))
-        value = self.constructor.construct_object(n, deep=True)
+        value = self.scalar(n, self.rules.value_kind(key), key, line)
         if isinstance(value, str):
             # text in, text out: the result is never parsed as YAML again (see the module doc)
             value = _interpolated(value, file=self.file, key=key, line=line)
         return value
+
+    def scalar(self, n: Any, kind: Optional[str], key: KeyPath, line: int) -> Any:
+        """The value of a scalar node (or a key): YAML's, or for a plain id or grade the
+        suite's (``scalars.typed_scalar``)."""
+        value = self.constructor.construct_object(n, deep=True)
+        if kind is None or getattr(n, "style", "") is not None or isinstance(value, (list, dict)):
+            return value
+        try:
+            return typed_scalar(kind, n.value, n.tag, value)
+        except ValueError as exc:
+            raise self.error(str(exc), key, line) from None
 
     def mapping(self, n: Any, key: KeyPath) -> Dict[Any, Any]:
         out: Dict[Any, Any] = {}
@@ -263,7 +278,7 @@ class _Builder:
             line = k_node.start_mark.line + 1
             if k_node.tag == "tag:yaml.org,2002:merge":
                 raise self.error("YAML merge keys (<<) are not supported; use include:", None, line)
-            k = self.constructor.construct_object(k_node, deep=True)
+            k = self.scalar(k_node, self.rules.key_kind(key), key + (k_node.value,), line)
             if isinstance(k, (list, dict)):
                 raise self.error("a mapping key must be a scalar", None, line)
             if k in out:
@@ -310,13 +325,15 @@ def locate(positions: Positions, path: KeyPath) -> Tuple[str | None, int | None]
     return None, None
 
 
-def load_with_includes(path: Path, *, _stack: List[Path] | None = None) -> Tuple[Any, Positions]:
+def load_with_includes(
+    path: Path, *, rules: ScalarRules = NO_RULES, _stack: List[Path] | None = None
+) -> Tuple[Any, Positions]:
     """Load ``path``; files listed under its ``include:`` key are merged first, in order,
     and the including file overrides them (so a suite can include shared floors and
-    a team file can include a suite and override its floors)."""
+    a team file can include a suite and override its floors). ``rules``: see ``load_yaml``."""
     path = Path(path).resolve()
     stack = (_stack or []) + [path]
-    data, pos = load_yaml(path)
+    data, pos = load_yaml(path, rules)
     if not isinstance(data, dict):
         raise ConfigError("the file must be a YAML mapping (key: value)", file=str(path), line=1)
     includes = data.pop("include", None)
@@ -325,7 +342,7 @@ def load_with_includes(path: Path, *, _stack: List[Path] | None = None) -> Tuple
     merged: Any = {}
     merged_pos: Positions = {}
     for i, inc in enumerate(_include_list(includes, path, pos)):
-        inc_data, inc_pos = _load_include(inc, i, path, pos, stack)
+        inc_data, inc_pos = _load_include(inc, i, path, pos, stack, rules)
         merged, merged_pos = deep_merge(merged, inc_data, merged_pos, inc_pos)
     pos = {k: v for k, v in pos.items() if k[:1] != ("include",)}
     return deep_merge(merged, data, merged_pos, pos)
@@ -345,7 +362,9 @@ def _include_list(includes: Any, path: Path, pos: Positions) -> List[str]:
     return includes
 
 
-def _load_include(inc: str, i: int, path: Path, pos: Positions, stack: List[Path]) -> Tuple[Any, Positions]:
+def _load_include(
+    inc: str, i: int, path: Path, pos: Positions, stack: List[Path], rules: ScalarRules
+) -> Tuple[Any, Positions]:
     """The ``i``-th file ``path`` includes (relative to it), with its own includes; a cycle or a
     missing file is an error at the ``include:`` line."""
     target = (path.parent / inc).resolve()
@@ -359,4 +378,4 @@ def _load_include(inc: str, i: int, path: Path, pos: Positions, stack: List[Path
         )
     if not target.exists():
         raise ConfigError(f"included file not found: {inc}", file=str(path), key=f"include[{i}]", line=line)
-    return load_with_includes(target, _stack=stack)
+    return load_with_includes(target, rules=rules, _stack=stack)

@@ -32,6 +32,7 @@ class Hits:
     server_ms: Optional[float] = None  # the engine's ``took`` summed over the leaf searches
     query_id: Optional[str] = None  # the judged query this text is, when it is one
     suite: str = ""
+    depth: Optional[int] = None  # the hits asked for: ranks beyond it are unknown when all came back
 
     @property
     def doc_ids(self) -> List[str]:
@@ -85,4 +86,4 @@ def make_hits(
         Hit(d, float(s), i, titles.get(d), grades.get(d))
         for i, (d, s) in enumerate(zip(ranking.doc_ids[:k], ranking.scores[:k]), 1)
     ]
-    return Hits(query, retriever, hits, query_id=query_id, suite=suite)
+    return Hits(query, retriever, hits, query_id=query_id, suite=suite, depth=k)

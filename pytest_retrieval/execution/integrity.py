@@ -8,10 +8,11 @@ refuse) and the reports print ``lines()`` and ``as_dict()``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Container, Dict, Iterable, List, Mapping, Optional, Set
+from typing import Any, Callable, Container, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from ..backends.base import Backend
 from ..config.load import Suite
+from ..config.yamlio import KeyPath
 from ..io.judgment_set import JudgmentSet
 from ..io.qrels import Qrels
 from .plan import needs_corpus
@@ -239,21 +240,72 @@ def find_missing_documents(
     """The judged documents absent from the corpus (embedded, throwaway index) or from the
     existing index (batched read-only id lookups); an error above the allowed share."""
     judged = [d for docs in js.qrels.values() for d in docs]
-    if needs_corpus(suite):
-        existing = {d.doc_id for d in js.corpus or []}
-        where = f"corpus ({js.sources.get('corpus', 'judgments.documents')})"
-    else:
-        progress(f"checking {len(set(judged))} judged document ids against the index")
-        found = backend.existing_ids(judged)
-        if found is None:  # a backend that cannot tell: nothing to report
-            return MissingDocuments("index", 0, 0)
-        existing = found
-        where = f"index {suite.model.backend.index.name!r}"
+    found = _existing_documents(suite, backend, js, judged, progress, "judged")
+    if found is None:  # a backend that cannot tell: nothing to report
+        return MissingDocuments("index", 0, 0)
+    existing, where = found
     missing = MissingDocuments.of(js.qrels, existing, where)
     problem = missing.too_many(suite.model.judgments.max_missing_documents)
     if problem:
         raise suite.error(("judgments", "max_missing_documents"), problem)
     return missing
+
+
+def _existing_documents(
+    suite: Suite,
+    backend: Backend,
+    js: JudgmentSet,
+    ids: List[str],
+    progress: Callable[[str], None],
+    what: str,
+) -> Optional[Tuple[Set[str], str]]:
+    """(the ids of ``ids`` that exist, where they were looked up): the corpus of an embedded or
+    throwaway index, else the existing index; None when the backend cannot tell."""
+    if needs_corpus(suite):
+        return {
+            d.doc_id for d in js.corpus or []
+        }, f"corpus ({js.sources.get('corpus', 'judgments.documents')})"
+    progress(f"checking {len(set(ids))} {what} document ids against the index")
+    found = backend.existing_ids(ids)
+    return None if found is None else (found, f"index {suite.model.backend.index.name!r}")
+
+
+def check_expectation_documents(
+    suite: Suite, backend: Backend, js: JudgmentSet, progress: Callable[[str], None]
+) -> None:
+    """Every document an expectation names exists in the corpus or the index: an ``excludes``
+    or the ``b`` of ``above`` naming a document that exists nowhere (a typo, another id scheme)
+    always holds, a ``contains`` never does. A ConfigError at the first such id."""
+    named = expectation_documents(suite)
+    if not named:
+        return
+    found = _existing_documents(suite, backend, js, [d for _, d in named], progress, "golden")
+    if found is None:
+        return
+    existing, where = found
+    gone = [(key, d) for key, d in named if d not in existing]
+    if gone:
+        key, d = gone[0]
+        more = f" (+{len(gone) - 1} more)" if len(gone) > 1 else ""
+        raise suite.error(
+            key,
+            f"document {d!r} is not in the {where}{more}: a check of a document that exists "
+            "nowhere cannot be trusted (a typo, or another id scheme?)",
+        )
+
+
+def expectation_documents(suite: Suite) -> List[Tuple[KeyPath, str]]:
+    """(key path, doc id) of every document the suite's expectations name."""
+    out: List[Tuple[KeyPath, str]] = []
+    for i, e in enumerate(suite.model.expectations):
+        for field_name in ("contains", "excludes", "above"):
+            out += [
+                (("expectations", i, field_name, j), str(d))
+                for j, d in enumerate(getattr(e, field_name) or ())
+            ]
+        if e.first is not None:
+            out.append((("expectations", i, "first"), str(e.first)))
+    return out
 
 
 def self_hit_warnings(runs: Mapping[str, Mapping[str, Any]], qids: List[str]) -> List[str]:

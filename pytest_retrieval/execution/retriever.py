@@ -12,6 +12,7 @@ import time
 from typing import Dict, List, Optional, Sequence
 
 from ..errors import ConfigError
+from ..io.ids import internal_query_id
 from ..types import Query, Ranking
 from .cutoffs import run_depth
 from .hits import Hits, HitsBatch, make_hits, titles_of
@@ -103,7 +104,7 @@ class Retriever:
             if not isinstance(t, str) or not t.strip():
                 raise ValueError(f"a query is a non-empty text, got {t!r}")
         judged = self._judged_ids()
-        qids = [judged.get(t, f"text:{i}") for i, t in enumerate(texts)]
+        qids = [judged.get(t, internal_query_id("text", i)) for i, t in enumerate(texts)]
         if not plan.needs_vectors:
             return [Query(q, t) for q, t in zip(qids, texts)]
         self._check_embeddable([t for t in texts if t not in judged])

@@ -21,7 +21,12 @@ from ..errors import cleanup_after_failure
 from ..io.judgment_set import JudgmentSet, check_overlap
 from ..types import Query, Run
 from .cutoffs import run_depth
-from .integrity import find_missing_documents, self_hit_warnings, self_judged_warnings
+from .integrity import (
+    check_expectation_documents,
+    find_missing_documents,
+    self_hit_warnings,
+    self_judged_warnings,
+)
 from .latency import latency_pass, stage_timer
 from .passes import StagePasses, doc_texts
 from .plan import StagePlan, load_judgments, make_backend, needs_corpus
@@ -125,7 +130,8 @@ class SuiteRunner:
         pooling for annotation and fusion sweeps. A backend passed to the runner stays open
         (its owner closes it); one the runner made is closed here. ``check_documents``: check
         the judged documents exist (``Retrieval.missing_documents``) and refuse the suite when
-        more than ``judgments.max_missing_documents`` of the relevant ones are missing.
+        more than ``judgments.max_missing_documents`` of the relevant ones are missing, or when
+        an expectation names a document that exists nowhere.
         ``extra_queries`` (golden queries) go through the same quality pass, batched with the
         judged ones; their rankings are kept apart (``Retrieval.golden``), never scored."""
         suite = self.suite
@@ -144,6 +150,7 @@ class SuiteRunner:
             out.backend_info = self._engine_facts(backend, js, embedder, info, plan)
             if check_documents:
                 out.missing_documents = find_missing_documents(suite, backend, js, self.progress)
+                check_expectation_documents(suite, backend, js, self.progress)
             StagePasses(suite, backend, plan, self.progress).run(queries, extra, texts, out, only_for)
             if latency:
                 single = stage_timer(suite, backend, plan, texts)

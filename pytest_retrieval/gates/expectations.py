@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence
 
+from ..io.ids import internal_query_id
+
 __all__ = [
     "ExpectationFailed",
     "assert_in_top",
@@ -142,6 +144,31 @@ def _shown_k(hits: Any, k: int, *doc_ids: str) -> int:
     return min(max([k] + ranks), max(k, 50))
 
 
+def known_ranks(hits: Any) -> Optional[int]:
+    """How many ranks of the full ranking ``hits`` tells: all (None) when fewer hits came back
+    than were asked for (``hits.depth``); else the hits fetched (a plain list: its length)."""
+    got = len(list(hits))
+    depth = getattr(hits, "depth", None)
+    if isinstance(depth, int) and not isinstance(depth, bool) and got < depth:
+        return None
+    return got
+
+
+def _checked_k(hits: Any, k: Any, doc_id: str, call: str) -> int:
+    """``k`` of an assertion about ``doc_id``: a positive int, within the ranks ``hits`` tells
+    when ``doc_id`` is not among them; else ValueError (a check beyond the hits fetched would
+    pass, or fail, on ranks nobody looked at)."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"{call}: k must be a positive integer, got {k!r}")
+    known = known_ranks(hits)
+    if _rank(hits, doc_id) is None and known is not None and k > known:
+        raise ValueError(
+            f"{call}: k {k} is beyond the {known} hits fetched: ranks {known + 1}..{k} are unknown; "
+            f"search with k={k} or more"
+        )
+    return k
+
+
 def _check(hits: Any, checks: Checks, k: int, *doc_ids: str) -> None:
     broken = check_expectation(hits, checks)
     if broken:
@@ -149,12 +176,16 @@ def _check(hits: Any, checks: Checks, k: int, *doc_ids: str) -> None:
 
 
 def assert_in_top(hits: Any, doc_id: Any, k: int = 10) -> None:
-    """``doc_id`` is among the first ``k`` of ``hits`` (a retriever's ``search`` answer)."""
+    """``doc_id`` is among the first ``k`` of ``hits`` (a retriever's ``search`` answer);
+    ValueError when ``k`` is beyond the hits fetched and ``doc_id`` is not among them."""
+    _checked_k(hits, k, str(doc_id), "assert_in_top")
     _check(hits, Checks(contains=(str(doc_id),), k=k), k, str(doc_id))
 
 
 def assert_not_in_top(hits: Any, doc_id: Any, k: int = 10) -> None:
-    """``doc_id`` is not among the first ``k`` of ``hits``."""
+    """``doc_id`` is not among the first ``k`` of ``hits``; ValueError when ``k`` is beyond the
+    hits fetched (``doc_id`` could be at a rank nobody looked at)."""
+    _checked_k(hits, k, str(doc_id), "assert_not_in_top")
     _check(hits, Checks(excludes=(str(doc_id),), k=k), k)
 
 
@@ -181,8 +212,9 @@ class Expectation:
 
     @property
     def qid(self) -> str:
-        """The id its query runs under: the judged id, or ``expect:<index>`` for a text."""
-        return self.query_id if self.query_id is not None else f"expect:{self.index}"
+        """The id its query runs under: the judged id, or for a text an internal id that no
+        judged query can have (``io.ids.internal_query_id``)."""
+        return self.query_id if self.query_id is not None else internal_query_id("expect", self.index)
 
     @property
     def shown_k(self) -> int:

@@ -3,8 +3,9 @@ them (``judgments.grades`` in a suite, ``--grade-map`` on the command line)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional
 
 from ..errors import ConfigError
 
@@ -47,6 +48,45 @@ def _off_scale(scale: GradeScale, grade: int, raw: int) -> str:
     )
 
 
+# trec_eval reads a grade with atol() (get_qrels.c): optional sign, ASCII digits. We take the
+# same characters plus a decimal point ("2.0"), and refuse what atol would silently truncate
+# ("1.5" -> 1, "1e3" -> 1, "x" -> 0) and what Python's int()/float() would read further
+# (unicode digits "\u0661", underscores "1_0", "inf", "0x1F").
+_GRADE_TEXT = re.compile(r"[+-]?([0-9]+)(?:\.([0-9]*))?|[+-]?\.([0-9]+)")
+MAX_GRADE_CHARS = 20  # longer is no grade (and int() of thousands of digits is refused by Python)
+
+
+def grade_of(value: Any) -> int:
+    """A relevance grade as trec_eval reads it: an int, an integral float (a JSON ``2.0``), or
+    text of ASCII digits with an optional sign and decimal point whose fraction is zero.
+    ``ValueError`` (the reason, one line) for anything else, a boolean included."""
+    if isinstance(value, bool):
+        raise ValueError(f"relevance grade {value!r} is a boolean, not an integer")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if value != value or not value.is_integer():
+            raise ValueError(f"relevance grade {value!r} is not an integer")
+        return int(value)
+    if not isinstance(value, str):
+        raise ValueError(f"relevance grade {value!r} is not an integer")
+    return _grade_text(value)
+
+
+def _grade_text(value: str) -> int:
+    text = value.strip(" \t")
+    m = _GRADE_TEXT.fullmatch(text) if len(text) <= MAX_GRADE_CHARS else None
+    if m is None:
+        raise ValueError(
+            f"relevance grade {value!r} is not an integer as trec_eval reads one (ASCII digits, "
+            "an optional sign and decimal point)"
+        )
+    whole, fraction = m.group(1) or "0", m.group(2) or m.group(3) or ""
+    if fraction.strip("0"):
+        raise ValueError(f"relevance grade {value!r} is not an integer")
+    return -int(whole) if text.startswith("-") else int(whole)
+
+
 def parse_grade_map(text: str, *, option: str = "--grade-map") -> Dict[int, int]:
     """``"-1:0,1:3,2:2"`` -> ``{-1: 0, 1: 3, 2: 2}`` (one ``ConfigError`` line otherwise)."""
     out: Dict[int, int] = {}
@@ -55,7 +95,7 @@ def parse_grade_map(text: str, *, option: str = "--grade-map") -> Dict[int, int]
         try:
             if not sep:
                 raise ValueError
-            a, b = int(raw.strip()), int(new.strip())
+            a, b = _grade_text(raw), _grade_text(new)  # as a qrels file's grades are read
         except ValueError:
             raise ConfigError(
                 f"{option}: {part.strip()!r} is not 'grade:grade' (e.g. {option}=-1:0,1:3,2:2,3:1)"

@@ -14,15 +14,24 @@ class IdNormalisationWarning(UserWarning):
 
 
 def as_id(value: object) -> str:
-    """Ids are strings: ``1`` (int in YAML/JSON) and ``"1"`` are the same id."""
+    """Ids are strings: ``1`` (an integer in JSON, a plain decimal in YAML) and ``"1"`` are the
+    same id; a float (JSON ``1e3``, ``1.0``) is refused, its text being lost."""
     if isinstance(value, bool) or value is None:
         raise ValueError(f"{value!r} is not a valid id")
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
+    if isinstance(value, float):  # JSON 1e3, 1.0, 1.10: the text written is gone
+        raise ValueError(f"{value!r} is a number with a fraction or an exponent: write the id as a string")
     text = str(value).strip()
     if not text:
         raise ValueError("empty id")
     return text
+
+
+def internal_query_id(kind: str, n: int) -> str:
+    """The id of a query the plugin makes up (a golden query's text, a fixture's free text):
+    ``" expect:0"``. It starts with a space, and ``as_id`` strips every id read from a file or
+    a suite, so it is never the id of a judged query (whose ranking, grades or precomputed
+    vector it would otherwise take)."""
+    return f" {kind}:{n}"
 
 
 def _canonical(i: str) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Tuple
 
 from ..errors import ConfigError
+from .grades import grade_of
 from .ids import as_id
 
 MAX_DATA_BYTES = 8 * 1024**3  # a judgments, corpus, run or tags file
@@ -93,13 +94,11 @@ def parse_id(value: object, path: Path, n: int, what: str) -> str:
 
 
 def parse_grade(value: Any, path: Path, n: int) -> int:
+    """``grades.grade_of`` (trec_eval's reading), its ``ValueError`` one line naming the line."""
     try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"relevance grade {value!r} is not a number", file=str(path), line=n) from None
-    if f != f or not f.is_integer():
-        raise ConfigError(f"relevance grade {value!r} is not an integer", file=str(path), line=n)
-    return int(f)
+        return grade_of(value)
+    except ValueError as exc:
+        raise ConfigError(str(exc), file=str(path), line=n) from None
 
 
 def no_duplicate(seen: Mapping[str, object], key: str, path: Path, n: int, what: str) -> None:

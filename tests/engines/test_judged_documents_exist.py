@@ -114,3 +114,17 @@ def test_missing_documents_of_an_existing_index(existing, tmp_path: Path) -> Non
     ev = result.retrievers["bm25"].evaluation
     assert ev.per_query["ndcg@10"]["q3"] == 0.0 and "q3" in ev.evaluated
     assert any(f"missing from the index {name!r}" in line for line in result.check_lines())
+
+
+def test_an_expectation_of_a_document_missing_from_the_index(existing, tmp_path: Path) -> None:
+    """Issue #28: an ``excludes`` of a document the index does not hold would pass forever."""
+    engine, url, name, _ = existing
+    path = _suite(tmp_path, engine, url, name, "  max_missing_documents: 0.9")
+    path.write_text(
+        path.read_text() + "expectations:\n  - {query: alpha, contains: [doc-1], excludes: [doc-1x]}\n"
+    )
+    with pytest.raises(
+        ConfigError,
+        match=rf"expectations\[0\]\.excludes\[0\]: document 'doc-1x' is not in the index '{name}'",
+    ):
+        _run(path)

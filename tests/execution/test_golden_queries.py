@@ -12,6 +12,7 @@ import pytest
 
 from pytest_retrieval import ConfigError, assert_in_top, assert_not_in_top, assert_ranked_above
 from pytest_retrieval.execution.hits import Hit, Hits
+from pytest_retrieval.io.ids import internal_query_id
 
 from ..golden import GOLDEN_MODELS, TYPES, golden_suite, write_golden
 from ..tiny import TINY_SUITE
@@ -100,8 +101,8 @@ def test_golden_texts_leave_the_judged_rankings_alone(pytester) -> None:
     for name in a.retrievers:
         assert a.retrievers[name].metrics == b.retrievers[name].metrics
         assert set(b.retrievers[name].run) == set(a.retrievers[name].run)
-    assert set(b.golden_runs["text_only"]) == {"expect:1"}
-    assert "expect:1" not in b.golden_runs["bm25"]  # only the retrievers it names
+    assert set(b.golden_runs["text_only"]) == {internal_query_id("expect", 1)}
+    assert internal_query_id("expect", 1) not in b.golden_runs["bm25"]  # only the retrievers it names
 
 
 @pytest.mark.parametrize(
