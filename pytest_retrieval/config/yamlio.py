@@ -279,26 +279,32 @@ def deep_merge(
     (:func:`merge_list`), everything else is replaced. The one merge rule of includes and
     override files."""
     if isinstance(base, dict) and isinstance(over, dict):
-        out = dict(base)
-        pos = {k: v for k, v in base_pos.items()}
-        for k, v in over.items():
-            if k in base:
-                merged, sub_pos = deep_merge(
-                    base[k], v, _sub(base_pos, key + (k,)), _sub(over_pos, key + (k,)), key + (k,)
-                )
-                pos = {p: l for p, l in pos.items() if p[: len(key) + 1] != key + (k,)}
-                pos.update(sub_pos)
-                out[k] = merged
-            else:
-                out[k] = v
-                pos.update(_sub(over_pos, key + (k,)))
-        if key in over_pos:
-            pos[key] = over_pos[key]
-        return out, pos
+        return _merge_mappings(base, over, base_pos, over_pos, key)
     key_of = KEYED_LISTS.get(key)
     if key_of is not None and isinstance(base, list) and isinstance(over, list):
         return merge_list(base, over, _sub(base_pos, key), _sub(over_pos, key), key, key_of)
     return over, _sub(over_pos, key)
+
+
+def _merge_mappings(
+    base: Dict[Any, Any], over: Dict[Any, Any], base_pos: Positions, over_pos: Positions, key: KeyPath
+) -> Tuple[Dict[Any, Any], Positions]:
+    out = dict(base)
+    pos = {k: v for k, v in base_pos.items()}
+    for k, v in over.items():
+        if k in base:
+            merged, sub_pos = deep_merge(
+                base[k], v, _sub(base_pos, key + (k,)), _sub(over_pos, key + (k,)), key + (k,)
+            )
+            pos = {p: l for p, l in pos.items() if p[: len(key) + 1] != key + (k,)}
+            pos.update(sub_pos)
+            out[k] = merged
+        else:
+            out[k] = v
+            pos.update(_sub(over_pos, key + (k,)))
+    if key in over_pos:
+        pos[key] = over_pos[key]
+    return out, pos
 
 
 def expectation_key(item: Any) -> Optional[str]:
@@ -329,7 +335,7 @@ def merge_list(
     override adds or replaces items, it never deletes one. Positions follow the items."""
     out = list(base)
     pos = dict(base_pos)
-    at = {}
+    at: Dict[Optional[str], int] = {}
     for i, item in enumerate(base):
         at.setdefault(key_of(item), i)
     for j, item in enumerate(over):
