@@ -50,7 +50,7 @@ RICH_SUITE = (
         '    - {id: u2, text: "solar", tags: [unanswerable]}',
     )
     .replace("  documents:\n", "  documents:\n    - {id: d6, title: Cost, text: solar panels cost}\n")
-    .replace("latency:\n  warmup: 1\n", "latency:\n  warmup: 1\n  repetitions: 2\n  baseline: text_only\n")
+    .replace("latency:\n  warmup: 1\n", "latency:\n  warmup: 1\n  repetitions: 4\n  baseline: text_only\n")
     .replace(
         "floors:\n", "unanswerable:\n  tag: unanswerable\nregression:\n  max_drop: {ndcg@10: 0.0}\nfloors:\n"
     )

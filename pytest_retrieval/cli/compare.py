@@ -35,7 +35,11 @@ def run(args: argparse.Namespace) -> int:
 
         markdown = render_compare_markdown(cmp)
         atomic_write(args.markdown, lambda fh: fh.write(markdown), fsync=False)
-    return 1 if args.fail_on_regression and cmp.regressions else 0
+    if not args.fail_on_regression:
+        return 0
+    if cmp.regressions:
+        return 1
+    return 2 if cmp.unchecked() else 0  # not checked is not passed: an error, distinct from a regression
 
 
 def register(sub: Any) -> None:
@@ -52,12 +56,24 @@ def register(sub: Any) -> None:
         default=None,
         help="largest tolerated mean drop (default: B's regression.max_drop, else 0.01)",
     )
-    c.add_argument("--confidence", type=float, default=0.95)
-    c.add_argument("--resamples", type=int, default=10000)
+    c.add_argument(
+        "--confidence",
+        type=float,
+        default=None,
+        help="of the paired test (default: B's regression.confidence, else 0.95)",
+    )
+    c.add_argument(
+        "--resamples",
+        type=int,
+        default=None,
+        help="of the paired test (default: B's regression.resamples, else 10000)",
+    )
     c.add_argument(
         "--fail-on-regression",
         action="store_true",
-        help="exit 1 when a metric regressed beyond its margin (non-inferiority not shown)",
+        help="exit 1 when a gated metric regressed beyond its margin (non-inferiority not shown); "
+        "exit 2 when something gated could not be checked (a suite errored, missing or unpaired, "
+        "no per-query values)",
     )
     c.add_argument("--markdown", metavar="OUT.md", help="also write the comparison as Markdown")
     c.add_argument("--json", action="store_true", help="print JSON")

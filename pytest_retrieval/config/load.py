@@ -23,7 +23,7 @@ from .schema import (
     SuiteFile,
     WeightedRetrieverConfig,
 )
-from .yamlio import KeyPath, Positions, deep_merge, format_path, load_with_includes, locate, shown
+from .yamlio import KeyPath, LoadCount, Positions, deep_merge, format_path, load_with_includes, locate, shown
 
 # ------------------------------------------------------------------ loaded suite
 
@@ -321,10 +321,11 @@ def _merged(
 ) -> Tuple[Any, Positions, List[str]]:
     """The suite file with its includes, then each override file, then the ``cli`` values
     (``{"backend.type": "opensearch"}``) merged over it: (data, positions, files read)."""
-    data, positions = load_with_includes(path, rules=SCALAR_RULES)
+    loads = LoadCount()  # the suite and its overrides share one bound on the files read
+    data, positions = load_with_includes(path, rules=SCALAR_RULES, loads=loads)
     files = sorted({f for f, _ in positions.values()})
     for ov in overrides:
-        ov_data, ov_pos = load_with_includes(Path(ov), rules=SCALAR_RULES)
+        ov_data, ov_pos = load_with_includes(Path(ov), rules=SCALAR_RULES, loads=loads)
         data, positions = deep_merge(data, ov_data, positions, ov_pos)
         files.append(str(ov))
     if cli:

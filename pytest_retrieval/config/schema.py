@@ -286,10 +286,16 @@ class EvaluationConfig(_Strict):
     )
 
 
+# A sane maximum of timed work: 10,000 warm-up requests, 10,000 passes over the queries (auto
+# plans p99 on one query at 2,000); more is a typo (an extra zero), not a measurement (#28).
+MAX_LATENCY_WARMUP = 10_000
+MAX_LATENCY_REPETITIONS = 10_000
+
+
 class LatencyConfig(_Strict):
     enabled: bool = True
-    warmup: Annotated[int, Field(ge=0)] = 5
-    repetitions: Union[Annotated[int, Field(ge=1)], Literal["auto"]] = Field(
+    warmup: Annotated[int, Field(ge=0, le=MAX_LATENCY_WARMUP)] = 5
+    repetitions: Union[Annotated[int, Field(ge=1, le=MAX_LATENCY_REPETITIONS)], Literal["auto"]] = Field(
         default="auto",
         description="Passes over the queries; auto = enough for 20 samples above the "
         "gated percentile (p95: 400 samples, p99: 2000).",

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..errors import ConfigError
 from .scalars import ScalarRules, typed_scalar
@@ -290,25 +290,88 @@ class _Builder:
 def deep_merge(
     base: Any, over: Any, base_pos: Positions, over_pos: Positions, key: KeyPath = ()
 ) -> Tuple[Any, Positions]:
-    """``over`` wins; mappings merge key by key, everything else is replaced."""
+    """``over`` wins; mappings merge key by key, a keyed list (``KEYED_LISTS``) item by item
+    (:func:`merge_list`), everything else is replaced. The one merge rule of includes and
+    override files."""
     if isinstance(base, dict) and isinstance(over, dict):
-        out = dict(base)
-        pos = {k: v for k, v in base_pos.items()}
-        for k, v in over.items():
-            if k in base:
-                merged, sub_pos = deep_merge(
-                    base[k], v, _sub(base_pos, key + (k,)), _sub(over_pos, key + (k,)), key + (k,)
-                )
-                pos = {p: l for p, l in pos.items() if p[: len(key) + 1] != key + (k,)}
-                pos.update(sub_pos)
-                out[k] = merged
-            else:
-                out[k] = v
-                pos.update(_sub(over_pos, key + (k,)))
-        if key in over_pos:
-            pos[key] = over_pos[key]
-        return out, pos
+        return _merge_mappings(base, over, base_pos, over_pos, key)
+    key_of = KEYED_LISTS.get(key)
+    if key_of is not None and isinstance(base, list) and isinstance(over, list):
+        return merge_list(base, over, _sub(base_pos, key), _sub(over_pos, key), key, key_of)
     return over, _sub(over_pos, key)
+
+
+def _merge_mappings(
+    base: Dict[Any, Any], over: Dict[Any, Any], base_pos: Positions, over_pos: Positions, key: KeyPath
+) -> Tuple[Dict[Any, Any], Positions]:
+    out = dict(base)
+    pos = {k: v for k, v in base_pos.items()}
+    for k, v in over.items():
+        if k in base:
+            merged, sub_pos = deep_merge(
+                base[k], v, _sub(base_pos, key + (k,)), _sub(over_pos, key + (k,)), key + (k,)
+            )
+            pos = {p: l for p, l in pos.items() if p[: len(key) + 1] != key + (k,)}
+            pos.update(sub_pos)
+            out[k] = merged
+        else:
+            out[k] = v
+            pos.update(_sub(over_pos, key + (k,)))
+    if key in over_pos:
+        pos[key] = over_pos[key]
+    return out, pos
+
+
+def expectation_key(item: Any) -> Optional[str]:
+    """A golden query's identity across files: its ``name``, else its ``query``, else its
+    ``query_id`` (the item name ``expect[...]`` pytest shows)."""
+    if not isinstance(item, dict):
+        return None
+    for field in ("name", "query", "query_id"):
+        if item.get(field) is not None:
+            return str(item[field])
+    return None
+
+
+#: Lists merged item by item across includes and overrides (key path -> an item's key); every
+#: other list is replaced whole.
+KEYED_LISTS: Dict[KeyPath, Callable[[Any], Optional[str]]] = {("expectations",): expectation_key}
+
+
+def merge_list(
+    base: List[Any],
+    over: List[Any],
+    base_pos: Positions,
+    over_pos: Positions,
+    key: KeyPath,
+    key_of: Callable[[Any], Optional[str]],
+) -> Tuple[List[Any], Positions]:
+    """``base`` with each item of ``over`` replacing the item of the same key, or appended: an
+    override adds or replaces items, it never deletes one. Positions follow the items."""
+    out = list(base)
+    pos = dict(base_pos)
+    at: Dict[Optional[str], int] = {}
+    for i, item in enumerate(base):
+        at.setdefault(key_of(item), i)
+    for j, item in enumerate(over):
+        k = key_of(item)
+        i = at[k] if k is not None and k in at else len(out)
+        if i == len(out):
+            out.append(item)
+            at[k] = i
+        else:
+            out[i] = item
+            pos = {p: l for p, l in pos.items() if p[: len(key) + 1] != key + (i,)}
+        pos.update(_moved(over_pos, key + (j,), key + (i,)))
+    if key in over_pos:
+        pos[key] = over_pos[key]
+    return out, pos
+
+
+def _moved(pos: Positions, src: KeyPath, dst: KeyPath) -> Positions:
+    """The positions under ``src``, re-keyed under ``dst`` (an item that moved in a list)."""
+    n = len(src)
+    return {dst + p[n:]: l for p, l in pos.items() if p[:n] == src}
 
 
 def _sub(pos: Positions, prefix: KeyPath) -> Positions:
@@ -325,13 +388,52 @@ def locate(positions: Positions, path: KeyPath) -> Tuple[str | None, int | None]
     return None, None
 
 
+MAX_INCLUDE_LOADS = 1_000  # files read for one suite, every include counted each time it is read
+
+
+class LoadCount:
+    """The files one suite's loading reads (the suite, its overrides and every include, a
+    file included twice counted twice): includes that fan out (each of ten files including
+    the next ten) stop at ``limit`` with one line, instead of reading a file per path."""
+
+    def __init__(self, limit: int = MAX_INCLUDE_LOADS):
+        self.limit = limit
+        self.loads = 0
+
+    def add(
+        self,
+        target: Path,
+        *,
+        file: Optional[str] = None,
+        key: Optional[str] = None,
+        line: Optional[int] = None,
+    ) -> None:
+        self.loads += 1
+        if self.loads > self.limit:
+            raise ConfigError(
+                f"includes fan out to more than {self.limit} file loads for one suite (at {target.name}; "
+                f"a file included from several places is read each time): include shared files once",
+                file=file or str(target),
+                key=key,
+                line=line,
+            )
+
+
 def load_with_includes(
-    path: Path, *, rules: ScalarRules = NO_RULES, _stack: List[Path] | None = None
+    path: Path,
+    *,
+    rules: ScalarRules = NO_RULES,
+    loads: Optional[LoadCount] = None,
+    _stack: List[Path] | None = None,
 ) -> Tuple[Any, Positions]:
     """Load ``path``; files listed under its ``include:`` key are merged first, in order,
     and the including file overrides them (so a suite can include shared floors and
-    a team file can include a suite and override its floors). ``rules``: see ``load_yaml``."""
+    a team file can include a suite and override its floors). ``loads`` counts every file
+    read (one suite's count is shared by its overrides); ``rules``: see ``load_yaml``."""
     path = Path(path).resolve()
+    loads = loads if loads is not None else LoadCount()
+    if _stack is None:
+        loads.add(path)
     stack = (_stack or []) + [path]
     data, pos = load_yaml(path, rules)
     if not isinstance(data, dict):
@@ -342,7 +444,7 @@ def load_with_includes(
     merged: Any = {}
     merged_pos: Positions = {}
     for i, inc in enumerate(_include_list(includes, path, pos)):
-        inc_data, inc_pos = _load_include(inc, i, path, pos, stack, rules)
+        inc_data, inc_pos = _load_include(inc, i, path, pos, stack, rules, loads)
         merged, merged_pos = deep_merge(merged, inc_data, merged_pos, inc_pos)
     pos = {k: v for k, v in pos.items() if k[:1] != ("include",)}
     return deep_merge(merged, data, merged_pos, pos)
@@ -363,10 +465,10 @@ def _include_list(includes: Any, path: Path, pos: Positions) -> List[str]:
 
 
 def _load_include(
-    inc: str, i: int, path: Path, pos: Positions, stack: List[Path], rules: ScalarRules
+    inc: str, i: int, path: Path, pos: Positions, stack: List[Path], rules: ScalarRules, loads: LoadCount
 ) -> Tuple[Any, Positions]:
-    """The ``i``-th file ``path`` includes (relative to it), with its own includes; a cycle or a
-    missing file is an error at the ``include:`` line."""
+    """The ``i``-th file ``path`` includes (relative to it), with its own includes; a cycle, a
+    missing file or one load too many is an error at the ``include:`` line."""
     target = (path.parent / inc).resolve()
     line = pos.get(("include", i), pos.get(("include",), (None, None)))[1]
     if target in stack:
@@ -378,4 +480,5 @@ def _load_include(
         )
     if not target.exists():
         raise ConfigError(f"included file not found: {inc}", file=str(path), key=f"include[{i}]", line=line)
-    return load_with_includes(target, rules=rules, _stack=stack)
+    loads.add(target, file=str(path), key=f"include[{i}]", line=line)
+    return load_with_includes(target, rules=rules, loads=loads, _stack=stack)

@@ -20,6 +20,7 @@ __all__ = [
     "check_floor",
     "latency_ci_outcome",
     "latency_ratio_outcome",
+    "latency_sample_notes",
     "compare",
     "fmt",
 ]
@@ -163,12 +164,45 @@ def measure(result: Any, floor: Floor, n_worst: int = 5) -> Tuple[float, Worst]:
     the worst queries are over the queries carrying that tag."""
     if floor.stratum:
         return _measure_stratum(result, floor, n_worst)
-    value = metric_value(result, floor.retriever, floor.metric)
     if floor.kind in (GateKind.LATENCY, GateKind.LATENCY_RATIO):
-        return value, []
+        _check_latency_samples(result, floor)  # before a percentile is taken of too few
+        return metric_value(result, floor.retriever, floor.metric), []
+    value = metric_value(result, floor.retriever, floor.metric)
     worst_of = _WORST_OF.get(floor.kind, _worst_quality)
     texts = result.judgments.queries
     return value, [(q, v, texts.get(q, "")) for q, v in worst_of(result, floor, n_worst)]
+
+
+def _check_latency_samples(result: Any, floor: Floor) -> None:
+    """A latency gate judged on fewer samples than its percentile needs is an error, never a
+    pass (``stats.latency.min_samples_to_judge``)."""
+    why = _too_few_samples(result, floor)
+    if why:
+        raise InfrastructureError(why)
+
+
+def _too_few_samples(result: Any, floor: Floor) -> Optional[str]:
+    """Why a latency floor's samples cannot judge it (a ratio counts its paired samples)."""
+    from ..stats.latency import not_enough_samples
+
+    r = result.retrievers[floor.retriever]
+    if floor.kind is GateKind.LATENCY_RATIO:
+        n = len(r.ab.paired()[0]) if r.ab is not None else 0
+    else:
+        n = len(r.latency.samples_ms) if r.latency is not None else 0
+    why = not_enough_samples(n, floor.percentile) if n else None  # none at all: its own error
+    return f"{result.suite.name} :: {floor.retriever} :: {floor.name}: {why}" if why else None
+
+
+def latency_sample_notes(result: Any) -> List[str]:
+    """The summary's line for every latency gate of a run timed too few times to judge it."""
+    out = []
+    for f in result.suite.floors:
+        if f.kind in (GateKind.LATENCY, GateKind.LATENCY_RATIO) and f.retriever in result.retrievers:
+            why = _too_few_samples(result, f)
+            if why:
+                out.append(why)
+    return out
 
 
 def _worst_abstained(result: Any, floor: Floor, n_worst: int) -> List[Tuple[str, float]]:

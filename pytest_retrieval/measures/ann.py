@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Dict, Mapping, Sequence
 
+from ..errors import InfrastructureError
 from ..types import Ranking, Run
 
 if TYPE_CHECKING:
@@ -65,17 +66,34 @@ def exact_top_k(
 
 
 def ann_recall(approximate: Run, exact: Run, k: int, qids: Sequence[str]) -> Dict[str, float]:
-    """qid -> |approximate top k ∩ exact top k| / |exact top k| (1.0 when the exact top k is
-    empty: nothing to find; a query missing from ``approximate`` scores 0)."""
+    """qid -> |approximate top k ∩ exact top k| / |exact top k| (a query missing from
+    ``approximate`` scores 0). A query whose exact top k is empty has nothing to measure the
+    approximate search against: an error naming those queries, never a recall of 1.0."""
+    empty = [qid for qid in qids if qid not in exact or not exact[qid].doc_ids[:k]]
+    if empty:
+        raise InfrastructureError(
+            f"ann_recall@{k}: the exact top {k} is empty for {_some(empty)}: no document vector "
+            f"to compare the approximate search with (a recall cannot be measured on nothing)"
+        )
     out: Dict[str, float] = {}
     for qid in qids:
-        truth = set(exact[qid].doc_ids[:k]) if qid in exact else set()
-        if not truth:
-            out[qid] = 1.0
-            continue
+        truth = set(exact[qid].doc_ids[:k])
         found = set(approximate[qid].doc_ids[:k]) if qid in approximate else set()
         out[qid] = len(found & truth) / len(truth)
     return out
+
+
+def _some(qids: Sequence[str], shown: int = 5) -> str:
+    """``query 'a'`` / ``7 queries ('a', 'b', ... and 2 more)``: bounded, whatever the count."""
+    if len(qids) == 1:
+        return f"query {_short(qids[0])}"
+    named = ", ".join(_short(q) for q in qids[:shown])
+    more = f" and {len(qids) - shown} more" if len(qids) > shown else ""
+    return f"{len(qids)} queries ({named}{more})"
+
+
+def _short(qid: str, chars: int = 40) -> str:
+    return repr(qid if len(qid) <= chars else qid[:chars] + "…")
 
 
 def mean(values: Mapping[str, float]) -> float:

@@ -176,7 +176,8 @@ MEASURES: Tuple[Measure, ...] = (
             "index, by the engine's brute-force `script_score` for an existing index (needs "
             "the `lang-painless` module on Elasticsearch). A change of `m`, `ef_construction`, "
             "`num_candidates` or quantisation can cut it while nDCG on a small judgment set "
-            "barely moves"
+            "barely moves. A query whose exact top k is empty (no document vector) is an error "
+            "naming it, never a recall of 1.0"
         ),
     ),
 )

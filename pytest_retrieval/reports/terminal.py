@@ -8,6 +8,7 @@ from typing import Any, Callable, List, Mapping, Sequence
 
 from ..gates.floors import GateKind, ab_percentiles
 from ..gates.stages import stage_rows
+from ..gates.verdicts import latency_sample_notes
 from .formats import candidate_recall, delta, engine_detail, missing, percent_shares, text_table
 from .power import power_line
 
@@ -59,6 +60,7 @@ def _latency_line(result: Any) -> List[str]:
     timed = next((r.latency for r in result.retrievers.values() if r.latency and r.latency.queries), None)
     if timed is None:
         return []
+    short = [f"  latency ERROR: {why}" for why in latency_sample_notes(result)]
     how = (
         "every query"
         if timed.queries == timed.of_queries
@@ -67,7 +69,7 @@ def _latency_line(result: Any) -> List[str]:
     return [
         f"  latency: {how} timed, {timed.repetitions} pass(es) after {timed.warmup} warm-up "
         f"request(s), one BLAS thread (latency.max_queries: all times every query)"
-    ]
+    ] + short
 
 
 def _stage_table(result: Any) -> List[str]:

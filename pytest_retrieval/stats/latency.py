@@ -29,6 +29,8 @@ __all__ = [
     "summarize_latency",
     "latency_percentile_ci",
     "repetitions_needed",
+    "min_samples_to_judge",
+    "not_enough_samples",
     "LatencyVerdict",
     "latency_verdict",
     "ABResult",
@@ -210,6 +212,26 @@ def repetitions_needed(q: float, min_tail_samples: int = 20) -> int:
         raise ValueError(f"min_tail_samples must be a positive integer, got {min_tail_samples!r}")
     tail = 1 - Fraction(str(q)) / 100
     return math.ceil(min_tail_samples / tail)
+
+
+def min_samples_to_judge(q: float) -> int:
+    """The fewest samples a gate on the ``q``-th percentile is judged on: ``ceil(1 / (1 - q/100))``
+    (p50: 2, p95: 20, p99: 100), i.e. :func:`repetitions_needed` with a tail of one sample.
+    Below it the sample does not expect a single observation beyond the percentile, so the
+    estimate is an interpolation between the largest values and its bootstrap bounds are the
+    spread of the maximum: the gate would be judged on a tail it never saw (issue #28)."""
+    return repetitions_needed(q, min_tail_samples=1)
+
+
+def not_enough_samples(n: int, q: float) -> Optional[str]:
+    """Why ``n`` samples cannot judge the ``q``-th percentile (one line), else None."""
+    needed = min_samples_to_judge(q)
+    if n >= needed:
+        return None
+    return (
+        f"not enough samples to judge p{q:g}: {n} timed request{'' if n == 1 else 's'}, p{q:g} needs "
+        f"at least {needed} (one beyond the percentile); raise latency.repetitions or latency.max_queries"
+    )
 
 
 @dataclass

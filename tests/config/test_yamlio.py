@@ -238,3 +238,103 @@ def test_include_mistakes(tmp_path: Path, text: str, fragment: str, key: str) ->
 def test_a_suite_file_must_be_a_mapping(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="must be a YAML mapping"):
         load_with_includes(write(tmp_path, "list.yaml", "- a\n- b\n"))
+
+
+# ------------------------------------------------------------------ keyed lists: one merge rule
+
+SUITE_WITH_EXPECTATIONS = """\
+judgments:
+  inline: [{id: q1, text: solar, relevant: {d1: 1}}]
+  documents: [{id: d1, text: solar panels}, {id: d2, text: wind}]
+retrievers:
+  bm25: {type: bm25}
+expectations:
+  - {query: solar, contains: [d1]}
+  - {query: solar, name: no wind, excludes: [d2]}
+  - {query_id: q1, first: d1}
+"""
+
+
+def test_a_team_file_adds_or_replaces_expectations_it_never_deletes_them(tmp_path: Path) -> None:
+    from pytest_retrieval.config.load import load_suite
+
+    suite = write(tmp_path, "retrieval_s.yaml", SUITE_WITH_EXPECTATIONS)
+    team = "expectations:\n  - {query: solar, contains: [d1], k: 3}\n  - {query: wind, contains: [d2]}\n"
+    by_override = load_suite(suite, overrides=(write(tmp_path, "team.yaml", team),))
+    by_include = load_suite(write(tmp_path, "retrieval_team.yaml", "include: retrieval_s.yaml\n" + team))
+    for loaded in (by_override, by_include):
+        got = [(e.query, e.name, e.k) for e in loaded.model.expectations]
+        # 'solar' (by its query) replaced in place; 'no wind' (by its name) and q1 kept; 'wind' added
+        assert got == [("solar", None, 3), ("solar", "no wind", 10), (None, None, 10), ("wind", None, 10)]
+        assert loaded.positions[("expectations", 0, "k")][1] == (2 if loaded is by_override else 3)
+        assert loaded.positions[("expectations", 1, "excludes")] == (str(suite.resolve()), 8)
+
+
+def test_a_replaced_expectation_reports_its_mistake_at_the_team_file(tmp_path: Path) -> None:
+    from pytest_retrieval.config.load import load_suite
+
+    suite = write(tmp_path, "retrieval_s.yaml", SUITE_WITH_EXPECTATIONS)
+    team = write(
+        tmp_path,
+        "team.yaml",
+        "expectations:\n  - {query: wind, first: d2}\n  - {name: no wind, query: solar, k: 0, excludes: [d2]}\n",
+    )
+    with pytest.raises(ConfigError) as e:
+        load_suite(suite, overrides=(team,))
+    # the replaced item keeps its place (1) and points at the team file's line
+    assert e.value.file == str(team.resolve()) and e.value.line == 3 and e.value.key == "expectations[1].k"
+    assert "\n" not in str(e.value)
+
+
+def test_merge_list_keys_and_positions() -> None:
+    from pytest_retrieval.config.yamlio import expectation_key, merge_list
+
+    assert [
+        expectation_key(x) for x in ({"name": "n", "query": "q"}, {"query": "q"}, {"query_id": 7}, 3, {})
+    ] == [
+        "n",
+        "q",
+        "7",
+        None,
+        None,
+    ]
+    base = [{"query": "a"}, {"query": "b"}]
+    base_pos = {("e",): ("s", 1), ("e", 0): ("s", 2), ("e", 1): ("s", 3), ("e", 1, "query"): ("s", 3)}
+    over = [{"query": "b", "k": 1}, "junk", {"query": "c"}]
+    over_pos = {
+        ("e",): ("t", 1),
+        ("e", 0): ("t", 2),
+        ("e", 0, "k"): ("t", 2),
+        ("e", 1): ("t", 3),
+        ("e", 2): ("t", 4),
+    }
+    out, pos = merge_list(base, over, base_pos, over_pos, ("e",), expectation_key)
+    assert out == [{"query": "a"}, {"query": "b", "k": 1}, "junk", {"query": "c"}]
+    assert pos == {
+        ("e",): ("t", 1),
+        ("e", 0): ("s", 2),
+        ("e", 1): ("t", 2),
+        ("e", 1, "k"): ("t", 2),
+        ("e", 2): ("t", 3),
+        ("e", 3): ("t", 4),
+    }
+    assert base == [{"query": "a"}, {"query": "b"}]  # inputs untouched
+
+
+def test_includes_that_fan_out_stop_at_the_load_bound(tmp_path: Path) -> None:
+    from pytest_retrieval.config.yamlio import MAX_INCLUDE_LOADS
+
+    for level in range(5):  # each file of a level includes the 4 files of the next: 4**5 loads
+        for i in range(4):
+            inc = f"include: [{', '.join(f'l{level + 1}_{j}.yaml' for j in range(4))}]\n" if level < 4 else ""
+            write(tmp_path, f"l{level}_{i}.yaml", inc + f"x{level}: {i}\n")
+    top = write(tmp_path, "top.yaml", "include: [l0_0.yaml, l0_1.yaml, l0_2.yaml, l0_3.yaml]\n")
+    with pytest.raises(ConfigError) as e:
+        load_with_includes(top)
+    assert f"includes fan out to more than {MAX_INCLUDE_LOADS} file loads for one suite" in str(e.value)
+    assert e.value.key and e.value.key.startswith("include[") and e.value.line == 1
+    # a diamond well under the bound loads (each path read, the shared file twice)
+    write(tmp_path, "d.yaml", "x: 1\n")
+    write(tmp_path, "b.yaml", "include: d.yaml\n")
+    write(tmp_path, "c.yaml", "include: d.yaml\n")
+    assert load_with_includes(write(tmp_path, "a.yaml", "include: [b.yaml, c.yaml]\n"))[0] == {"x": 1}

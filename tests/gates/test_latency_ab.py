@@ -78,18 +78,34 @@ floors:
 
 
 def test_ratio_item_summary_and_report(pytester) -> None:
-    pytester.makefile(".yaml", retrieval_ab=textwrap.dedent(SUITE))
+    pytester.makefile(
+        ".yaml", retrieval_ab=textwrap.dedent(SUITE.replace("repetitions: 2", "repetitions: 10"))
+    )
     report = pytester.path / "r.json"
     result = pytester.runpytest_subprocess("-q", f"--retrieval-report={report}")
     out = result.stdout.str()
-    assert "latency A/B: bm25_new vs bm25_old: p95" in out and "(2 interleaved rounds)" in out
+    assert "latency A/B: bm25_new vs bm25_old: p95" in out and "(10 interleaved rounds)" in out
     (suite,) = json.loads(report.read_text())["suites"]
     (new,) = [r for r in suite["retrievers"] if r["name"] == "bm25_new"]
     ab = new["latency_ab"]
-    assert ab["baseline"] == "bm25_old" and ab["rounds"] == 2 and ab["queries"] == 2
-    assert ab["samples"] == 4
+    assert ab["baseline"] == "bm25_old" and ab["rounds"] == 10 and ab["queries"] == 2
+    assert ab["samples"] == 20  # p95 needs at least 20 (one beyond the percentile)
     assert ab["p95"]["ratio"] > 0
     assert {(g["metric"], g["op"]) for g in suite["gates"]} >= {("p95_ratio", "<=")}
+
+
+def test_a_ratio_on_too_few_samples_is_an_error_and_the_summary_says_so(pytester) -> None:
+    pytester.makefile(".yaml", retrieval_ab=textwrap.dedent(SUITE))  # 2 queries x 2 rounds
+    report = pytester.path / "r.json"
+    result = pytester.runpytest_subprocess("-q", f"--retrieval-report={report}")
+    assert result.ret != 0
+    out = result.stdout.str()
+    why = "ab :: bm25_new :: p95_ratio: not enough samples to judge p95: 4 timed requests, p95 needs at least 20"
+    assert f"InfrastructureError: {why}" in out and f"latency ERROR: {why}" in out
+    assert "Traceback" not in out
+    (suite,) = json.loads(report.read_text())["suites"]
+    (item,) = [i for i in suite["items"] if i["gate"] == "p95_ratio"]
+    assert item["outcome"] == "error" and why in item["message"]
 
 
 @pytest.mark.parametrize(

@@ -121,7 +121,7 @@ def test_latency_ceiling_on_its_interval_or_its_point(result):
 def test_latency_ratio_against_the_ab_baseline(result):
     out = evaluate(result, floor(result, "bm25", "p95_ratio"))
     assert out.passed and out.value == result.value("bm25", "p95_ratio") > 0
-    assert "vs text_only" in out.message and "interleaved, 2 rounds" in out.message
+    assert "vs text_only" in out.message and "interleaved, 4 rounds" in out.message
 
 
 def test_point_verdict_is_what_assert_floor_checks(result):
@@ -148,3 +148,20 @@ def test_unmeasured_latency_is_an_error_never_a_pass(tmp_path):
     with pytest.raises(InfrastructureError, match="no A/B latency was measured"):
         metric_value(result, "bm25", "p95_ratio")
     assert math.isfinite(metric_value(result, "rrf", "recall@10"))
+
+
+@pytest.mark.parametrize("verdict", ["ci", "point"])
+def test_a_latency_gate_on_too_few_samples_is_an_error_never_a_pass(tmp_path, verdict):
+    text = TINY_SUITE.replace(
+        "latency:\n  warmup: 1\n", f"latency:\n  warmup: 1\n  repetitions: 1\n  verdict: {verdict}\n"
+    )
+    result = run_tiny(tmp_path, text)  # 4 queries timed once: 4 samples
+    why = "tiny :: bm25 :: p95_ms: not enough samples to judge p95: 4 timed requests, p95 needs at least 20"
+    with pytest.raises(InfrastructureError, match=why):
+        evaluate(result, floor(result, "bm25", "p95_ms"))
+    with pytest.raises(InfrastructureError, match=why):
+        point_verdict(result, floor(result, "bm25", "p95_ms"))
+    assert evaluate(result, Floor("bm25", "p50_ms", "<=", 10000.0)).passed  # p50 needs 2
+    from pytest_retrieval.gates.verdicts import latency_sample_notes
+
+    assert [n.split(" (")[0] for n in latency_sample_notes(result)] == [why]

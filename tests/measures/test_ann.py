@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -57,3 +58,31 @@ def test_an_ann_recall_floor_needs_a_knn_retriever_on_an_engine(
     )
     with pytest.raises(ConfigError, match=message):
         load_suite(path)
+
+
+@pytest.mark.parametrize(
+    ("exact", "named"),
+    [
+        ({"q1": Ranking(["a"], [1.0]), "q2": Ranking([], [])}, "query 'q2'"),
+        ({"q1": Ranking(["a"], [1.0])}, "query 'q2'"),  # no exact search answered for q2
+        ({}, "2 queries ('q1', 'q2')"),
+    ],
+)
+def test_an_empty_exact_top_k_is_an_error_naming_the_queries(exact: dict, named: str) -> None:
+    from pytest_retrieval.errors import InfrastructureError
+
+    approx = {"q1": Ranking(["a"], [1.0]), "q2": Ranking(["b"], [1.0])}
+    with pytest.raises(
+        InfrastructureError, match=re.escape(f"ann_recall@10: the exact top 10 is empty for {named}")
+    ):
+        ann_recall(approx, exact, 10, ["q1", "q2"])
+
+
+def test_an_empty_exact_top_k_names_a_bounded_list_of_queries() -> None:
+    from pytest_retrieval.errors import InfrastructureError
+
+    qids = [f"q{i}" for i in range(1000)] + ["x" * 5000]
+    with pytest.raises(InfrastructureError) as info:
+        ann_recall({}, {}, 10, qids)
+    assert "1001 queries ('q0', 'q1', 'q2', 'q3', 'q4' and 996 more)" in str(info.value)
+    assert len(str(info.value)) < 300

@@ -41,7 +41,7 @@ def test_retrievers_per_query_and_ab_latency(state):
     assert bm25["per_query"]["q1"]["ndcg@10"] == ev.per_query["ndcg@10"]["q1"]  # query -> metric -> value
     assert set(bm25["latency_ms"]) >= {"p50", "p95", "p99", "n"}
     ab = bm25["latency_ab"]
-    assert ab["baseline"] == "text_only" and ab["rounds"] == 2 and ab["samples"] == 2 * ab["queries"]
+    assert ab["baseline"] == "text_only" and ab["rounds"] == 4 and ab["samples"] == 4 * ab["queries"]
     assert set(ab) >= {"p50", "p95"} and ab["p95"]["ratio"] > 0 and ab["p95"]["confidence"] == 0.95
     assert text_only["latency_ab"] is None and rrf["latency_ab"] is None
     assert not any(isinstance(v, float) and math.isnan(v) for v in bm25["metrics"].values())

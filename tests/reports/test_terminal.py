@@ -56,7 +56,7 @@ def test_baseline_ab_and_notes(state):
     assert lines[i + 1].startswith("    PASS  bm25 ndcg@10: mean diff +0.0000 (lower bound +0.0000 at 95%")
     ab = [line for line in lines if line.startswith("  latency A/B: ")]
     assert [line.split()[2:5] for line in ab] == [["bm25", "vs", "text_only:"]] * 2
-    assert " p50 " in ab[0] and " p95 " in ab[1] and ab[0].endswith("(2 interleaved rounds)")
+    assert " p50 " in ab[0] and " p95 " in ab[1] and ab[0].endswith("(4 interleaved rounds)")
     assert any(line.startswith("  unjudged in the top 10: bm25 ") for line in lines)
     assert "  abstention on unanswerable queries: bm25 50%" in "\n".join(lines)
     assert any(line.startswith("  power: ") for line in lines)

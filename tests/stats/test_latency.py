@@ -139,3 +139,12 @@ def test_latency_verdict_as_dict_lists_every_field():
         "passed",
     ]
     assert d["n"] == 50 and d["needed"] == 400 and d["enough_samples"] is False
+
+
+def test_the_fewest_samples_a_percentile_is_judged_on() -> None:
+    from pytest_retrieval.stats.latency import min_samples_to_judge, not_enough_samples
+
+    assert [min_samples_to_judge(q) for q in (50, 90, 95, 99, 99.9)] == [2, 10, 20, 100, 1000]
+    assert not_enough_samples(20, 95) is None
+    assert not_enough_samples(19, 95).startswith("not enough samples to judge p95: 19 timed requests")
+    assert "1 timed request, p99 needs at least 100" in not_enough_samples(1, 99)
