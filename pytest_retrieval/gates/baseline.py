@@ -30,6 +30,8 @@ meant to be committed and reviewed in a diff::
 Floats are written with ``repr`` (shortest round-trip form) and read back bit-identical;
 nothing is rounded. NaN aggregates / latencies are written as ``null`` (read back as NaN);
 per-query values must be finite. Writes are atomic (temporary file + ``os.replace``).
+``checksums`` (of the fingerprint and of each retriever's values) are written with it and
+checked on reading, with the ranges and the coverage of its values (:mod:`.baseline_checks`).
 
 The fingerprint stored with it, and how a mismatch is read: :mod:`.fingerprint`.
 """
