@@ -332,8 +332,16 @@ class RegressionConfig(_Strict):
     confidence: Annotated[float, Field(gt=0.5, lt=1)] = 0.95
     resamples: Annotated[int, Field(ge=100)] = 10000
     seed: int = 0
+    min_compared: Annotated[float, Field(gt=0, le=1, strict=True, allow_inf_nan=False)] = Field(
+        0.8,
+        description="The share of the baseline's queries that must be unchanged (text and "
+        "judgments) for a comparison: below it, or when the queries left out make the gate "
+        "blind to max_drop, the comparison is refused.",
+    )
     on_fingerprint_mismatch: Literal["floors_only", "error"] = Field(
-        "floors_only", description="When queries/qrels/corpus changed since the baseline."
+        "floors_only",
+        description="When a comparison is refused (the metric profile changed, or too few "
+        "queries are unchanged): skip with the reason (floors only), or an error.",
     )
 
 

@@ -30,6 +30,8 @@ meant to be committed and reviewed in a diff::
 Floats are written with ``repr`` (shortest round-trip form) and read back bit-identical;
 nothing is rounded. NaN aggregates / latencies are written as ``null`` (read back as NaN);
 per-query values must be finite. Writes are atomic (temporary file + ``os.replace``).
+``checksums`` (of the fingerprint and of each retriever's values) are written with it and
+checked on reading, with the ranges and the coverage of its values (:mod:`.baseline_checks`).
 
 The fingerprint stored with it, and how a mismatch is read: :mod:`.fingerprint`.
 """
@@ -40,14 +42,18 @@ import json
 import math
 import os
 import re
-from dataclasses import dataclass
+import secrets
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, TextIO, Tuple, Union
 
 from ..errors import ConfigError
 from ..fileio import atomic_write
+from .baseline_checks import checksums, verify_baseline
+from .comparable import left_out_queries, left_out_summary
 from .fingerprint import compare_fingerprints, fingerprint_from_result
+from .judged import JUDGED, current_judged
 
 __all__ = [
     "FORMAT",
@@ -89,6 +95,10 @@ class Baseline:
     fingerprint: Dict[str, Any]
     retrievers: Dict[str, Dict[str, Any]]
     version: int = FORMAT_VERSION
+    #: not written: the baseline's queries this run cannot compare (qid -> why), set by
+    #: :func:`load_comparable_baseline`; and what reading it noted (an older file, ...)
+    left_out: Dict[str, str] = field(default_factory=dict)
+    notes: List[str] = field(default_factory=list)
 
     def per_query(self, retriever: str, metric: str) -> Optional[Dict[str, float]]:
         """The baseline's per-query values, or None when it has no such retriever/metric
@@ -159,10 +169,19 @@ def _retriever_entry(result: Any, rr: Any, metrics: Optional[Sequence[str]]) -> 
         "aggregate": {m: float(ev.aggregate[m]) for m in keys},
         "queries": len(ev.evaluated),
     }
+    if JUDGED not in entry["per_query"]:  # beside every later verdict (gates/judged.py)
+        _add_judged(entry, result, rr.name)
     if rr.latency is not None:
         entry["latency_ms"] = rr.latency.as_dict()
     entry["top"] = top_ids(rr.run, ev.evaluated, ranking_depth(result.suite))  # for ranking diffs
     return entry
+
+
+def _add_judged(entry: Dict[str, Any], result: Any, retriever: str) -> None:
+    """The retriever's per-query judged@10 and its mean, in ``entry``."""
+    judged = {str(q): float(v) for q, v in current_judged(result, retriever).items()}
+    entry["per_query"][JUDGED] = judged
+    entry["aggregate"][JUDGED] = math.fsum(judged.values()) / len(judged) if judged else math.nan
 
 
 def _jsonable(value: Any, path: str, finite_only: bool = False) -> Any:
@@ -189,21 +208,31 @@ def write_baseline(path: PathLike, baseline: Baseline) -> Path:
     fsync, ``os.replace``). Diff-friendly: ``indent=1``, sorted keys, ``repr`` floats."""
     path = Path(path)
     data = _jsonable(baseline.as_json(), "baseline")
-    rankings: List[str] = []  # each query's top k on one line: "qid": ["d1", "d2", ...]
-    for entry in data.get("retrievers", {}).values():
-        if isinstance(entry, dict) and isinstance(entry.get("top"), dict):
-            for q, docs in entry["top"].items():
-                rankings.append(json.dumps([str(d) for d in docs], ensure_ascii=False))
-                entry["top"][q] = f"\x00{len(rankings) - 1}\x00"
-    text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
-    if rankings:
-        text = re.sub(r'"\\u0000(\d+)\\u0000"', lambda m: rankings[int(m.group(1))], text)
+    data["checksums"] = checksums(data)  # over the values as written (baseline_checks.py)
+    text = _diff_friendly_json(data)
 
     def write(fh: TextIO) -> None:
         fh.write(text)
 
     atomic_write(path, write)
     return path
+
+
+def _diff_friendly_json(data: Dict[str, Any]) -> str:
+    """``indent=1``, sorted keys, and each query's top k on one line: ``"qid": ["d1", ...]``.
+    The rankings are put in place of placeholders that no query id can forge: a random token,
+    matched only in the position of a value (after ``": "``), never of a key."""
+    token = secrets.token_hex(8)
+    rankings: List[str] = []
+    for entry in data.get("retrievers", {}).values():
+        if isinstance(entry, dict) and isinstance(entry.get("top"), dict):
+            for q, docs in entry["top"].items():
+                rankings.append(json.dumps([str(d) for d in docs], ensure_ascii=False))
+                entry["top"][q] = f"{token}:{len(rankings) - 1}"
+    text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    if rankings:
+        text = re.sub(f'": "{token}:(\\d+)"', lambda m: '": ' + rankings[int(m.group(1))], text)
+    return text
 
 
 def _no_duplicates(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
@@ -227,6 +256,7 @@ def read_baseline(path: PathLike) -> Baseline:
     data = _parse(_read_text(path, err), err)
     version = _check_header(data, err)
     retrievers = {name: _check_retriever(name, entry, err) for name, entry in data["retrievers"].items()}
+    notes = verify_baseline(data, retrievers, err)
     return Baseline(
         suite=data["suite"],
         created=data["created"],
@@ -234,6 +264,7 @@ def read_baseline(path: PathLike) -> Baseline:
         fingerprint=data["fingerprint"],
         retrievers=retrievers,
         version=version,
+        notes=notes,
     )
 
 
@@ -260,7 +291,7 @@ def _read_text(path: Path, err: _Errors) -> str:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise err(f"not UTF-8 text (byte {exc.start})") from None
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(text.split("\n"), 1):  # not splitlines(): U+2028 in an id is no line end
         if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line == "<<<<<<<" or line == "=======":
             raise err(
                 "unresolved merge conflict markers; re-create the baseline with --retrieval-baseline-update",
@@ -411,8 +442,10 @@ def update_baseline(suite: Any, result: Any) -> Path:
 
 
 def load_comparable_baseline(suite: Any, result: Any) -> Tuple[Optional[Baseline], str]:
-    """(baseline, note) when the comparison is like with like; (None, why) to fall back to
-    floors only. Raises ``ConfigError`` when the suite says a mismatch is an error."""
+    """(baseline, note) when the comparison is like with like, with ``baseline.left_out`` the
+    queries whose text or judgments changed (:mod:`.comparable`); (None, why) to fall back to
+    floors only. Raises ``ConfigError`` for a baseline that does not add up, and when the suite
+    says a mismatch is an error."""
     path = baseline_path(suite)
     try:
         baseline = read_baseline(path)
@@ -421,7 +454,8 @@ def load_comparable_baseline(suite: Any, result: Any) -> Tuple[Optional[Baseline
             f"no baseline at {path}: floors only. Write one with "
             f"`pytest --retrieval-baseline-update`, review the diff, commit it"
         )
-    diff = compare_fingerprints(baseline.fingerprint, fingerprint_from_result(result))
+    current = fingerprint_from_result(result)
+    diff = compare_fingerprints(baseline.fingerprint, current)
     if not diff.comparable:
         what = "; ".join(diff.invalidating)
         if suite.model.regression.on_fingerprint_mismatch == "error":
@@ -430,5 +464,19 @@ def load_comparable_baseline(suite: Any, result: Any) -> Tuple[Optional[Baseline
                 file=str(path),
             )
         return None, f"the inputs changed since the baseline ({what}): floors only"
-    note = "; ".join(diff.system)
-    return baseline, (f"compared with {path.name}" + (f" (pipeline changes: {note})" if note else ""))
+    old_hashes = baseline.fingerprint.get("query_hashes") or {}
+    baseline.left_out = left_out_queries(old_hashes, current.get("query_hashes") or {})
+    return baseline, _comparison_note(path, baseline, diff, len(old_hashes))
+
+
+def _comparison_note(path: Path, baseline: Baseline, diff: Any, total: int) -> str:
+    """``compared with x.baseline.json (system changes: ...; compared on 95 of 100 ...)``."""
+    parts = []
+    if diff.system:
+        parts.append("system changes, compared: " + "; ".join(diff.system))
+    if diff.judgments:
+        parts.append("; ".join(diff.judgments))
+    if baseline.left_out:
+        parts.append(left_out_summary(baseline.left_out, total))
+    parts += baseline.notes
+    return f"compared with {path.name}" + (f" ({'; '.join(parts)})" if parts else "")

@@ -3,13 +3,17 @@ what changed between two of them, in plain English (pure, no I/O).
 
 :func:`compare_fingerprints` splits a mismatch in two:
 
-* **invalidating** (:data:`INVALIDATING`): the evaluation inputs — queries, qrels, corpus
-  documents (or an existing index's doc count) and the metric profile. Per-query values
-  are no longer like with like: the caller falls back to floors only (or errors).
-* **system**: what the gate is there to judge — retriever configs, embedder, engine
-  name/version, engine client, index mapping, plugin version, tags. Reported, and the
-  comparison goes on (a new embedder or engine version is exactly what a regression gate
-  should compare).
+* **invalidating** (:data:`INVALIDATING`): the metric profile. Per-query values are no
+  longer like with like: the caller falls back to floors only (or errors).
+* **judgments** (:data:`PER_QUERY`): the queries' texts and their judgments. Resolved query
+  by query (``query_hashes``, :mod:`.comparable`): the queries whose text or judgments
+  changed are left out of the comparison, the others are compared. A baseline written
+  before per-query hashes cannot say which changed: invalidating then.
+* **system**: what the gate is there to judge — the corpus and the index (its name, the
+  indexes an alias points to, its doc count, mapping and settings; issue #28: they are part
+  of the system under test), retriever configs, embedder, engine name/version, engine
+  client, plugin version, tags. Reported, and the comparison goes on (a reindex that
+  truncates documents is exactly what a regression gate should compare).
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 __all__ = [
     "INVALIDATING",
+    "PER_QUERY",
+    "query_hashes",
     "fingerprint",
     "fingerprint_from_result",
     "diff_fingerprints",
@@ -31,9 +37,16 @@ __all__ = [
     "sha256_json",
 ]
 
-#: Fingerprint components whose change makes per-query values incomparable.
-#: ``index.doc_count`` names the doc count inside the ``index`` component.
-INVALIDATING: Tuple[str, ...] = ("queries", "qrels", "corpus", "index.doc_count", "metric_profile")
+#: Fingerprint components whose change makes every per-query value incomparable.
+#: ``index.doc_count`` / ``index.mapping`` name the parts of the ``index`` component.
+INVALIDATING: Tuple[str, ...] = ("metric_profile",)
+
+#: Components whose change is resolved query by query (``query_hashes``): only the queries
+#: whose text or judgments changed are left out of a comparison.
+PER_QUERY: Tuple[str, ...] = ("queries", "qrels")
+
+#: hex digits kept of each per-query hash (48 bits: a change is what is looked for, not an attack)
+_QUERY_HASH_DIGITS = 12
 
 
 # =========================================================================== hashing
@@ -172,6 +185,7 @@ def _data_components(
     triples = sorted([str(q), str(d), int(g)] for q, judged in qrels.items() for d, g in judged.items())
     h, n = _hash_lines(triples)
     out["qrels"] = {"count": n, "queries": len(qrels), "sha256": h}
+    out["query_hashes"] = query_hashes(queries, qrels)
     if corpus is not None:
         h, n = _hash_lines(_doc_row(d) for d in corpus)
         out["corpus"] = {"count": n, "sha256": h}
@@ -183,13 +197,33 @@ def _data_components(
     return out
 
 
+def query_hashes(queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]]) -> Dict[str, str]:
+    """``{qid: "<text hash>:<judgments hash>"}`` of every judged query (text or not): what
+    tells, query by query, whether a baseline's value is still like with like (the first
+    :data:`_QUERY_HASH_DIGITS` hex digits of the sha256 of each)."""
+    out: Dict[str, str] = {}
+    for q, judged in qrels.items():
+        text = queries.get(q)  # a judged query without a text scores 0: hashed as such
+        t = sha256_json(None if text is None else str(text))[:_QUERY_HASH_DIGITS]
+        j = sha256_json(sorted([str(d), int(g)] for d, g in judged.items()))[:_QUERY_HASH_DIGITS]
+        out[str(q)] = f"{t}:{j}"
+    return dict(sorted(out.items()))
+
+
 def _index_entry(index: Mapping[str, Any]) -> Dict[str, Any]:
+    """name, the concrete indexes it points to (``target``, an alias's), doc count, and the
+    sha256 of the mapping + settings (given as ``mapping``/``settings``, or already hashed by
+    the backend as ``definition_sha256``: ``backends/search_engine/facts.py``)."""
     idx = dict(index)
     entry: Dict[str, Any] = {"name": idx.get("name"), "doc_count": idx.get("doc_count")}
+    if idx.get("target") is not None:
+        entry["target"] = idx["target"]
     if idx.get("mapping") is not None or idx.get("settings") is not None:
         entry["mapping_sha256"] = sha256_json(
             {"mapping": idx.get("mapping"), "settings": idx.get("settings")}
         )
+    elif idx.get("definition_sha256") is not None:
+        entry["mapping_sha256"] = idx["definition_sha256"]
     return entry
 
 
@@ -244,7 +278,12 @@ def _existing_index(
     """The ``index`` input of an existing index on an engine (None for a corpus)."""
     if model.backend.type == "embedded" or not model.backend.index.name:
         return None
-    index = {"name": model.backend.index.name, "doc_count": info.get("doc_count")}
+    index = {
+        "name": model.backend.index.name,
+        "doc_count": info.get("doc_count"),
+        "target": info.get("index_target"),
+        "definition_sha256": info.get("index_definition_sha256"),
+    }
     if index_mapping:
         index.update({"mapping": index_mapping.get("mapping"), "settings": index_mapping.get("settings")})
     return index
@@ -287,6 +326,7 @@ def _fmt(v: Any) -> str:
 @dataclass
 class FingerprintDiff:
     invalidating: List[str] = field(default_factory=list)  # comparison is not like with like
+    judgments: List[str] = field(default_factory=list)  # queries/qrels: resolved query by query
     system: List[str] = field(default_factory=list)  # the pipeline changed: compare anyway
 
     @property
@@ -295,10 +335,17 @@ class FingerprintDiff:
 
     @property
     def lines(self) -> List[str]:
-        return self.invalidating + self.system
+        return self.invalidating + self.judgments + self.system
 
     def __bool__(self) -> bool:
-        return bool(self.invalidating or self.system)
+        return bool(self.invalidating or self.judgments or self.system)
+
+
+#: why a queries/qrels change of a baseline without per-query hashes invalidates it
+NO_QUERY_HASHES = (
+    "the baseline predates per-query hashes, so the unchanged queries cannot be told apart: "
+    "re-create it with --retrieval-baseline-update"
+)
 
 
 def compare_fingerprints(
@@ -310,15 +357,23 @@ def compare_fingerprints(
     ``"index.doc_count"`` / ``"index.mapping"`` for the parts of ``index``) to treat as
     invalidating; the default is :data:`INVALIDATING`."""
     strict = set(invalidating)
+    resolvable = "query_hashes" in old and "query_hashes" in new
     out = FingerprintDiff()
 
     def add(component: str, line: str) -> None:
-        (out.invalidating if component in strict else out.system).append(line)
+        if component in strict:
+            out.invalidating.append(line)
+        elif component in PER_QUERY:
+            (out.judgments if resolvable else out.invalidating).append(line)
+        else:
+            out.system.append(line)
 
     for key in sorted(set(old) | set(new), key=_component_order):
         a, b = old.get(key), new.get(key)
-        if a != b:
+        if a != b and key != "query_hashes":  # summed up by queries/qrels
             _diff_component(key, a, b, add)
+    if out.invalidating and not resolvable and any(old.get(k) != new.get(k) for k in PER_QUERY):
+        out.invalidating.append(NO_QUERY_HASHES)
     return out
 
 
@@ -354,13 +409,19 @@ def _diff_counted(key: str, a: Any, b: Any, add: _Add) -> None:
         return
     ca, cb = a.get("count"), b.get("count")
     what = _count_word(key)
-    counts = f"{_fmt(ca)} -> {_fmt(cb)} {what}" if ca != cb else f"same {_fmt(ca)} {what}, different content"
+    same = "different content or order" if key == "corpus" else "different content"
+    counts = f"{_fmt(ca)} -> {_fmt(cb)} {what}" if ca != cb else f"same {_fmt(ca)} {what}, {same}"
     add(key, f"{label} changed: {counts} (sha256 {_short(a.get('sha256'))} -> {_short(b.get('sha256'))})")
 
 
 def _diff_index(key: str, a: Dict[str, Any], b: Dict[str, Any], add: _Add) -> None:
     if a.get("name") != b.get("name"):
-        add("index.doc_count", f"index {_fmt(a.get('name'))} -> {_fmt(b.get('name'))}")
+        add("index.name", f"index {_fmt(a.get('name'))} -> {_fmt(b.get('name'))}")
+    if a.get("target") != b.get("target") and a.get("target") is not None:
+        add(
+            "index.target",
+            f"index {_fmt(b.get('name'))} now points to {_fmt(b.get('target'))} (was {_fmt(a.get('target'))})",
+        )
     if a.get("doc_count") != b.get("doc_count"):
         add("index.doc_count", f"index doc count {_fmt(a.get('doc_count'))} -> {_fmt(b.get('doc_count'))}")
     if a.get("mapping_sha256") != b.get("mapping_sha256"):

@@ -5,9 +5,11 @@ correction (pure: reading and writing the baseline file is :mod:`.baseline`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from ..errors import ConfigError
+from .comparable import left_out_summary, too_few_remain
+from .judged import JudgedChange, baseline_judged, current_judged, judged_change
 
 
 @dataclass
@@ -20,6 +22,8 @@ class RegressionOutcome:
     strata: Dict[str, Any] = field(default_factory=dict)  # tag -> StratumVerdict (below)
     passed: bool = True
     message: str = ""
+    judged: Optional[JudgedChange] = None  # judged@10 over the compared queries, then and now
+    left_out: Dict[str, str] = field(default_factory=dict)  # baseline query -> why not compared
 
     def as_dict(self) -> Dict[str, Any]:
         return {
@@ -27,6 +31,8 @@ class RegressionOutcome:
             "metric": self.metric,
             "max_drop": self.max_drop,
             "passed": self.passed,
+            "judged@10": None if self.judged is None else self.judged.as_dict(),
+            "left_out": dict(self.left_out),
             "comparison": self.overall.as_dict(),
             "strata": {
                 t: {"passed": v.passed, "p_drop_holm": v.p_adjusted, "comparison": v.result.as_dict()}
@@ -81,9 +87,41 @@ def _p_drop(r: Any) -> float:
     return r.p_randomization / 2.0 if r.mean_diff < 0 else 1.0
 
 
+def baseline_gate_refusal(
+    result: Any, baseline: Any, retriever: str, metric: str, max_drop: float
+) -> Optional[str]:
+    """Why this baseline gate is skipped (the baseline has no values for it yet, or too few of
+    its queries are unchanged: :func:`.comparable.too_few_remain`), or None to judge it. Raises
+    ``ConfigError`` for too few unchanged queries when the suite says
+    ``on_fingerprint_mismatch: error``."""
+    before = baseline.per_query(retriever, metric)
+    if before is None:
+        what = (
+            f"retriever {retriever!r}"
+            if retriever not in baseline.retrievers
+            else f"{metric} of {retriever!r}"
+        )
+        return (
+            f"the baseline has no {what} yet (added since it was written): floors only. Write it with "
+            f"`pytest --retrieval-baseline-update`, review the diff, commit it"
+        )
+    reg = result.suite.model.regression
+    why = too_few_remain(
+        before, baseline.left_out, min_compared=reg.min_compared, max_drop=max_drop, confidence=reg.confidence
+    )
+    if why is None:
+        return None
+    why = f"the queries' texts or judgments changed since the baseline: {why}"
+    if reg.on_fingerprint_mismatch == "error":
+        raise ConfigError(f"{why}; update it with --retrieval-baseline-update")
+    return f"{why}: floors only"
+
+
 def judge_against_baseline(
     result: Any, baseline: Any, retriever: str, metric: str, max_drop: float
 ) -> RegressionOutcome:
+    """The paired comparison over the baseline's queries that did not change (``baseline.left_out``
+    are not compared), with the change of judged@10 beside it."""
     from ..stats.paired import paired_comparison
 
     reg = result.suite.model.regression
@@ -95,33 +133,69 @@ def judge_against_baseline(
             f"{label}: the baseline has no {metric} for {retriever} (added since?); "
             f"update it with --retrieval-baseline-update"
         )
-    now = result.retrievers[retriever].evaluation.per_query[metric]
+    left_out = {q: why for q, why in baseline.left_out.items() if q in before}
+    now = _without(result.retrievers[retriever].evaluation.per_query[metric], left_out)
+    kept = _without(before, left_out)
     texts = result.judgments.queries
     kw = dict(max_drop=max_drop, confidence=reg.confidence, n_resamples=reg.resamples, seed=reg.seed)
-    overall = paired_comparison(before, now, **kw)
-    out = RegressionOutcome(suite_name, retriever, metric, max_drop, overall)
-    lines: List[str] = []
-    failed = overall.regressed
+    overall = paired_comparison(kept, now, **kw)
+    out = RegressionOutcome(suite_name, retriever, metric, max_drop, overall, left_out=left_out)
+    out.judged = _judged(result, baseline, retriever, kept, now)
+    lines = _context_lines(out, len(before))
     if reg.strata and result.judgments.tags:
-        out.strata = _strata(before, now, result.judgments.tags, kw)
-        for tag, verdict in sorted(out.strata.items()):
-            if not verdict.passed:
-                failed = True
-                lines.append(
-                    verdict.result.describe(f"  stratum {tag}", query_text=texts).split("\n")[0]
-                    + f" (Holm-adjusted p of a drop {verdict.p_adjusted:.3g})"
-                )
+        out.strata = _strata(kept, now, result.judgments.tags, kw)
+        lines += _failed_strata_lines(out.strata, texts)
+    failed = overall.regressed or not all(v.passed for v in out.strata.values())
     out.passed = not failed
     head = overall.describe(label, query_text=texts, passed=not overall.regressed, improved=overall.improved)
-    if failed:  # what moved in the rankings of the largest drops
-        from .rankings import message_lines
-
-        lines += message_lines(
-            baseline.top(retriever),
-            result.retrievers[retriever].run,
-            result.judgments.qrels,
-            overall.worst(3),
-            metric,
-        )
+    if failed:
+        lines += _ranking_lines(result, baseline, out)
     out.message = "\n".join([head] + lines)
     return out
+
+
+def _judged(
+    result: Any, baseline: Any, retriever: str, kept: Dict[str, float], now: Dict[str, float]
+) -> Optional[JudgedChange]:
+    """judged@10 over the queries compared, in the baseline and now."""
+    compared = [q for q in kept if q in now]
+    before = baseline_judged(baseline, retriever, result.judgments.qrels)
+    return judged_change(before, current_judged(result, retriever), compared)
+
+
+def _ranking_lines(result: Any, baseline: Any, out: RegressionOutcome) -> List[str]:
+    """What moved in the rankings of the largest drops."""
+    from .rankings import message_lines
+
+    return message_lines(
+        baseline.top(out.retriever),
+        result.retrievers[out.retriever].run,
+        result.judgments.qrels,
+        out.overall.worst(3),
+        out.metric,
+    )
+
+
+def _without(values: Dict[str, float], left_out: Dict[str, str]) -> Dict[str, float]:
+    return {q: v for q, v in values.items() if q not in left_out}
+
+
+def _failed_strata_lines(strata: Dict[str, StratumVerdict], texts: Any) -> List[str]:
+    return [
+        verdict.result.describe(f"  stratum {tag}", query_text=texts).split("\n")[0]
+        + f" (Holm-adjusted p of a drop {verdict.p_adjusted:.3g})"
+        for tag, verdict in sorted(strata.items())
+        if not verdict.passed
+    ]
+
+
+def _context_lines(out: RegressionOutcome, total: int) -> List[str]:
+    """The queries left out of the comparison and the judged@10 change, under the verdict."""
+    lines = []
+    if out.left_out:
+        lines.append("  " + left_out_summary(out.left_out, total))
+    if out.judged is not None:
+        lines.append("  " + out.judged.describe())
+    else:
+        lines.append("  judged@10: not in the baseline (written before it was recorded)")
+    return lines

@@ -184,6 +184,7 @@ class RegressionItem(SuiteItem):
 
     def runtest(self) -> None:
         from ..gates import evaluate
+        from ..gates.regression import baseline_gate_refusal
         from ..reports.junit import regression_properties
 
         if self.config.getoption("retrieval_baseline_update"):
@@ -191,6 +192,10 @@ class RegressionItem(SuiteItem):
         baseline, note = self.state.baseline()
         if baseline is None:
             pytest.skip(note)
+        gate = self.gate
+        refused = baseline_gate_refusal(self.state.ran, baseline, gate.retriever, gate.metric, gate.max_drop)
+        if refused is not None:
+            pytest.skip(refused)
         outcome = evaluate(self.state.result, self.gate, baseline=baseline)
         self.state.regressions.append(outcome)
         self.user_properties.extend(regression_properties(outcome))

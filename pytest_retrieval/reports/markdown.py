@@ -154,13 +154,22 @@ def _delta_part(v: SuiteView, retriever: str, col: str, value: Any) -> Optional[
     if reg is not None:
         c = reg["comparison"]
         icon = "" if reg.get("passed") else "❌ "
-        return f"{icon}Δ {delta(c.get('mean_diff'))} [{delta(c.get('ci_low'))}, {delta(c.get('ci_high'))}] {mark(c)}".rstrip()
+        cell = f"{icon}Δ {delta(c.get('mean_diff'))} [{delta(c.get('ci_low'))}, {delta(c.get('ci_high'))}] {mark(c)}".rstrip()
+        return cell + _judged_part(reg.get("judged@10"))
     if col.endswith(("_ms", "_ratio")) or "[" in col or col.startswith("lift@"):
         return None
     base = v.base_aggregate(retriever, col)
     if base is None or value is None:
         return None
     return f"Δ {delta(value - base)}"
+
+
+def _judged_part(judged: Any) -> str:
+    """The change of judged@10 beside a baseline verdict (unjudged documents that entered the top
+    10 count as not relevant: a drop there may be a better pipeline judged on less)."""
+    if not isinstance(judged, dict) or judged.get("current") is None or judged.get("baseline") is None:
+        return ""
+    return f" · judged@10 Δ {delta(judged['current'] - judged['baseline'])}"
 
 
 def _metrics_table(v: SuiteView) -> str:

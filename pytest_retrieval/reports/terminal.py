@@ -128,10 +128,16 @@ def _baseline_lines(regressions: Sequence[Any], baseline_note: str) -> List[str]
     for reg in regressions:
         o = reg.overall
         mark = "PASS" if reg.passed else "FAIL"
+        judged = getattr(reg, "judged", None)  # beside every verdict: unjudged documents that entered
         lines.append(
             f"    {mark}  {reg.retriever} {reg.metric}: mean diff {o.mean_diff:+.4f} "
             f"(lower bound {o.ci_low:+.4f} at {o.confidence:.0%}, margin -{reg.max_drop:g}), "
-            f"won/lost/tied {o.won}/{o.lost}/{o.tied}, p={o.p_randomization:.3g}"
+            f"won/lost/tied {o.won}/{o.lost}/{o.tied}, p={o.p_randomization:.3g}, "
+            + (
+                f"judged@10 {judged.before:.4f} -> {judged.now:.4f}"
+                if judged
+                else "judged@10 not in the baseline"
+            )
         )
         for tag, v in sorted(reg.strata.items()):
             if v.result is not None:

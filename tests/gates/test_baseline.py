@@ -8,6 +8,7 @@ import math
 import os
 import struct
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -52,8 +53,13 @@ def bits(x: float) -> bytes:
     return struct.pack("<d", x)
 
 
+#: the tricky floats a metric can hold (a share: 0 to 1; the others go through a column
+#: without a range, ``raw``)
+SHARES = [v for v in TRICKY if 0.0 <= v <= 1.0]
+
+
 def make_baseline(values=None, **kw) -> Baseline:
-    values = TRICKY if values is None else values
+    values = SHARES if values is None else values
     per_query = {f"q{i}": v for i, v in enumerate(values)}
     retrievers = {
         "bm25": {
@@ -67,7 +73,9 @@ def make_baseline(values=None, **kw) -> Baseline:
         suite="tiny",
         created="2025-01-31T12:00:00Z",
         plugin_version="0.1.0",
-        fingerprint=small_fingerprint(),
+        fingerprint=small_fingerprint(
+            queries={q: f"text of {q}" for q in per_query}, qrels={q: {"d1": 1} for q in per_query}
+        ),
         retrievers=retrievers,
     )
     fields.update(kw)
@@ -102,10 +110,16 @@ def small_fingerprint(**kw):
 
 
 def test_round_trip_is_bit_exact(tmp_path):
-    b = make_baseline()
+    b = make_baseline(TRICKY)
+    raw = b.retrievers["bm25"]["per_query"].pop("mrr@10")  # 1e308 is no share: a column without a range
+    b.retrievers["bm25"]["per_query"]["raw"] = raw
+    b.retrievers["bm25"]["per_query"]["ndcg@10"] = {q: v for q, v in raw.items() if 0.0 <= v <= 1.0}
+    b.retrievers["bm25"]["per_query"]["ndcg@10"].update({q: 0.5 for q, v in raw.items() if not 0 <= v <= 1})
+    column = b.retrievers["bm25"]["per_query"]["ndcg@10"]
+    b.retrievers["bm25"]["aggregate"]["ndcg@10"] = math.fsum(column.values()) / len(column)
     path = write_baseline(tmp_path / "s.baseline.json", b)
     back = read_baseline(path)
-    got = back.per_query("bm25", "ndcg@10")
+    got = back.per_query("bm25", "raw")
     assert list(got) == list(sorted(got))  # keys come back sorted
     for i, v in enumerate(TRICKY):
         assert bits(got[f"q{i}"]) == bits(float(v)), (i, v, got[f"q{i}"])
@@ -137,8 +151,8 @@ def test_file_is_diff_friendly(tmp_path):
         for line in difflib.unified_diff(text.splitlines(), p2.read_text().splitlines(), lineterm="", n=0)
         if line[:1] in "+-" and not line.startswith(("+++", "---"))
     ]
-    # q3 in two metrics, and the aggregate
-    assert len([c for c in changed if c.startswith("-")]) == 3
+    # q3 in two metrics, the aggregate and the retriever's checksum
+    assert len([c for c in changed if c.startswith("-")]) == 4
 
 
 def test_write_is_atomic_and_keeps_old_file_on_error(tmp_path):
@@ -266,15 +280,16 @@ def test_diff_fingerprints_plain_english():
         f"{old['qrels']['sha256'][:8]}… -> {new['qrels']['sha256'][:8]}…)"
     )
     assert lines == [
-        qrels,
         "metric settings changed: profile exp -> trec",
+        qrels,
         "retriever 'bm25' config changed",
         "retriever 'dense' added (not in the baseline)",
         "retriever 'rrf' removed (only in the baseline)",
         "engine version 2.19.5 -> 2.19.6 (opensearch)",
     ]
     diff = compare_fingerprints(old, new)
-    assert not diff.comparable and diff.invalidating == lines[:2]
+    # the metric profile invalidates; a judgment change is resolved query by query
+    assert not diff.comparable and diff.invalidating == lines[:1] and diff.judgments == [qrels]
     assert diff.system == lines[2:]
     more = small_fingerprint(
         queries={"q1": "solar panels", "q2": "river floods", "q3": "x"},
@@ -306,8 +321,9 @@ def test_existing_index_fingerprint():
         corpus=None, index=dict(idx, doc_count=8_800_123, mapping={"properties": {"t": {}}})
     )
     diff = compare_fingerprints(old, new)
-    assert diff.invalidating == ["index doc count 8,800,000 -> 8,800,123"]
-    assert diff.system[0].startswith("index mapping/settings changed (sha256 ")
+    # the index is the system under test (issue #28): its doc count and mapping are compared
+    assert diff.comparable and diff.system[0] == "index doc count 8,800,000 -> 8,800,123"
+    assert diff.system[1].startswith("index mapping/settings changed (sha256 ")
     assert diff_fingerprints(old, small_fingerprint(corpus=None))[:2] == [
         "index products -> none",
         "index doc count 8,800,000 -> none",
@@ -374,7 +390,9 @@ def test_suite_result_to_baseline_and_back(tmp_path):
     for name, rr in result.retrievers.items():
         for metric, values in rr.evaluation.per_query.items():
             assert back.per_query(name, metric) == values
-        assert back.retrievers[name]["aggregate"] == rr.evaluation.aggregate
+        # judged@10 is written beside every gated metric (reported with each verdict)
+        assert back.retrievers[name]["aggregate"] == dict(rr.evaluation.aggregate, **{"judged@10": mock.ANY})
+        assert set(back.per_query(name, "judged@10")) == set(rr.evaluation.evaluated)
     # the same run against its own baseline: comparable and non-inferior
     again = SuiteRunner(load_suite(path)).run()
     assert compare_fingerprints(back.fingerprint, fingerprint_from_result(again)).lines == []

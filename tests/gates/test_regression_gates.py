@@ -78,24 +78,58 @@ def test_baseline_workflow(pytester) -> None:
     result.assert_outcomes(passed=3)
 
 
-def test_changed_qrels_fall_back_to_floors_or_error(pytester) -> None:
+def _regrade(n: int) -> str:
+    """The example qrels with the judgments of its first ``n`` queries graded 2 instead of 1."""
+    lines = (DATA / "qrels.tsv").read_text().splitlines()
+    qids = list(dict.fromkeys(line.split("\t")[0] for line in lines[1:]))[:n]
+    out = [lines[0]]
+    for line in lines[1:]:
+        q, d, g = line.split("\t")
+        out.append(f"{q}\t{d}\t{2 if q in qids else g}")
+    return "\n".join(out) + "\n"
+
+
+def test_changed_qrels_compare_the_unchanged_queries_or_refuse(pytester) -> None:
     pytester.makefile(".yaml", retrieval_regress=SUITE)
     _run(pytester, "--retrieval-baseline-update")
     qrels = pytester.path / "qrels.tsv"
-    qrels.write_text((DATA / "qrels.tsv").read_text() + "0\t4983\t1\n")
-    pytester.makefile(".yaml", retrieval_regress=SUITE.replace(f"{DATA}/qrels.tsv", str(qrels)))
+    changed = SUITE.replace(f"{DATA}/qrels.tsv", str(qrels))
+    # a few judgments changed: compared on the others, the left-out ones named
+    qrels.write_text(_regrade(3))
+    pytester.makefile(".yaml", retrieval_regress=changed)
+    result, report = _run(pytester)
+    result.assert_outcomes(passed=3)
+    out = result.stdout.str()
+    assert "compared on 97 of 100 baseline queries; left out: 3 judgments changed (" in out
+    (reg,) = report["suites"][0]["regressions"]
+    assert len(reg["left_out"]) == 3 and reg["comparison"]["n"] == 97
+    # too many changed (fewer than min_compared 0.8 unchanged): refused, floors only
+    qrels.write_text(_regrade(30))
     result, _ = _run(pytester)
     result.assert_outcomes(passed=2, skipped=1)
-    assert "the inputs changed since the baseline (qrels" in result.stdout.str()
+    assert "only 70 of the baseline's 100 queries are unchanged" in result.stdout.str()
+    pytester.makefile(
+        ".yaml", retrieval_regress=changed.replace("  strata: true", "  strata: true\n  min_compared: 0.6")
+    )
+    result, _ = _run(pytester)
+    result.assert_outcomes(passed=3)
     pytester.makefile(
         ".yaml",
-        retrieval_regress=SUITE.replace(f"{DATA}/qrels.tsv", str(qrels)).replace(
+        retrieval_regress=changed.replace(
             "  resamples: 2000", "  resamples: 2000\n  on_fingerprint_mismatch: error"
         ),
     )
     result, _ = _run(pytester)
     result.assert_outcomes(passed=2, failed=1)
     assert "ConfigError" in result.stdout.str()
+    # the metric profile changed: every value incomparable
+    pytester.makefile(".yaml", retrieval_regress=SUITE + "evaluation:\n  profile: trec\n")
+    result, _ = _run(pytester)
+    result.assert_outcomes(passed=2, skipped=1)
+    assert (
+        "the inputs changed since the baseline (metric settings changed: profile exp -> trec)"
+        in result.stdout.str()
+    )
 
 
 def test_stratum_floor_catches_what_the_aggregate_hides(pytester) -> None:

@@ -37,13 +37,14 @@ WRITER = textwrap.dedent(
 
 
 def _big_baseline(tmp_path: Path) -> Path:
-    """The tiny suite's baseline with a large per-query column, so a torn write would show."""
+    """The tiny suite's baseline with a large ranking table, so a torn write would show (its
+    per-query columns stay what its fingerprint claims: a baseline is checked before it is read)."""
     from pytest_retrieval.gates.baseline import baseline_from_result
 
     base = baseline_from_result(run_tiny(tmp_path))
     name = next(iter(base.retrievers))
     entry = dict(base.retrievers[name])
-    entry["per_query"] = {**entry["per_query"], "ndcg@10": {f"q{i}": i / 2e4 for i in range(20_000)}}
+    entry["top"] = {**entry.get("top", {}), **{f"q{i}": [f"d{i}", f"e{i}"] for i in range(20_000)}}
     path = tmp_path / "src.baseline.json"
     write_baseline(path, dataclasses.replace(base, retrievers={**base.retrievers, name: entry}))
     return path

@@ -25,7 +25,7 @@ from ...types import Document, DocVectors, Query, Run
 from ..base import Backend, KnnSpec, SearchResult, TemplateSpec
 from .dsl import check_k, search_body, vector_to_list
 from .existing import held_ids, refuse_index_options
-from .facts import hnsw_parameters, read_vector_mapping, searched_index_facts
+from .facts import hnsw_parameters, index_definition, read_vector_mapping, searched_index_facts
 from .http import ConnectionSettings, EngineHTTP, connect
 from .index import INDEX_PREFIX, IndexPlan, ThrowawayIndex, count_docs, reap_indices
 from .search import FieldCheck, Searcher, json_answers
@@ -78,6 +78,7 @@ class SearchEngineBackend(Backend):
         self._closed = False
         self._client_warning: Optional[str] = None  # set by _check_client
         self._index_facts: Dict[str, Dict[str, Any]] = {}  # per index searched, read once
+        self._definitions: Dict[str, Dict[str, Any]] = {}  # an existing index's (fingerprint)
         self._client = connect(self.name, self._conn, self._make_client)
 
     def _search_settings(self) -> Dict[str, str]:
@@ -192,6 +193,10 @@ class SearchEngineBackend(Backend):
         if self._client_warning:
             facts["warnings"] = [self._client_warning]
         facts.update(self.index_facts())
+        if existing:  # the system under test: the alias's target, mapping and settings (read once)
+            if existing not in self._definitions:
+                self._definitions[existing] = index_definition(self._http, existing)
+            facts.update(self._definitions[existing])
         return facts
 
     def index_facts(self) -> Dict[str, Any]:

@@ -6,12 +6,39 @@ which decide what approximate kNN finds."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any, Dict, Mapping, Optional
 
 from .http import EngineHTTP, EngineHTTPError
 from .versions import field_mapping, vector_index_facts
 
-__all__ = ["hnsw_parameters", "index_facts", "read_vector_mapping", "searched_index_facts"]
+__all__ = [
+    "hnsw_parameters",
+    "index_definition",
+    "index_facts",
+    "read_vector_mapping",
+    "searched_index_facts",
+]
+
+#: flat settings that name, date or place one physical copy of an index, not how it scores:
+#: left out of its definition, so a blue/green reindex with the same analyzers hashes the same
+_PHYSICAL_SETTINGS = (
+    "index.creation_date",
+    "index.uuid",
+    "index.provided_name",
+    "index.version.",
+    "index.history.uuid",
+    "index.routing",
+    "index.number_of_replicas",
+    "index.auto_expand_replicas",
+    "index.blocks.",
+    "index.resize.",
+    "index.lifecycle.",
+    "index.hidden",
+    "index.replication.",
+    "index.verified_before_close",
+)
 
 
 def hnsw_parameters(mapping: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
@@ -90,3 +117,42 @@ def searched_index_facts(http: EngineHTTP, engine: str, index: str, field: str) 
     if vector_index:
         facts["vector_index"] = vector_index
     return facts
+
+
+def index_definition(http: EngineHTTP, index: str) -> Dict[str, Any]:
+    """An existing index's part of the baseline fingerprint (issue #28): ``index_target``, the
+    concrete indexes ``index`` (an alias, or an index) points to, comma-separated, and
+    ``index_definition_sha256``, the sha256 of their mappings and scoring settings (canonical
+    JSON as ``gates.fingerprint.sha256_json``, without :data:`_PHYSICAL_SETTINGS`). {} when the
+    user may not read them (HTTP 401/403)."""
+    settings = http.request(
+        "GET",
+        f"/{index}/_settings",
+        params={"flat_settings": "true"},
+        what=f"reading the settings of {index!r}",
+        ok_status=(401, 403),
+    )
+    if isinstance(settings, EngineHTTPError) or not settings:
+        return {}
+    mappings = http.request(
+        "GET", f"/{index}/_mapping", what=f"reading the mapping of {index!r}", ok_status=(401, 403)
+    )
+    if isinstance(mappings, EngineHTTPError):
+        return {}
+    concrete = sorted(settings)
+    definitions = [
+        {
+            "mapping": ((mappings or {}).get(name) or {}).get("mappings"),
+            "settings": _scoring_settings((settings[name] or {}).get("settings") or {}),
+        }
+        for name in concrete
+    ]
+    text = json.dumps(definitions, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return {
+        "index_target": ",".join(concrete),
+        "index_definition_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+    }
+
+
+def _scoring_settings(flat: Mapping[str, Any]) -> Dict[str, Any]:
+    return {k: v for k, v in flat.items() if not k.startswith(_PHYSICAL_SETTINGS)}

@@ -4,6 +4,7 @@ index, the life cycle and describe()."""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
+from unittest import mock
 
 import pytest
 
@@ -52,6 +53,11 @@ def _engine(version: str = "3.2.0", distribution: str = "fakesearch") -> FakeEng
             },
             ("GET", "/products/_mapping/field/.*"): {
                 "products": {"mappings": {"text": {"mapping": {"text": {"type": "text"}}}}}
+            },
+            # an existing index's definition (the baseline fingerprint's)
+            ("GET", "/products/_settings"): {"products-v2": {"settings": {"index.number_of_shards": "2"}}},
+            ("GET", "/products/_mapping"): {
+                "products-v2": {"mappings": {"properties": {"text": {"type": "text"}}}}
             },
             ("POST", "/products/_search"): {"hits": {"hits": [{"_id": "p1", "_score": 2.5}]}, "took": 4},
         }
@@ -108,6 +114,8 @@ def test_existing_index_is_only_read() -> None:
             "search": {"preference": "pytest-retrieval-unit"},
             "shards": 2,
             "replicas": 1,
+            "index_target": "products-v2",
+            "index_definition_sha256": mock.ANY,
         }
         run = backend.search_batch(TEXT, [Query("q1", "x"), Query("q2", "y")], 5)
         assert list(run) == ["q1", "q2"] and run["q2"].doc_ids == ["p1"]
