@@ -82,3 +82,22 @@ def read_regular_file(path: Union[str, os.PathLike[str]]) -> bytes:
         raise
     with os.fdopen(fd, "rb") as fh:
         return fh.read()
+
+
+def open_regular_for_append(path: Union[str, os.PathLike[str]]) -> IO[str]:
+    """``path`` opened to append UTF-8 text (created if missing); a FIFO, device or folder is
+    refused without waiting for a reader."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:  # ENXIO: a FIFO no one reads (POSIX open(), O_NONBLOCK)
+        if exc.errno == errno.ENXIO:
+            raise NotARegularFile(errno.EINVAL, "a FIFO, not a regular file", str(path)) from None
+        raise
+    try:
+        _refuse_special(Path(path), os.fstat(fd).st_mode)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "a", encoding="utf-8")

@@ -13,10 +13,8 @@ Cheap to import: everything heavy is imported on use.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import stat
 import sys
 from functools import partial
 from pathlib import Path
@@ -88,7 +86,9 @@ def _reason(exc: BaseException) -> str:
     from ..errors import RetrievalError
     from .formats import clip, redact
 
-    if isinstance(exc, OSError) and exc.strerror:
+    if isinstance(exc, FileExistsError):  # a folder to make is a file already
+        text = f"not a folder: {exc.filename}"
+    elif isinstance(exc, OSError) and exc.strerror:
         where = exc.filename2 if exc.filename2 is not None else exc.filename
         text = f"{exc.strerror}: {where}" if where is not None else exc.strerror
     elif isinstance(exc, RetrievalError):
@@ -169,9 +169,9 @@ def _write(path: Path, text: str) -> None:
 
 def _append(path: Path, render: Callable[[], str]) -> None:
     """Append to the step summary: the file is opened first, then the text rendered into it."""
-    with open(path, "a", encoding="utf-8") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
+    from ..fileio import open_regular_for_append
+
+    with open_regular_for_append(path) as fh:
         fh.write(render() + "\n")
 
 
