@@ -95,7 +95,7 @@ def _heading(v: SuiteView) -> str:
 def _baseline_line(v: SuiteView) -> str:
     note = v.baseline.get("note")
     if note:
-        return f"<sub>Baseline: {esc(note)}</sub>"
+        return f"<sub>Baseline: {esc(note, 1000)}</sub>"
     return "<sub>No baseline comparison for this suite.</sub>"
 
 
@@ -355,7 +355,7 @@ def render_markdown(
 def _essentials(v: Any, views: List[SuiteView], level: int) -> Tuple[List[str], List[str]]:
     """(blocks, what was left out). level 0: everything; 1: shorter messages; 2: no stage/strata
     tables; 3: only the failed suites' problems and tables; 4: the verdict and one line per suite."""
-    blocks = [f"## {esc(v.headline())}"]
+    blocks = [f"## {esc(v.headline(), 1000)}"]
     left: List[str] = []
     for node, msg in v.collection_errors:
         blocks.append(f"⚠️ **collection error** {code(node)}: {esc(redact(msg), 300)}")
