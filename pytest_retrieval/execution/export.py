@@ -11,21 +11,24 @@ with ``ties: engine`` they may differ where the engine returned tied scores.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import ConfigError
 from ..fileio import atomic_write
+from ..safe_names import file_name, shell_comment, shell_line, unique_file_names
 from ..types import Ranking
 
-__all__ = ["Qrels", "Run", "suite_runs", "write_suite_runs"]
+__all__ = ["Qrels", "Run", "run_folder_names", "suite_runs", "write_suite_runs"]
 
 
 def _check_id(value: str, what: str) -> str:
     if not value or any(c.isspace() for c in value):
-        raise ConfigError(f"{what} {value!r} contains whitespace: it cannot be written as a TREC file")
+        shown = value if len(value) <= 80 else value[:80] + "..."
+        why = "is empty" if not value else "contains whitespace"
+        raise ConfigError(f"{what} {shown!r} {why}: it cannot be written as a TREC file")
     return value
 
 
@@ -50,13 +53,16 @@ class Qrels:
 
         return [ir_measures.Qrel(q, d, int(g)) for q, docs in self.data.items() for d, g in docs.items()]
 
-    def write(self, path: Union[str, Path]) -> None:
-        """TREC qrels: ``qid 0 docid grade``."""
-        lines = [
+    def lines(self) -> List[str]:
+        """TREC qrels: ``qid 0 docid grade``; an id a TREC file cannot hold raises ``ConfigError``."""
+        return [
             f"{_check_id(q, 'query id')} 0 {_check_id(d, 'document id')} {g}\n"
             for q, docs in self.data.items()
             for d, g in docs.items()
         ]
+
+    def write(self, path: Union[str, Path]) -> None:
+        lines = self.lines()
         atomic_write(path, lambda fh: fh.writelines(lines), fsync=False)
 
 
@@ -86,7 +92,7 @@ class Run:
             for d, s in zip(r.doc_ids, r.scores)
         ]
 
-    def write(self, path: Union[str, Path], tag: str = "") -> None:
+    def lines(self, tag: str = "") -> List[str]:
         """TREC run: ``qid Q0 docid rank score tag``, ranks in the order scored, scores exact
         (``repr``: they read back to the same float)."""
         tag = _check_id(re.sub(r"\s+", "_", tag or self.name), "run tag")
@@ -95,6 +101,10 @@ class Run:
             _check_id(q, "query id")
             for i, (d, s) in enumerate(zip(r.doc_ids, r.scores), 1):
                 lines.append(f"{q} Q0 {_check_id(d, 'document id')} {i} {float(s)!r} {tag}\n")
+        return lines
+
+    def write(self, path: Union[str, Path], tag: str = "") -> None:
+        lines = self.lines(tag)
         atomic_write(path, lambda fh: fh.writelines(lines), fsync=False)
 
 
@@ -124,10 +134,6 @@ def scored_run(r: Any) -> Dict[str, Ranking]:
     return {q: (rk if depth is None else rk.top(depth)) for q, rk in r.run.items()}
 
 
-def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "suite"
-
-
 def evaluate_command(result: Any, qrels_file: str, run_file: str) -> List[str]:
     """The ``pytest-retrieval evaluate`` arguments that score ``run_file`` as the suite did."""
     model = result.suite.model
@@ -139,20 +145,37 @@ def evaluate_command(result: Any, qrels_file: str, run_file: str) -> List[str]:
     return args
 
 
-def write_suite_runs(result: Any, folder: Union[str, Path]) -> Path:
-    """``folder/<suite>/``: ``qrels.txt``, ``<retriever>.run`` per retriever and
-    ``evaluate.sh`` with the commands that reproduce the suite's numbers."""
-    out = Path(folder) / _slug(result.suite.name)
-    out.mkdir(parents=True, exist_ok=True)
+def run_folder_names(results: Sequence[Any]) -> List[str]:
+    """Each suite's folder under ``--retrieval-runs``: its name made safe, one per suite file
+    (two files with one suite name get the hash of their path)."""
+    names = unique_file_names({str(r.suite.path): r.suite.name for r in results}, fallback="suite")
+    return [names[str(r.suite.path)] for r in results]
+
+
+def write_suite_runs(result: Any, folder: Union[str, Path], name: Optional[str] = None) -> Path:
+    """``folder/<name>/`` (``name``: the suite's name made safe): ``qrels.txt``,
+    ``<retriever>.run`` per retriever and ``evaluate.sh`` with the commands that reproduce the
+    suite's numbers. Every file is checked before the first is written."""
     qrels, runs = suite_runs(result)
-    qrels.write(out / "qrels.txt")
-    script = ["#!/bin/sh", f"# {result.suite.name}: reproduce the suite's numbers", 'cd "$(dirname "$0")"']
-    for name, run in runs.items():
-        file = f"{_slug(name)}.run"
-        run.write(out / file)
-        script.append(shlex.join(evaluate_command(result, "qrels.txt", file)))
-    atomic_write(out / "evaluate.sh", lambda fh: fh.write("\n".join(script) + "\n"), fsync=False)
+    files = {"qrels.txt": qrels.lines()}
+    script = ["#!/bin/sh", shell_comment(f"{result.suite.name}: reproduce the suite's numbers")]
+    script.append('cd "$(dirname "$0")" || exit 1')
+    run_files = unique_file_names({n: n for n in runs}, fallback="retriever")
+    for retriever, run in runs.items():
+        file = f"{run_files[retriever]}.run"
+        files[file] = run.lines()
+        script.append(shell_comment(f"retriever {retriever}"))
+        script.append(shell_line(evaluate_command(result, "qrels.txt", file)))
+    files["evaluate.sh"] = ["\n".join(script) + "\n"]
+    out = Path(folder) / (name or file_name(result.suite.name, fallback="suite"))
+    out.mkdir(parents=True, exist_ok=True)
+    for file, lines in files.items():
+        atomic_write(out / file, partial(_write_lines, lines), fsync=False)
     return out
+
+
+def _write_lines(lines: List[str], fh: Any) -> None:
+    fh.writelines(lines)
 
 
 def runs_as_mapping(runs: Mapping[str, Run]) -> Dict[str, Dict[str, Dict[str, float]]]:

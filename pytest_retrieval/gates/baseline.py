@@ -279,8 +279,10 @@ class _Errors:
 
 
 def _read_text(path: Path, err: _Errors) -> str:
+    from ..fileio import read_regular_file
+
     try:
-        raw = path.read_bytes()
+        raw = read_regular_file(path)  # a folder, FIFO or device: one line, never a hang
     except FileNotFoundError:
         raise BaselineMissing(
             "no baseline file (write one with pytest --retrieval-baseline-update)", file=err.where

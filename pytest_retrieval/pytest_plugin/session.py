@@ -6,7 +6,7 @@ files, reports). pytest-benchmark's ``BenchmarkSession`` is the model: made in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Dict, List
 
 import pytest
 
@@ -109,51 +109,29 @@ class RetrievalSession:
                 terminalreporter.write_line(line)
 
     def write_outputs(self, session: pytest.Session) -> None:
-        """Baselines (``--retrieval-baseline-update``), run files, the unjudged queue and the reports."""
-        if self.config.getoption("retrieval_baseline_update", False):
-            self._update_baselines()
-        runs_dir = self.config.getoption("retrieval_runs", None)
-        if runs_dir:
-            from ..execution.export import write_suite_runs
+        """Baselines (``--retrieval-baseline-update``), run files, the unjudged queue and the
+        reports, each on its own: one that cannot be written is one line, the others are written."""
+        from ..reports.outputs import OutputWriter, terminal_say, write_outputs
 
-            for state in self.suites.values():
-                if state.result is not None:
-                    write_suite_runs(state.result, Path(runs_dir))
+        writer = OutputWriter(terminal_say(self.config), session)
+        if self.config.getoption("retrieval_baseline_update", False):
+            self._update_baselines(writer)
         unjudged = self.config.getoption("retrieval_export_unjudged", None)
         if unjudged:
             from ..reports.unjudged import write_unjudged
 
-            self._write_or_say(session, "--retrieval-export-unjudged", unjudged, write_unjudged)
-        from ..reports.outputs import write_outputs
+            writer.write(
+                f"--retrieval-export-unjudged {unjudged}", lambda: write_unjudged(Path(unjudged), self.states)
+            )
+        write_outputs(session, self.states, writer)  # run files, JSON, Markdown, HTML, ...
 
-        write_outputs(session, self.states)  # JSON, Markdown, HTML, ...
+    def _update_baselines(self, writer: Any) -> None:
+        from ..gates.baseline import baseline_path, update_baseline
 
-    def _update_baselines(self) -> None:
-        from ..gates.baseline import update_baseline
-
-        tr = self.config.pluginmanager.get_plugin("terminalreporter")
         for state in self.suites.values():
             if state.result is not None:
-                written = update_baseline(state.suite, state.result)
-                if tr is not None:
-                    tr.write_line(f"[retrieval] baseline written: {written}")
-
-    def _write_or_say(
-        self, session: pytest.Session, flag: str, path: str, write: Callable[[Path, Sequence[Any]], Any]
-    ) -> None:
-        """A report that cannot be written is one line and a non-zero exit, never a traceback
-        that throws the verdict away."""
-        try:
-            write(Path(path), self.states)
-        except (OSError, ValueError, TypeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            tr = self.config.pluginmanager.get_plugin("terminalreporter")
-            line = f"ERROR: {flag} {path}: not written: {reason}"
-            if tr is not None:
-                tr.write_line(line, red=True)
-            else:  # pragma: no cover
-                import sys
-
-                print(line, file=sys.stderr)
-            if session.exitstatus == 0:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+                if writer.write(
+                    f"--retrieval-baseline-update {baseline_path(state.suite)}",
+                    lambda s=state: update_baseline(s.suite, s.result),
+                ):
+                    writer.say(f"baseline written: {baseline_path(state.suite)}")

@@ -23,23 +23,42 @@ def redact(text: str) -> str:
     return _SECRET_KV.sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
 
 
+INVALID = "invalid"
+
+
 def missing(x: Any) -> bool:
     """No value to show: None (null in the JSON report) or NaN."""
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
+def not_a_number(x: Any) -> bool:
+    """Where a number belongs, something else (a report file edited by hand, or hostile): the
+    formatters below write ``invalid``, never the text itself, so no output format has to
+    escape a number."""
+    return isinstance(x, bool) or not isinstance(x, (int, float))
+
+
 def num(x: Any, digits: int = 4) -> str:
     if missing(x):
         return "–"
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return str(x)
+    if not_a_number(x):
+        return INVALID
     return f"{x:.{digits}f}"
+
+
+def count(x: Any) -> str:
+    """A count (queries, won/lost/tied): an integer, ``–`` when missing, else ``invalid``."""
+    if x is None:
+        return "–"
+    return INVALID if isinstance(x, bool) or not isinstance(x, int) else str(x)
 
 
 def delta(x: Any, digits: int = 4, *, plain: bool = False) -> str:
     """A signed difference: ``+0.0123``, ``−0.0123`` (``-0.0123`` when ``plain``)."""
     if missing(x):
         return "-" if plain else "–"
+    if not_a_number(x):
+        return INVALID
     s = f"{x:+.{digits}f}"
     return s if plain else s.replace("-", "−")
 
@@ -47,12 +66,16 @@ def delta(x: Any, digits: int = 4, *, plain: bool = False) -> str:
 def ms(x: Any) -> str:
     if missing(x):
         return "–"
+    if not_a_number(x):
+        return INVALID
     return f"{x:.1f} ms" if x >= 1 else f"{x:.2f} ms"
 
 
 def pval(p: Any) -> str:
     if missing(p):
         return "n/a"
+    if not_a_number(p):
+        return INVALID
     return f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
 
 
@@ -64,7 +87,7 @@ def metric_value(metric: str, x: Any) -> str:
     if metric.endswith("_ms"):
         return ms(x)
     if metric.endswith("_ratio"):
-        return "–" if x is None else f"{x:.3f}×"
+        return "–" if x is None else INVALID if not_a_number(x) else f"{x:.3f}×"
     return num(x)
 
 
@@ -75,13 +98,14 @@ def stage_quality(r: Mapping[str, Any]) -> List[str]:
 
 def stage_latency(r: Mapping[str, Any]) -> List[str]:
     """A stage row's p95 latency (ms) and its difference against its input."""
-    return ["–" if r.get("p95_ms") is None else f"{r['p95_ms']:.1f}", delta(r.get("delta_p95_ms"), 1)]
+    return [num(r.get("p95_ms"), 1), delta(r.get("delta_p95_ms"), 1)]
 
 
 def candidate_recall(r: Mapping[str, Any], name: Callable[[str], str] = str) -> str:
     """A stage row's recall of its inputs' candidates, ``input@window=recall`` each."""
     return " ".join(
-        f"{name(k)}@{r.get('window')}={x:.3f}" for k, x in (r.get("candidate_recall") or {}).items()
+        f"{name(k)}@{num(r.get('window'), 0)}={num(x, 3)}"
+        for k, x in (r.get("candidate_recall") or {}).items()
     )
 
 
@@ -100,7 +124,9 @@ def engine_detail(info: Mapping[str, Any], keys: Collection[str] = ("engine", "v
 
 def percent_shares(shares: Mapping[str, float], name: Callable[[str], str] = str) -> str:
     """``bm25 12%, dense 30%``: each retriever's share (the unjudged share of its top 10)."""
-    return ", ".join(f"{name(n)} {x:.0%}" for n, x in shares.items())
+    return ", ".join(
+        f"{name(n)} {INVALID if not_a_number(x) else format(x, '.0%')}" for n, x in shares.items()
+    )
 
 
 def text_table(header: List[str], rows: List[List[str]], left: Collection[int] = (0,)) -> List[str]:
@@ -121,12 +147,16 @@ def clip(text: Any, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def _number_or_nan(x: Any) -> float:
+    return math.nan if x is None or not_a_number(x) else float(x)
+
+
 def mark(comparison: Mapping[str, Any]) -> str:
     """▼ a significant drop (the upper bound of the difference is below 0), ▲ a significant
     gain (the lower bound above 0), nothing otherwise."""
-    lo, hi = comparison.get("ci_low"), comparison.get("ci_high")
-    if hi is not None and hi < 0:
+    lo, hi = (_number_or_nan(comparison.get(k)) for k in ("ci_low", "ci_high"))
+    if hi < 0:
         return "▼"
-    if lo is not None and lo > 0:
+    if lo > 0:
         return "▲"
     return ""

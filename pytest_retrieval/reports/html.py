@@ -19,10 +19,12 @@ from typing import Any, Dict, List, Mapping, Optional
 from ..gates.rankings import SHOWN
 from .formats import (
     candidate_recall,
+    count,
     delta,
     engine_detail,
     mark,
     metric_value,
+    not_a_number,
     num,
     percent_shares,
     pval,
@@ -44,12 +46,15 @@ def _static(name: str) -> str:
 
 
 def e(x: Any) -> str:
+    """The HTML escape: every value from the report goes through it (text and attributes)."""
     return escape(str(x), quote=True)
 
 
 def _json_script(data: Any) -> str:
+    """JSON inside ``<script type="application/json">``: no ``<``, ``>`` or ``&`` left as they are,
+    so no text closes the element or opens a comment in it (the HTML spec's script data states)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _table(head: List[str], rows: List[List[str]], cls: str = "", numeric_from: int = 1) -> str:
@@ -105,7 +110,7 @@ def _cell(v: SuiteView, retriever: str, col: str) -> str:
         parts.append(
             f'<span class="{cls}">Δ {e(delta(c.get("mean_diff")))} {m}</span> '
             f'<span class="sub">[{e(delta(c.get("ci_low")))}, {e(delta(c.get("ci_high")))}] '
-            f"{c.get('won')}/{c.get('lost')}/{c.get('tied')} p={e(pval(c.get('p_randomization')))}</span>{verdict_}"
+            f"{count(c.get('won'))}/{count(c.get('lost'))}/{count(c.get('tied'))} p={e(pval(c.get('p_randomization')))}</span>{verdict_}"
         )
     return "<br>".join(parts) or "–"
 
@@ -125,13 +130,7 @@ def _stages(v: SuiteView) -> str:
     st = v.s.get("stages", [])
     if not any(r.get("builds_on") for r in st):
         return ""
-    rows = [
-        [f"<code>{e(r['name'])}</code>", e("+".join(r.get("builds_on") or []) or "–")]
-        + stage_quality(r)
-        + [e(candidate_recall(r) or "–")]
-        + stage_latency(r)
-        for r in st
-    ]
+    rows = [_stage_row(r) for r in st]
     head = stage_head(e(st[0].get("metric", "")))
     verdicts = "".join(
         f"<li><code>{e(r['name'])}</code>: {e(r['verdict'])}</li>" for r in st if r.get("verdict")
@@ -139,6 +138,12 @@ def _stages(v: SuiteView) -> str:
     return (
         "<h3>Stages</h3>" + _table(head, rows, numeric_from=2) + (f"<ul>{verdicts}</ul>" if verdicts else "")
     )
+
+
+def _stage_row(r: Mapping[str, Any]) -> List[str]:
+    inputs = "+".join(map(str, r.get("builds_on") or [])) or "–"
+    cells = [*stage_quality(r), candidate_recall(r) or "–", *stage_latency(r)]
+    return [f"<code>{e(r['name'])}</code>", e(inputs)] + [e(c) for c in cells]
 
 
 def _strata(v: SuiteView) -> str:
@@ -157,13 +162,13 @@ def _strata(v: SuiteView) -> str:
 
 def _stratum_cell(v: SuiteView, retriever: str, metric: str, tag: str, qids: List[str]) -> str:
     now, base, st = v.stratum(retriever, metric, tag, qids)
-    cell = num(now)
+    cell = e(num(now))
     if now is not None and base is not None:
-        cell += f' <span class="sub">Δ {delta(now - base)}</span>'
+        cell += f' <span class="sub">Δ {e(delta(now - base))}</span>'
     if st is not None:
         cell += (
             ' <span class="pass">ok</span>' if st.get("passed") else ' <span class="fail">regressed</span>'
-        ) + (f' <span class="sub">Holm p {pval(st.get("p_drop_holm"))}</span>')
+        ) + (f' <span class="sub">Holm p {e(pval(st.get("p_drop_holm")))}</span>')
     return cell
 
 
@@ -258,26 +263,33 @@ def _query_row(
     ]
     for i, n in enumerate(v.names):
         x = now_vals[n].get(q)
-        cells.append(f'<td class="n" data-v="{"" if x is None else x}">{num(x)}</td>')
+        cells.append(f'<td class="n" data-v="{_attr_number(x)}">{e(num(x))}</td>')
         if base_vals[n]:
             d = _difference(x, base_vals[n].get(q))
             cells.append(_delta_cell(d))
             if d is not None:
-                attrs.append(f'data-d-{i}="{d}"')
+                attrs.append(f'data-d-{i}="{_attr_number(d)}"')
         rd = v.diff(n, q)
         if rd is not None and not rd.same:
             diffs.setdefault(n, {})[q] = rd.lines(titles=None, limit=10)
     return f"<tr {' '.join(attrs)}>{''.join(cells)}</tr>"
 
 
-def _difference(now: Optional[float], base: Optional[float]) -> Optional[float]:
-    return None if (now is None or base is None) else now - base
+def _difference(now: Any, base: Any) -> Optional[float]:
+    if now is None or base is None or not_a_number(now) or not_a_number(base):
+        return None
+    return float(now - base)
+
+
+def _attr_number(x: Any) -> str:
+    """A sort key attribute: the number, or empty (sorted last) for anything else."""
+    return "" if x is None or not_a_number(x) else e(repr(float(x)))
 
 
 def _delta_cell(d: Optional[float]) -> str:
     cls = "down" if d is not None and d < 0 else "up" if d is not None and d > 0 else ""
     text = delta(d) if d else ("0" if d == 0 else "–")
-    return f'<td class="n {cls}" data-v="{"" if d is None else d}">{text}</td>'
+    return f'<td class="n {cls}" data-v="{_attr_number(d)}">{e(text)}</td>'
 
 
 def _query_data(v: SuiteView, metric: str, diffs: Dict[str, Dict[str, List[str]]]) -> Dict[str, Any]:
@@ -320,7 +332,7 @@ def _suite(v: SuiteView, idx: int) -> str:
         return "\n".join(parts) + "</section>"
     note = v.baseline.get("note") or "no baseline comparison for this suite"
     parts.append(
-        f'<p class="note">{e(engine)} · {n} judged queries · profile {e(v.s.get("profile", ""))} · baseline: {e(note)}</p>'
+        f'<p class="note">{e(engine)} · {count(n)} judged queries · profile {e(v.s.get("profile", ""))} · baseline: {e(note)}</p>'
     )
     parts += [_problems(v), _metrics(v), _plots(v), _stages(v), _strata(v), _notes(v), _queries(v, idx)]
     return "\n".join(p for p in parts if p) + "</section>"

@@ -17,6 +17,7 @@ from ..gates.rankings import RankDiff
 from .formats import (
     candidate_recall,
     clip,
+    count,
     delta,
     engine_detail,
     mark,
@@ -32,22 +33,34 @@ from .formats import (
 from .view import SuiteView, verdict
 
 LIMIT = 60_000
+NAME_CHARS = 80  # a suite, retriever, metric, tag or id as shown; texts get TEXT_CHARS
+TEXT_CHARS = 300
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# "@" not after a letter or digit (not ``ndcg@10``) would be a mention (html-pipeline's
+# MentionFilter): a zero-width space after it notifies no one (Renovate's way of quoting)
+_MENTION = re.compile(r"(?<![A-Za-z0-9])@")
 
 
-def esc(text: Any) -> str:
-    """Inline text safe in GitHub Markdown and in a table cell: HTML-escaped, Markdown
-    punctuation backslash-escaped, on one line."""
-    s = " ".join(str(text).split())
+def esc(text: Any, limit: int = TEXT_CHARS) -> str:
+    """The Markdown escape: inline text safe in GitHub Markdown and in a table cell, on one
+    line, at most ``limit`` characters: HTML-escaped, Markdown punctuation backslash-escaped,
+    ``@mentions`` neutralised."""
+    s = clip(text, limit)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MD_SPECIAL.sub(r"\\\1", s)
+    return _MENTION.sub("@&#8203;", _MD_SPECIAL.sub(r"\\\1", s))
 
 
-def code(text: Any) -> str:
-    s = str(text)
+def code(text: Any, limit: int = NAME_CHARS) -> str:
+    """A name as code (a code span notifies no one), capped; escaped text when it is not plain."""
+    s = clip(text, limit)
     if re.fullmatch(r"[\w.:/@=-]+", s):
         return f"`{s}`"
-    return esc(s)
+    return esc(s, limit)
+
+
+def name(text: Any) -> str:
+    """A name in running text: escaped and capped at ``NAME_CHARS``."""
+    return esc(text, NAME_CHARS)
 
 
 def fence(text: str, info: str = "text") -> str:
@@ -73,16 +86,16 @@ def _heading(v: SuiteView) -> str:
     engine = be.get("backend", "?")
     detail = engine_detail(be)
     n = (s.get("queries") or {}).get("judged")
-    parts = [f"### {esc(v.name)}"]
+    parts = [f"### {name(v.name)}"]
     if v.error is None:
-        parts.append(f" · {esc(engine)}{f' ({esc(detail)})' if detail else ''} · {n} judged queries")
+        parts.append(f" · {esc(engine)}{f' ({esc(detail)})' if detail else ''} · {count(n)} judged queries")
     return "".join(parts)
 
 
 def _baseline_line(v: SuiteView) -> str:
     note = v.baseline.get("note")
     if note:
-        return f"<sub>Baseline: {esc(note)}</sub>"
+        return f"<sub>Baseline: {esc(note, 1000)}</sub>"
     return "<sub>No baseline comparison for this suite.</sub>"
 
 
@@ -114,7 +127,7 @@ def _problem_head(it: Mapping[str, Any]) -> str:
     msg = _problem_message(it)
     first = msg.splitlines()[0] if msg else ""
     gate = code(it["retriever"] + "::" + it["gate"])
-    return f"- {icon} **{word}** {gate}: {esc(clip(first, 200))}"
+    return f"- {icon} **{word}** {gate}: {esc(first, 200)}"
 
 
 def _problem_body(it: Mapping[str, Any], message_chars: int) -> str:
@@ -180,7 +193,7 @@ def _metrics_table(v: SuiteView) -> str:
         "with its one-sided 95% lower and upper bounds; ▼ significant drop, ▲ significant gain "
         "(a bound beyond 0).</sub>"
     )
-    return table(["retriever"] + [esc(c) for c in cols], rows) + "\n\n" + legend
+    return table(["retriever"] + [name(c) for c in cols], rows) + "\n\n" + legend
 
 
 def _stages(v: SuiteView) -> str:
@@ -189,16 +202,16 @@ def _stages(v: SuiteView) -> str:
         return ""
     metric = all_st[0].get("metric", v.headline)
     rows = [
-        [code(r["name"]), esc("+".join(r.get("builds_on") or []) or "–")]
+        [code(r["name"]), name("+".join(map(str, r.get("builds_on") or [])) or "–")]
         + stage_quality(r)
-        + [candidate_recall(r, esc) or "–"]
+        + [candidate_recall(r, name) or "–"]
         + stage_latency(r)
         for r in all_st
     ]
     verdicts = [f"- {code(r['name'])}: {esc(r['verdict'])}" for r in all_st if r.get("verdict")]
     return (
         "**Stages**\n\n"
-        + table(stage_head(esc(metric)), rows, ["l", "l"] + ["r"] * 6)
+        + table(stage_head(name(metric)), rows, ["l", "l"] + ["r"] * 6)
         + ("\n\n" + "\n".join(verdicts) if verdicts else "")
     )
 
@@ -210,10 +223,10 @@ def _strata(v: SuiteView) -> str:
     metric = v.headline
     head = ["stratum", "queries"] + [code(n) for n in v.names]
     rows = [
-        [esc(tag), str(len(qids))] + [_stratum_cell(v, n, metric, tag, qids) for n in v.names]
+        [name(tag), str(len(qids))] + [_stratum_cell(v, n, metric, tag, qids) for n in v.names]
         for tag, qids in tags.items()
     ]
-    return f"**Strata** ({esc(metric)} per query tag)\n\n" + table(head, rows)
+    return f"**Strata** ({name(metric)} per query tag)\n\n" + table(head, rows)
 
 
 def _stratum_cell(v: SuiteView, retriever: str, metric: str, tag: str, qids: List[str]) -> str:
@@ -241,13 +254,13 @@ def _unjudged(v: SuiteView) -> str:
     if no_rel:
         lines.append(f"{len(no_rel)} queries without a relevant judgment are left out of the averages.")
     for w in v.s.get("warnings") or []:
-        lines.append(f"Warning: {esc(clip(redact(w), 300))}")
+        lines.append(f"Warning: {esc(redact(w), 300)}")
     return "\n\n".join(lines)
 
 
 def _diff_lines(v: SuiteView, q: Dict[str, Any], metric: str) -> str:
     head = (
-        f"**{code(q['qid'])}** {esc(clip(q['text'], 120))} — {esc(metric)} "
+        f"**{code(q['qid'])}** {esc(q['text'], 120)} — {name(metric)} "
         f"{num(q['before'])} → {num(q['now'])} ({delta(q['diff'])})"
     )
     d = q.get("ranking")
@@ -266,7 +279,7 @@ def _ranking_changes(v: SuiteView, d: RankDiff) -> List[str]:
 
 def _doc(v: SuiteView, doc_id: str) -> str:
     t = v.titles.get(doc_id)
-    return code(doc_id) + (f" *{esc(clip(t, 70))}*" if t else "")
+    return code(doc_id) + (f" *{esc(t, 70)}*" if t else "")
 
 
 def _left_line(v: SuiteView, d: RankDiff) -> str:
@@ -297,7 +310,7 @@ def _moved_line(v: SuiteView, d: RankDiff) -> str:
 
 
 def _grade(g: Optional[int]) -> str:
-    return "unjudged" if g is None else f"grade {g}"
+    return "unjudged" if g is None else f"grade {esc(g, 12)}"
 
 
 def _more(items: List[Any], n: int = 5) -> List[str]:
@@ -306,7 +319,7 @@ def _more(items: List[Any], n: int = 5) -> List[str]:
 
 def _details(v: SuiteView, retriever: str, metric: str, queries: List[Dict[str, Any]], dropped: int) -> str:
     summary = (
-        f"Worst-moved queries: {esc(retriever)} {esc(metric)} "
+        f"Worst-moved queries: {name(retriever)} {name(metric)} "
         f"({len(queries)} of {dropped} that dropped against the baseline)"
     )
     body = "\n\n".join(_diff_lines(v, q, metric) for q in queries)
@@ -339,7 +352,7 @@ def render_markdown(
             left.append(f"the worst-moved queries of {label}")
     if left:
         shown = left[:8] + ([f"{len(left) - 8} more"] if len(left) > 8 else [])
-        note = f"\n\n> **Left out to stay under {limit:,} characters:** {esc('; '.join(shown))}. Find them in {where}."
+        note = f"\n\n> **Left out to stay under {limit:,} characters:** {esc('; '.join(shown), 1200)}. Find them in {where}."
         text += note[: reserve - 10]
     text = redact(text)
     if len(text) > limit:  # cannot happen short of a pathological report; never exceed the limit
@@ -351,14 +364,14 @@ def render_markdown(
 def _essentials(v: Any, views: List[SuiteView], level: int) -> Tuple[List[str], List[str]]:
     """(blocks, what was left out). level 0: everything; 1: shorter messages; 2: no stage/strata
     tables; 3: only the failed suites' problems and tables; 4: the verdict and one line per suite."""
-    blocks = [f"## {esc(v.headline())}"]
+    blocks = [f"## {esc(v.headline(), 1000)}"]
     left: List[str] = []
-    for name, msg in v.collection_errors:
-        blocks.append(f"⚠️ **collection error** {code(name)}: {esc(clip(redact(msg), 300))}")
+    for node, msg in v.collection_errors:
+        blocks.append(f"⚠️ **collection error** {code(node)}: {esc(redact(msg), 300)}")
     for sv in views:
         failing = bool(sv.problems()) or sv.error is not None
         if level >= 4 or (level >= 3 and not failing):
-            blocks.append(f"{'❌' if failing else '✅'} **{esc(sv.name)}**: details left out")
+            blocks.append(f"{'❌' if failing else '✅'} **{name(sv.name)}**: details left out")
             left.append(f"the tables of suite {sv.name}")
             continue
         blocks += _suite_blocks(sv, level, left)
@@ -384,7 +397,7 @@ def _not_run(error: Any) -> str:
     why = str(error)
     if why == "not run":
         why = "not run (the session stopped before it, e.g. on a collection error)"
-    return f"⚠️ **the suite did not run**: {esc(clip(redact(why), 500))}"
+    return f"⚠️ **the suite did not run**: {esc(redact(why), 500)}"
 
 
 def _result_blocks(sv: SuiteView, level: int, left: List[str]) -> List[str]:

@@ -1,7 +1,8 @@
 """OpenMetrics text of a JSON report, for GitLab's ``metrics`` report (the merge request widget
 shows each metric and its change against the target branch).
 
-Families (all gauges; labels ``suite``, ``retriever`` and ``metric``/``percentile``/``gate``)::
+Families (all gauges; labels ``suite``, ``file`` (the suite file: its name, or as much of its
+path as tells it from the others), ``retriever`` and ``metric``/``percentile``/``gate``)::
 
     retrieval_quality            aggregate metric value (ndcg@10, recall@100, ...)
     retrieval_latency_ms         latency percentile (p50, p95, p99)
@@ -15,9 +16,10 @@ Families (all gauges; labels ``suite``, ``retriever`` and ``metric``/``percentil
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Mapping, Tuple
+from pathlib import PurePath
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
-from .formats import redact
+from .formats import not_a_number, redact
 from .view import SuiteView, gate_name, verdict
 
 _HELP = {
@@ -33,11 +35,12 @@ _HELP = {
 
 
 def _label(value: Any) -> str:
+    """The OpenMetrics escape of a label value (backslash, double quote, newline)."""
     return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def _number(x: Any) -> str:
-    if x is None:
+    if x is None or not_a_number(x):  # never a number read from text
         return "NaN"
     x = float(x)
     if math.isnan(x):
@@ -52,14 +55,16 @@ _Families = Dict[str, List[Tuple[Dict[str, Any], Any]]]
 
 def render_openmetrics(doc: Mapping[str, Any]) -> str:
     fams: _Families = {k: [] for k in _HELP}
-    for s in doc.get("suites", []):
+    suites = doc.get("suites", [])
+    for s, file in zip(suites, file_labels([str(s.get("file", "")) for s in suites])):
         v = SuiteView(s)
+        suite = {"suite": v.name, "file": file}
         for r in v.retrievers:
-            _retriever_samples(fams, v, r)
+            _retriever_samples(fams, v, suite, r)
         for reg in s.get("regressions", []):
-            _regression_samples(fams, v.name, reg)
+            _regression_samples(fams, suite, reg)
         for g in s.get("gates", []):
-            _gate_sample(fams, v.name, g)
+            _gate_sample(fams, suite, g)
     vd = verdict(doc)
     for outcome, n in (
         ("passed", vd.passed),
@@ -76,9 +81,23 @@ def render_openmetrics(doc: Mapping[str, Any]) -> str:
     return redact("\n".join(lines)) + "\n"
 
 
-def _retriever_samples(fams: _Families, v: SuiteView, r: Mapping[str, Any]) -> None:
+def file_labels(files: Sequence[str]) -> List[str]:
+    """Each suite file's ``file`` label: its name, or the shortest end of its path that no other
+    file shares (two suites of one name stay two series; the label does not hold the machine's
+    checkout folder)."""
+    parts = [PurePath(f).parts or ("",) for f in files]
+    labels = []
+    for mine in parts:
+        n = 1
+        while n < len(mine) and sum(1 for p in parts if p[-n:] == mine[-n:]) > 1:
+            n += 1
+        labels.append("/".join(mine[-n:]))
+    return labels
+
+
+def _retriever_samples(fams: _Families, v: SuiteView, suite: Dict[str, str], r: Mapping[str, Any]) -> None:
     """A retriever's quality metrics, latency percentiles and unjudged share."""
-    base = {"suite": v.name, "retriever": r["name"]}
+    base = {**suite, "retriever": r["name"]}
     for m, x in (r.get("metrics") or {}).items():
         fams["retrieval_quality"].append(({**base, "metric": m}, x))
     for p in ("p50", "p95", "p99"):
@@ -88,10 +107,10 @@ def _retriever_samples(fams: _Families, v: SuiteView, r: Mapping[str, Any]) -> N
         fams["retrieval_unjudged_share"].append((base, v.s["unjudged_share"][r["name"]]))
 
 
-def _regression_samples(fams: _Families, suite: str, reg: Mapping[str, Any]) -> None:
+def _regression_samples(fams: _Families, suite: Dict[str, str], reg: Mapping[str, Any]) -> None:
     """A baseline comparison: the difference, its bounds and whether its gate passed."""
     c = reg["comparison"]
-    labels = {"suite": suite, "retriever": reg["retriever"], "metric": reg["metric"]}
+    labels = {**suite, "retriever": reg["retriever"], "metric": reg["metric"]}
     fams["retrieval_baseline_diff"].append((labels, c.get("mean_diff")))
     fams["retrieval_baseline_diff_lower"].append((labels, c.get("ci_low")))
     fams["retrieval_baseline_diff_upper"].append((labels, c.get("ci_high")))
@@ -100,9 +119,9 @@ def _regression_samples(fams: _Families, suite: str, reg: Mapping[str, Any]) -> 
     )
 
 
-def _gate_sample(fams: _Families, suite: str, g: Mapping[str, Any]) -> None:
+def _gate_sample(fams: _Families, suite: Dict[str, str], g: Mapping[str, Any]) -> None:
     """A floor or ceiling: whether it passed."""
-    labels = {"suite": suite, "retriever": g["retriever"], "metric": g["metric"], "gate": gate_name(g)}
+    labels = {**suite, "retriever": g["retriever"], "metric": g["metric"], "gate": gate_name(g)}
     fams["retrieval_gate_passed"].append((labels, 1 if g.get("passed") else 0))
 
 

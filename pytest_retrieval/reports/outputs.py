@@ -1,8 +1,12 @@
-"""Where the reports go at the end of a pytest session: the JSON report and every requested
-rendering of it. Every output is rendered from the JSON report document alone, so
+"""Where the reports go at the end of a pytest session: the run files, the JSON report and every
+requested rendering of it. Every rendering is made from the JSON report document alone, so
 ``pytest --retrieval-markdown`` and ``pytest-retrieval report REPORT.json --markdown``
-(``cli/report.py``) are the same code. A report that cannot be written is said on the terminal;
-it never fails the run.
+(``cli/report.py``) are the same code.
+
+Every output is written on its own (:class:`OutputWriter`): one that cannot be written is one
+line naming its option, path and why, and every other output is still written. A data output
+(run files, the JSON report, the baseline, the unjudged queue) not written fails the run; a
+rendering (Markdown, HTML, OpenMetrics) not written is said and leaves the exit status alone.
 
 Cheap to import: everything heavy is imported on use.
 """
@@ -12,8 +16,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 # ------------------------------------------------------------------ the document
 
@@ -50,6 +55,49 @@ def _session_info(session: Any) -> Dict[str, Any]:
     return {"exitstatus": int(getattr(session, "exitstatus", 0) or 0), "collection_errors": errors}
 
 
+class OutputWriter:
+    """Runs each output's writer on its own: an exception is one line (``say``), never the end
+    of the other outputs; ``failed`` keeps the lines, ``session`` (when given) exits non-zero
+    for a data output not written."""
+
+    def __init__(self, say: Callable[[str], None], session: Any = None) -> None:
+        self.say = say
+        self.session = session
+        self.failed: List[str] = []
+
+    def write(self, what: str, write: Callable[[], object], *, data: bool = True) -> bool:
+        """``write()``; False (said) when it raised. ``what``: the option and the path."""
+        try:
+            write()
+        except Exception as exc:  # noqa: BLE001 - any writer's failure is this one output's
+            line = f"{'ERROR: ' if data else ''}{what}: not written: {_reason(exc)}"
+            self.failed.append(line)
+            self.say(line)
+            if data and self.session is not None and self.session.exitstatus == 0:
+                import pytest
+
+                self.session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return False
+        return True
+
+
+def _reason(exc: BaseException) -> str:
+    """Why a write failed, on one bounded line (an OSError's text and the path it names)."""
+    from ..errors import RetrievalError
+    from .formats import clip, redact
+
+    if isinstance(exc, FileExistsError):  # a folder to make is a file already
+        text = f"not a folder: {exc.filename}"
+    elif isinstance(exc, OSError) and exc.strerror:
+        where = exc.filename2 if exc.filename2 is not None else exc.filename
+        text = f"{exc.strerror}: {where}" if where is not None else exc.strerror
+    elif isinstance(exc, RetrievalError):
+        text = str(exc)
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return clip(redact(text), 500)
+
+
 def render_outputs(
     doc: Dict[str, Any],
     *,
@@ -60,29 +108,27 @@ def render_outputs(
     say: Callable[[str], None] = print,
     full_report: Optional[str] = None,
     limit: Optional[int] = None,
+    flag: str = "--",
+    writer: Optional[OutputWriter] = None,
 ) -> List[str]:
-    """Render the requested outputs of ``doc``; returns the problems (each said with ``say``)."""
+    """Render the requested outputs of ``doc``, each on its own; returns the problems (each
+    said with ``say``, naming the option ``flag`` + format)."""
+    writer = writer or OutputWriter(say)
+    before = len(writer.failed)
     md = _markdown_once(doc, full_report, limit)
-    wanted: List[Tuple[str, Callable[[], None]]] = []
     if markdown:
-        wanted.append((f"Markdown summary {markdown}", lambda: _write(Path(markdown), md())))
+        writer.write(f"{flag}markdown {markdown}", lambda: _write(Path(markdown), md()), data=False)
     if step_summary:
-        wanted.append((f"step summary {step_summary}", lambda: _append(step_summary, md)))
+        writer.write(f"$GITHUB_STEP_SUMMARY {step_summary}", lambda: _append(step_summary, md), data=False)
     if html:
-        wanted.append((f"HTML report {html}", lambda: _write(Path(html), _html(doc))))
+        writer.write(f"{flag}html {html}", lambda: _write(Path(html), _html(doc)), data=False)
     if openmetrics:
-        wanted.append(
-            (f"OpenMetrics report {openmetrics}", lambda: _write(Path(openmetrics), _openmetrics(doc)))
+        writer.write(
+            f"{flag}openmetrics {openmetrics}",
+            lambda: _write(Path(openmetrics), _openmetrics(doc)),
+            data=False,
         )
-    problems: List[str] = []
-    for what, render in wanted:
-        try:
-            render()
-        except Exception as exc:  # a report must never crash the run
-            line = f"could not write the {what}: {type(exc).__name__}: {exc}"
-            problems.append(line)
-            say(line)
-    return problems
+    return writer.failed[before:]
 
 
 def _markdown_once(
@@ -123,40 +169,62 @@ def _write(path: Path, text: str) -> None:
 
 def _append(path: Path, render: Callable[[], str]) -> None:
     """Append to the step summary: the file is opened first, then the text rendered into it."""
-    with open(path, "a", encoding="utf-8") as fh:
+    from ..fileio import open_regular_for_append
+
+    with open_regular_for_append(path) as fh:
         fh.write(render() + "\n")
 
 
-def write_outputs(session: Any, states: Sequence[Any]) -> None:
-    """End of a pytest session: the JSON report and every requested rendering of it."""
+def write_outputs(session: Any, states: Sequence[Any], writer: Optional[OutputWriter] = None) -> None:
+    """End of a pytest session: the run files, the JSON report and every requested rendering."""
     config = session.config
+    writer = writer or OutputWriter(terminal_say(config), session)
+    runs = config.getoption("retrieval_runs", None)
+    if runs:
+        write_run_files(writer, [s.result for s in states if s.result is not None], Path(runs))
     step = _step_summary(config, states)
     paths = {
         k: config.getoption(f"retrieval_{k}", None) for k in ("report", "markdown", "html", "openmetrics")
     }
     if not (any(paths.values()) or step):
         return
-    say = _terminal_say(config)
-    if not config.getoption(
-        "retrieval_baseline_update", None
-    ):  # the rankings and values of the baseline, for diffs
-        _load_baselines(states)
-    try:
-        doc = report_document(states, session)
-    except Exception as exc:  # pragma: no cover - defensive
-        say(f"could not build the report: {type(exc).__name__}: {exc}")
+    doc = _document(writer, session, states)
+    if doc is None:
         return
     if paths["report"]:
-        _write_json_report(session, doc, paths["report"], say)
+        text = json.dumps(doc, indent=2, allow_nan=False) + "\n"
+        writer.write(f"--retrieval-report {paths['report']}", lambda: _write(Path(paths["report"]), text))
     render_outputs(
         doc,
         markdown=_as_path(paths["markdown"]),
         html=_as_path(paths["html"]),
         openmetrics=_as_path(paths["openmetrics"]),
         step_summary=step,
-        say=say,
         full_report=_full_report_hint(paths),
+        flag="--retrieval-",
+        writer=writer,
     )
+
+
+def _document(writer: OutputWriter, session: Any, states: Sequence[Any]) -> Optional[Dict[str, Any]]:
+    """The report document (with the baselines' rankings and values, for diffs), or None (said)."""
+    if not session.config.getoption("retrieval_baseline_update", None):
+        _load_baselines(states)
+    doc: Dict[str, Any] = {}
+    built = writer.write("the report document", lambda: doc.update(report_document(states, session)))
+    return doc if built else None
+
+
+def write_run_files(writer: OutputWriter, results: Sequence[Any], folder: Path) -> None:
+    """``--retrieval-runs``: each suite's folder on its own (one that cannot be written is one
+    line; the other suites' are written)."""
+    from ..execution.export import run_folder_names, write_suite_runs
+
+    for result, name in zip(results, run_folder_names(results)):
+        writer.write(
+            f"--retrieval-runs {folder} ({Path(result.suite.path).name})",
+            partial(write_suite_runs, result, folder, name),
+        )
 
 
 def _step_summary(config: Any, states: Sequence[Any]) -> Optional[Path]:
@@ -169,7 +237,7 @@ def _step_summary(config: Any, states: Sequence[Any]) -> Optional[Path]:
     )
 
 
-def _terminal_say(config: Any) -> Callable[[str], None]:
+def terminal_say(config: Any) -> Callable[[str], None]:
     tr = config.pluginmanager.get_plugin("terminalreporter")
 
     def say(line: str) -> None:
@@ -188,20 +256,6 @@ def _load_baselines(states: Sequence[Any]) -> None:
                 state.baseline()
             except Exception:  # noqa: BLE001 - the regression items already reported it
                 pass
-
-
-def _write_json_report(session: Any, doc: Dict[str, Any], path: str, say: Callable[[str], None]) -> None:
-    from ..fileio import atomic_write
-
-    text = json.dumps(doc, indent=2, allow_nan=False)
-    try:
-        atomic_write(Path(path), lambda fh: fh.write(text + "\n"), fsync=False)
-    except OSError as exc:  # one line and a failed exit, never a traceback that hides the verdict
-        say(f"ERROR: --retrieval-report {path}: not written: {exc.strerror or exc}")
-        if session.exitstatus == 0:
-            import pytest
-
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def _as_path(value: Optional[str]) -> Any:

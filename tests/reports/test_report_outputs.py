@@ -142,11 +142,12 @@ def test_openmetrics_parses_with_prometheus_client(scenario) -> None:
     samples = {
         (s.name, tuple(sorted(s.labels.items()))): s.value for f in families.values() for s in f.samples
     }
-    key = ("retrieval_baseline_diff", (("metric", "ndcg@10"), ("retriever", "bm25"), ("suite", "demo")))
+    f = ("file", "retrieval_demo.yaml")  # the suite file's name tells two suites of one name apart
+    key = ("retrieval_baseline_diff", (f, ("metric", "ndcg@10"), ("retriever", "bm25"), ("suite", "demo")))
     assert samples[key] == pytest.approx(-0.1971, abs=1e-4)
     gate = (
         "retrieval_gate_passed",
-        (("gate", "baseline:ndcg@10"), ("metric", "ndcg@10"), ("retriever", "bm25"), ("suite", "demo")),
+        (f, ("gate", "baseline:ndcg@10"), ("metric", "ndcg@10"), ("retriever", "bm25"), ("suite", "demo")),
     )
     assert samples[gate] == 0
     # 6 gates, and one of the example's golden queries, which BM25 on titles alone loses

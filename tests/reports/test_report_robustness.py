@@ -31,7 +31,9 @@ def test_an_unwritable_report_is_said_and_does_not_change_the_verdict(pytester) 
     result.assert_outcomes(passed=3)
     assert result.ret == 0
     out = result.stdout.str()
-    assert "[retrieval] could not write the HTML report" in out and "Traceback" not in out
+    html = pytester.path / "taken.html"
+    assert f"[retrieval] --retrieval-html {html}: not written: a folder, not a regular file: {html}" in out
+    assert "Traceback" not in out
     assert (
         (pytester.path / "r.md")
         .read_text()
