@@ -121,3 +121,19 @@ def join_negative_values(argv: List[str]) -> List[str]:
         out.append(a)
         i += 1
     return out
+
+
+def check_output_file(value: str, option: str) -> None:
+    """An output file a command will write, checked before the work (a folder that does not
+    exist, a directory given as the file): one line naming the option, not a traceback after
+    the work is done."""
+    from pathlib import Path
+
+    from ..errors import RetrievalError
+
+    path = Path(value)
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise RetrievalError(f"{option} {value}: is a directory, expected a file path")
+    if not folder.is_dir():
+        raise RetrievalError(f"{option} {value}: the folder {folder} does not exist")
