@@ -206,3 +206,71 @@ def test_a_command_refused_in_one_line(files: Path, capsys, argv: str, fragments
     assert rc == 2, err
     one_line(err, *fragments)
     assert not (files / "pool.csv").exists()  # refused before any work
+
+
+# ------------------------------------------------------------------ _count answers
+
+COUNT_ANSWERS = {
+    "html": ("text/html", b"<!DOCTYPE html><html><body>sign in</body></html>"),
+    "text": ("text/plain", b"OK"),
+    "truncated-json": ("application/json", b'{"count": 1'),
+    "empty": ("application/json", b""),
+    "json-array": ("application/json", b"[3]"),
+    "count-missing": ("application/json", b'{"_shards": {"total": 1}}'),
+    "count-null": ("application/json", b'{"count": null}'),
+    "count-text": ("application/json", b'{"count": "12"}'),
+    "count-fraction": ("application/json", b'{"count": 1.7}'),
+    "count-negative": ("application/json", b'{"count": -3}'),
+    "count-bool": ("application/json", b'{"count": true}'),
+    "count-object": ("application/json", b'{"count": {"value": 3}}'),
+}
+
+
+@pytest.fixture(scope="module")
+def count_server():
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    state: Dict[str, Any] = {"answer": COUNT_ANSWERS["html"]}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            content_type, body = state["answer"]
+            self.send_response(200)
+            self.send_header("content-type", content_type)
+            self.send_header("X-Elastic-Product", "Elasticsearch")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}", state
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("backend", ["elasticsearch", "opensearch"])
+@pytest.mark.parametrize("answer", sorted(COUNT_ANSWERS))
+def test_a_count_answer_that_is_no_count_is_one_infrastructure_error(
+    count_server, backend: str, answer: str
+) -> None:
+    from pytest_retrieval.backends.elasticsearch import ElasticsearchBackend
+    from pytest_retrieval.backends.opensearch import OpenSearchBackend
+    from pytest_retrieval.backends.search_engine.index import count_docs
+    from pytest_retrieval.errors import InfrastructureError
+
+    url, state = count_server
+    state["answer"] = COUNT_ANSWERS[answer]
+    kind = ElasticsearchBackend if backend == "elasticsearch" else OpenSearchBackend
+    b = kind(
+        {"hosts": [url], "username": "u", "password": "C0untS3cret", "max_retries": 0}, {"name": "products"}
+    )
+    with bounded(30), pytest.raises(InfrastructureError) as err:
+        count_docs(b._http, "products")
+    msg = str(err.value)
+    one_line(msg, backend, "count of index 'products'")
+    assert "C0untS3cret" not in msg and len(msg) < 700

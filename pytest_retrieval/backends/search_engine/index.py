@@ -14,6 +14,7 @@ index (:meth:`ThrowawayIndex.ensure_variant`).
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import os
 import re
@@ -29,7 +30,7 @@ from ...progress import progress_bar
 from ...types import Document, DocVectors
 from ..base import BM25Spec, KnnSpec
 from .dsl import vector_to_list
-from .http import EngineHTTP, EngineHTTPError, error_reason
+from .http import EngineHTTP, EngineHTTPError, error_reason, snippet
 from .versions import QUANTIZATIONS
 
 log = logging.getLogger("pytest_retrieval.backends")
@@ -220,7 +221,13 @@ def count_docs(http: EngineHTTP, index: str, missing_hint: bool = False) -> int:
             error_reason(resp.body)
             + (" (index.name must name an existing index or alias)" if missing_hint else ""),
         )
-    return int(resp["count"])
+    count = resp.get("count") if isinstance(resp, Mapping) else None
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:  # never a guess: 1.7, "12", true
+        raise http.fail(
+            f"count of index {index!r} failed",
+            f"no document count in the answer: {snippet(json.dumps(resp, default=str))!r}",
+        )
+    return count
 
 
 # --------------------------------------------------------------------------- stamps and reaping
