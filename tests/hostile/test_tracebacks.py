@@ -274,3 +274,42 @@ def test_a_count_answer_that_is_no_count_is_one_infrastructure_error(
     msg = str(err.value)
     one_line(msg, backend, "count of index 'products'")
     assert "C0untS3cret" not in msg and len(msg) < 700
+
+
+# ------------------------------------------------------------------ an engine fault in a test
+
+FAULT_TESTS = {
+    "search": 'r = retrieval_retriever("retrieval_s.yaml", "bm25")\n    r.search("solar", k=3)',
+    "search_many": 'r = retrieval_retriever("retrieval_s.yaml", "rrf")\n    r.search_many(["solar", "river"])',
+    "suite": 'retrieval_suite("retrieval_s.yaml").value("bm25", "ndcg@10")',
+}
+
+
+@pytest.mark.parametrize("call", sorted(FAULT_TESTS))
+def test_an_engine_fault_inside_a_test_is_one_error_line(tmp_path: Path, call: str) -> None:
+    """``retrieval_retriever(...).search`` on an engine that is down: an ERROR whose report is
+    the one InfrastructureError line (with the test's line), not a trace through the plugin."""
+    (tmp_path / "retrieval_s.yaml").write_text(
+        BASE
+        + "floors:\n  bm25:\n    ndcg@10: 0.1\nbackend:\n  type: elasticsearch\n  connection:\n"
+        + "    hosts: ['http://127.0.0.1:1']\n    username: u\n    password: F4ultS3cret\n    max_retries: 0\n"
+    )
+    (tmp_path / "test_fault.py").write_text(
+        f"def test_it(retrieval_retriever, retrieval_suite):\n    {FAULT_TESTS[call]}\n"
+    )
+    with bounded(300):
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "test_fault.py"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "1 error" in out.splitlines()[-1], out[-3000:]
+    lines = [line for line in out.splitlines() if line.startswith("InfrastructureError: elasticsearch")]
+    assert len(lines) == 1, out[-3000:]
+    one_line(lines[0], "http://127.0.0.1:1", "cannot be reached", "(at test_fault.py:")
+    assert "Traceback" not in out and "pytest_retrieval/" not in out and "has failed for" not in out
+    assert "F4ultS3cret" not in out
+    assert len(out.splitlines()) < 25, out
