@@ -75,11 +75,17 @@ def interpolated_values(data: Any) -> List[Interpolated]:
 
 def conceal(message: str, values: List[Interpolated]) -> str:
     """``message`` with each interpolated value it quotes (``repr``, as messages quote values)
-    replaced by the variable's name: a message built from the validated model, where the value
-    is a plain string again, still never shows it (issue #28 section 4)."""
+    replaced by the variable's name, and so each one of 4 characters or more that stands in it
+    as a word of its own: a message built from the validated model, where the value is a plain
+    string again, still never shows it (issue #28 section 4)."""
     for value in values:
-        if value.strip():
-            message = message.replace(repr(str(value)), value.describe())
+        if not value.strip():
+            continue
+        name = value.describe()
+        message = message.replace(repr(str(value)), name)
+        if len(value.strip()) >= 4:
+            parts = re.split(r"(?<![\w])" + re.escape(str(value)) + r"(?![\w])", message)
+            message = name.join(parts)
     return message
 
 
