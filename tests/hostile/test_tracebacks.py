@@ -1,6 +1,7 @@
 """Tracebacks turned into one clear line (issue #28 section 5): tampered JSON reports and their
 baseline columns read by ``compare``/``report`` (empty, overflowing, wrong types, null, nested
-too deeply), ``evaluate -m ann_recall@10``, ``judge pool -o`` into a missing folder. Each case:
+too deeply), ``evaluate -m ann_recall@10``, ``judge pool -o`` where no folder can be made (a missing
+one is created, as ``report`` and ``compare`` do). Each case:
 exit status 2 and one line on stderr naming the file (or option) and the place."""
 
 from __future__ import annotations
@@ -186,14 +187,14 @@ CLI_CASES = [
         ["-m ann_recall@5"],
     ),
     (
-        "judge pool missing folder",
-        "judge pool retrieval_s.yaml -o nope/pool.csv",
-        ["--out nope/pool.csv", "nope"],
+        "judge pool folder is a file",
+        "judge pool retrieval_s.yaml -o afile/pool.csv",
+        ["--out afile/pool.csv", "cannot create the folder afile"],
     ),
     (
-        "judge pool missing folder second",
-        "judge pool retrieval_s.yaml -o pool.csv -o no/such/pool.jsonl",
-        ["no/such"],
+        "judge pool second folder under a file",
+        "judge pool retrieval_s.yaml -o pool.csv -o afile/sub/pool.jsonl",
+        ["--out afile/sub/pool.jsonl", "cannot create the folder"],
     ),
     ("judge pool a folder", "judge pool retrieval_s.yaml -o sub.csv", ["--out sub.csv", "directory"]),
 ]
@@ -202,10 +203,19 @@ CLI_CASES = [
 @pytest.mark.parametrize("argv,fragments", [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES])
 def test_a_command_refused_in_one_line(files: Path, capsys, argv: str, fragments: List[str]) -> None:
     (files / "sub.csv").mkdir()
+    (files / "afile").write_text("a file where a folder is asked for\n")
     rc, err = _cli(argv.split(), capsys)
     assert rc == 2, err
     one_line(err, *fragments)
     assert not (files / "pool.csv").exists()  # refused before any work
+
+
+def test_judge_pool_into_a_missing_folder_creates_it(files: Path, capsys) -> None:
+    """As ``report``, ``compare`` and the plugin's outputs do."""
+    argv = "judge pool retrieval_s.yaml --include-judged --no-progress -o new/folder/pool.csv"
+    rc, err = _cli(argv.split(), capsys)
+    assert rc == 0, err
+    assert (files / "new" / "folder" / "pool.csv").is_file()
 
 
 # ------------------------------------------------------------------ _count answers
