@@ -32,6 +32,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (RetrievalError, ValueError) as exc:
         print(f"pytest-retrieval: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a file that cannot be written or read: its name and why, one line
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"pytest-retrieval: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .report import load_report
+from .report_file import load_report
 
 __all__ = ["register", "run"]
 

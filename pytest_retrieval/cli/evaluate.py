@@ -21,7 +21,9 @@ def run(args: argparse.Namespace) -> int:
     from ..io.runfiles import evaluate_files
     from ..measures.metrics import parse_metric
 
-    metrics = [str(parse_metric(m)) for m in (args.metric or ["ndcg@10", "mrr@10", "recall@100", "map"])]
+    metrics = [
+        _run_file_metric(parse_metric(m)) for m in (args.metric or ["ndcg@10", "mrr@10", "recall@100", "map"])
+    ]
     mapping = parse_grade_map(args.grade_map) if args.grade_map else None
     # trec_eval takes any grade; a negative one (judged non-relevant in some collections, or
     # an inverted scale) needs an explicit --grade-map so nobody is scored on it by accident
@@ -52,6 +54,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_table(ev, metrics, per_query=args.per_query)
     return 0
+
+
+def _run_file_metric(metric: Any) -> str:
+    """A metric a run file and qrels can score; one scored against a reference run (the exact kNN
+    top k of ``ann_recall``) is refused in one line, not a KeyError after the scoring."""
+    from ..measures.registry import REFERENCE_METRICS
+
+    if metric.name in REFERENCE_METRICS:
+        raise RetrievalError(
+            f"-m {metric}: {metric.name} is scored against the exact kNN top k of a knn retriever on "
+            "an engine (in a suite), not against qrels: it cannot be computed from a run file"
+        )
+    return str(metric)
 
 
 def _print_json(ev: Any, *, per_query: bool) -> None:

@@ -121,3 +121,24 @@ def join_negative_values(argv: List[str]) -> List[str]:
         out.append(a)
         i += 1
     return out
+
+
+def check_output_file(value: str, option: str) -> None:
+    """An output file a command will write, checked before the work: its folder is created when
+    missing (as ``report``, ``compare`` and the plugin's outputs do); a folder that cannot be
+    (a file in the way, no permission) or a directory given as the file is one line naming the
+    option, not a traceback after the work is done."""
+    from pathlib import Path
+
+    from ..errors import RetrievalError
+
+    path = Path(value)
+    if path.is_dir():
+        raise RetrievalError(f"{option} {value}: is a directory, expected a file path")
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RetrievalError(
+            f"{option} {value}: cannot create the folder {folder} ({exc.strerror or exc})"
+        ) from None

@@ -4,27 +4,13 @@ or OpenMetrics, by the same code as the plugin's ``--retrieval-markdown``/``-htm
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any
 
-from ..errors import RetrievalError
+from .report_file import load_report
 
 __all__ = ["load_report", "register", "run"]
-
-
-def load_report(path: str) -> Dict[str, Any]:
-    """A JSON report document, or a one-line ``RetrievalError`` naming the file."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RetrievalError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RetrievalError(f"{path}: not a JSON report ({exc})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("suites"), list):
-        raise RetrievalError(f"{path}: not a pytest-retrieval JSON report (no 'suites' list)")
-    return doc
 
 
 def run(args: argparse.Namespace) -> int:

@@ -23,7 +23,19 @@ from .schema import (
     SuiteFile,
     WeightedRetrieverConfig,
 )
-from .yamlio import KeyPath, LoadCount, Positions, deep_merge, format_path, load_with_includes, locate, shown
+from .yamlio import (
+    Interpolated,
+    KeyPath,
+    LoadCount,
+    Positions,
+    conceal,
+    deep_merge,
+    format_path,
+    interpolated_values,
+    load_with_includes,
+    locate,
+    shown,
+)
 
 # ------------------------------------------------------------------ loaded suite
 
@@ -42,6 +54,11 @@ class Suite:
     regression: List[BaselineGate] = field(default_factory=list)  # (retriever, metric, max_drop)
     expectations: List[Any] = field(default_factory=list)  # gates.expectations.Expectation
     files: List[str] = field(default_factory=list)  # every file that went into it
+    interpolated: List[Interpolated] = field(default_factory=list)  # ${VAR} values: never echoed
+
+    def shown(self, value: Any) -> str:
+        """``repr(value)``, or the variable's name when the value came from ``${VAR}``."""
+        return conceal(repr(value), self.interpolated)
 
     def resolve_path(self, key: KeyPath, value: str) -> Path:
         """A relative path is relative to the file where it was written."""
@@ -78,7 +95,7 @@ class Suite:
             n = stack.pop()
             if n not in self.model.retrievers:
                 raise ConfigError(
-                    f"{self.path}: no retriever {n!r} (defined: {', '.join(self.model.retrievers)})"
+                    f"{self.path}: no retriever {self.shown(n)} (defined: {', '.join(self.model.retrievers)})"
                 )
             if n not in wanted:
                 wanted.add(n)
@@ -126,7 +143,7 @@ class Suite:
             if not field_ or value < 0:
                 raise self.error(
                     ("retrievers", name, "fields", i),
-                    f"bad field {text!r} (expected name or name^boost, boost >= 0)",
+                    f"bad field {self.shown(text)} (expected name or name^boost, boost >= 0)",
                 )
             out.append((field_, value))
         if not out:
@@ -135,6 +152,7 @@ class Suite:
 
     def error(self, key: KeyPath, message: str) -> ConfigError:
         file, line = locate(self.positions, key)
+        message = conceal(message, self.interpolated)
         return ConfigError(message, file=file or str(self.path), key=format_path(key), line=line)
 
 
@@ -213,6 +231,7 @@ def _pydantic_error(exc: ValidationError, data: Any, positions: Positions, path:
     key, msg = _problem(errors[0], data)
     more = f" (+{len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     file, line = locate(positions, key)
+    msg = conceal(msg, interpolated_values(data))
     return ConfigError(msg + more, file=file or str(path), key=format_path(key) or None, line=line)
 
 
@@ -300,6 +319,7 @@ def load_suite(
     suite = Suite(
         name=name, path=path, model=model, positions=positions, floors=[], order=[], metrics=[], files=files
     )
+    suite.interpolated = interpolated_values(data)
     _check_judgments(suite)
     _check_retrievers(suite)
     suite.order = _topological(model.retrievers, suite)
@@ -362,7 +382,8 @@ def _check_inputs(suite: Suite, name: str) -> None:
         if ref not in retrievers:
             raise suite.error(
                 ("retrievers", name, "of", i),
-                f"unknown retriever {ref!r}{_did_you_mean(ref, retrievers)}; defined: {', '.join(retrievers)}",
+                f"unknown retriever {suite.shown(ref)}{_did_you_mean(ref, retrievers)}; "
+                f"defined: {', '.join(retrievers)}",
             )
         if ref == name:
             raise suite.error(("retrievers", name, "of", i), "a retriever cannot build on itself")
@@ -411,7 +432,8 @@ def _check_references(suite: Suite) -> None:
     baseline = model.latency.baseline
     if baseline is not None and baseline not in retrievers:
         raise suite.error(
-            ("latency", "baseline"), f"unknown retriever {baseline!r}{_did_you_mean(baseline, retrievers)}"
+            ("latency", "baseline"),
+            f"unknown retriever {suite.shown(baseline)}{_did_you_mean(baseline, retrievers)}",
         )
     if model.unanswerable is not None:
         for r_name in model.unanswerable.threshold:
@@ -430,7 +452,7 @@ def _parse_regression(suite: Suite, metrics: List[str]) -> List[BaselineGate]:
     names = reg.retrievers or list(suite.model.retrievers)
     for i, r_name in enumerate(names):
         if r_name not in suite.model.retrievers:
-            raise suite.error(("regression", "retrievers", i), f"unknown retriever {r_name!r}")
+            raise suite.error(("regression", "retrievers", i), f"unknown retriever {suite.shown(r_name)}")
     out: List[BaselineGate] = []
     seen: Dict[str, str] = {}
     for m, margin in reg.max_drop.items():

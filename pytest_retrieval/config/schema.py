@@ -24,7 +24,7 @@ from ..backends.base import BM25Spec, KnnSpec, MultiMatchType, Similarity, Stopw
 
 # the kinds' config models live beside their implementations (re-exported for load.py)
 from ..backends.search_engine.http import ConnectionConfig
-from ..backends.search_engine.index import IndexConfig
+from ..backends.search_engine.index_config import IndexConfig
 from ..io.grades import grade_of
 from ..models.embedders import CallableEmbedderConfig as CallableEmbedderConfig
 from ..models.embedders import EmbedderConfig

@@ -59,6 +59,38 @@ def shown(value: Any) -> str:
     return repr(value)
 
 
+def interpolated_values(data: Any) -> List[Interpolated]:
+    """Every ``Interpolated`` string in ``data`` (values, list items), longest first: what an
+    error message about the loaded suite must not echo."""
+    found: List[Interpolated] = []
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Interpolated):
+            found.append(node)
+        elif isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return sorted(found, key=len, reverse=True)
+
+
+def conceal(message: str, values: List[Interpolated]) -> str:
+    """``message`` with each interpolated value it quotes (``repr``, as messages quote values)
+    replaced by the variable's name, and so each one of 4 characters or more that stands in it
+    as a word of its own: a message built from the validated model, where the value is a plain
+    string again, still never shows it (issue #28 section 4)."""
+    for value in values:
+        if not value.strip():
+            continue
+        name = value.describe()
+        message = message.replace(repr(str(value)), name)
+        if len(value.strip()) >= 4:
+            parts = re.split(r"(?<![\w])" + re.escape(str(value)) + r"(?![\w])", message)
+            message = name.join(parts)
+    return message
+
+
 def format_path(path: KeyPath) -> str:
     out = ""
     for p in path:

@@ -17,7 +17,7 @@ from ..types import Query, Ranking
 from .cutoffs import run_depth
 from .hits import Hits, HitsBatch, make_hits, titles_of
 from .plan import StagePlan
-from .runner import SuiteRunner
+from .runner import SuiteRunner, quiet_client_loggers
 from .shared import SharedBackend
 
 #: embedder kinds that embed any text (``precomputed`` only holds the vectors it was given)
@@ -51,7 +51,13 @@ class Retriever:
         """The top ``k`` for ``text``: one request per leaf (as production would send it), the
         fusion / rerank stages on top; ``client_ms`` is the wall time, ``server_ms`` the
         engines' ``took`` (None on the embedded engine). With ``evaluation.exclude_self_hits``
-        it goes through the batched pass, which drops self-hits as the suite's run does."""
+        it goes through the batched pass, which drops self-hits as the suite's run does. The
+        engine clients' loggers are quiet meanwhile, as in the suite's run: a fault is the
+        backend's one ``InfrastructureError`` line."""
+        with quiet_client_loggers():
+            return self._search(text, k)
+
+    def _search(self, text: str, k: int) -> Hits:
         from .latency import stage_timer
 
         if self.suite.model.evaluation.exclude_self_hits:
@@ -76,6 +82,10 @@ class Retriever:
         the engines); ``.client_ms`` of the result is the whole batch's wall time."""
         if isinstance(texts, str):
             raise TypeError("search_many takes a list of texts (use search for one)")
+        with quiet_client_loggers():
+            return self._search_many(texts, k)
+
+    def _search_many(self, texts: Sequence[str], k: int) -> HitsBatch:
         plan = self._plan(k)
         js = self._shared.judgments()
         backend = self._runner.shared_backend(js)

@@ -87,6 +87,19 @@ def infrastructure_error_is_an_error(
 
         if call.excinfo.errisinstance(InfrastructureError):
             report.when = "setup"
+            report.longrepr = _one_line(item, call.excinfo)
+
+
+def _one_line(item: pytest.Item, excinfo: Any) -> str:
+    """The engine fault as one line, with where the test asked for it (``test_x.py:12``): not
+    the trace through the plugin and the client down to the socket (issue #28 section 5)."""
+    where = ""
+    for entry in reversed(excinfo.traceback):
+        if str(entry.path) == str(item.path):
+            where = f" (at {item.path.name}:{entry.lineno + 1})"
+            break
+    message = " ".join(str(excinfo.value).split())
+    return f"{excinfo.type.__name__}: {message}{where}"
 
 
 def _uses_retrieval_fixture(item: pytest.Item) -> bool:

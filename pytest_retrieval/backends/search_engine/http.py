@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import base64
 import importlib
+import json
 import logging
 import re
 from typing import Any, Callable, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from typing_extensions import Annotated
@@ -32,11 +33,13 @@ __all__ = [
     "EngineHTTPError",
     "EngineUnreachable",
     "Redactor",
+    "api_key_parts",
     "connect",
     "describe_answer",
     "error_reason",
     "import_client",
     "request_headers",
+    "secret_forms",
     "snippet",
 ]
 
@@ -156,8 +159,11 @@ def request_headers(body: Any, ndjson: bool) -> Dict[str, str]:
 
 
 class Redactor:
-    """Knows the secrets of one connection and removes them from any text."""
+    """Knows the secrets of one connection and removes them from any text. A secret of
+    ``_SHORT`` characters or fewer (``007``, ``pw``) is removed where it stands as a word of its
+    own (not inside ``1007`` or ``pwd``): a short password is still a password (issue #28)."""
 
+    _SHORT = 3
     _USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
     _AUTH_HEADER = re.compile(
         r"(?i)(authorization['\"]?\s*[:=]\s*['\"]?)(basic|apikey|bearer)\s+[A-Za-z0-9+/=._-]+"
@@ -165,6 +171,7 @@ class Redactor:
 
     def __init__(self) -> None:
         self._secrets: List[str] = []
+        self._short: List[re.Pattern[str]] = []
 
     def add(self, *values: Any) -> None:
         for value in values:
@@ -174,16 +181,46 @@ class Redactor:
                 self.add(*value)
                 continue
             text = str(value)
-            if len(text) >= 3:
+            if len(text) > self._SHORT:
                 self._secrets.append(text)
+            elif text.strip():
+                self._short.append(re.compile(r"(?<![A-Za-z0-9])" + re.escape(text) + r"(?![A-Za-z0-9])"))
         self._secrets.sort(key=len, reverse=True)
+        self._short.sort(key=lambda p: len(p.pattern), reverse=True)
 
     def __call__(self, text: Any) -> str:
         out = str(text)
         for secret in self._secrets:
             out = out.replace(secret, "***")
+        for pattern in self._short:
+            out = pattern.sub("***", out)
         out = self._USERINFO.sub(lambda m: m.group("scheme") + "***@", out)
         return self._AUTH_HEADER.sub(lambda m: m.group(1) + m.group(2) + " ***", out)
+
+
+def secret_forms(secret: str) -> List[str]:
+    """The shapes a credential takes on the way to a server or into a log: itself, percent-encoded
+    (a URL), JSON- and repr-escaped."""
+    forms = {secret, quote(secret, safe=""), repr(secret)[1:-1], json.dumps(secret)[1:-1]}
+    return sorted(f for f in forms if f)
+
+
+def api_key_parts(api_key: Any) -> List[str]:
+    """What an ``api_key`` reveals besides itself: an encoded key (base64 of ``id:key``) decoded,
+    and its id and key; an ``(id, key)`` pair joined and encoded. Each is redacted."""
+    if isinstance(api_key, (tuple, list)) and len(api_key) == 2:
+        joined = f"{api_key[0]}:{api_key[1]}"
+        return [joined, base64.b64encode(joined.encode()).decode(), str(api_key[0]), str(api_key[1])]
+    if not isinstance(api_key, str):
+        return []
+    try:
+        decoded = base64.b64decode(api_key.strip(), validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return []
+    if ":" not in decoded:  # not an encoded key: a key used as it is
+        return []
+    key_id, _, key = decoded.partition(":")
+    return [decoded, key_id, key]
 
 
 # The one declaration of the connection's keys and defaults: the suite schema's
@@ -281,12 +318,12 @@ class ConnectionSettings:
 
     def _redact_credentials(self) -> None:
         """The password, the API key and their basic-auth/ApiKey tokens, removed from every message."""
-        self.redact.add(self.password, self.api_key)
+        for secret in (self.password, self.api_key):
+            if isinstance(secret, str):
+                self.redact.add(secret_forms(secret))
+        self.redact.add(self.api_key, api_key_parts(self.api_key))
         if self.username and self.password:
             token = f"{self.username}:{self.password}".encode()
-            self.redact.add(base64.b64encode(token).decode())
-        if isinstance(self.api_key, (tuple, list)) and len(self.api_key) == 2:
-            token = f"{self.api_key[0]}:{self.api_key[1]}".encode()
             self.redact.add(base64.b64encode(token).decode())
 
     def _clean_hosts(self, hosts: Any) -> List[str]:
@@ -300,14 +337,13 @@ class ConnectionSettings:
             if "://" not in host:
                 host = "http://" + host
             parts = urlsplit(host)
-            if parts.username is not None:  # credentials inside the URL: take them out
+            if parts.username is not None:  # credentials inside the URL: take them out, decoded
+                password = unquote(parts.password) if parts.password is not None else None
                 if self.username is None:
-                    self.username = parts.username
-                    self.password = parts.password
-                self.redact.add(parts.password)
-                netloc = parts.hostname or ""
-                if parts.port:
-                    netloc += f":{parts.port}"
+                    self.username = unquote(parts.username)
+                    self.password = password
+                self.redact.add(parts.password, password)
+                netloc = parts.netloc.rpartition("@")[2]  # host and port as written ([::1] too)
                 host = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
             clean.append(host.rstrip("/"))
         return clean

@@ -14,6 +14,7 @@ index (:meth:`ThrowawayIndex.ensure_variant`).
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import os
 import re
@@ -22,29 +23,23 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple
-
-from pydantic import BaseModel, ConfigDict, Field
-from typing_extensions import Annotated
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ...errors import ConfigError, InfrastructureError, cleanup_after_failure
 from ...progress import progress_bar
 from ...types import Document, DocVectors
 from ..base import BM25Spec, KnnSpec
 from .dsl import vector_to_list
-from .http import EngineHTTP, EngineHTTPError, error_reason
+from .http import EngineHTTP, EngineHTTPError, error_reason, snippet
+from .index_config import DEFAULT_REAP_AFTER_HOURS, DEFAULT_VECTOR_FIELD, INDEX_KEYS
 from .versions import QUANTIZATIONS
 
 log = logging.getLogger("pytest_retrieval.backends")
 
 __all__ = [
-    "DEFAULT_REAP_AFTER_HOURS",
     "DEFAULT_TEXT_ANALYZER",
-    "DEFAULT_VECTOR_FIELD",
-    "INDEX_KEYS",
     "INDEX_PREFIX",
     "META_CREATOR",
-    "IndexConfig",
     "IndexPlan",
     "ThrowawayIndex",
     "count_docs",
@@ -59,37 +54,6 @@ __all__ = [
 INDEX_PREFIX = "pytest-retrieval-"
 META_CREATOR = "pytest-retrieval"
 DEFAULT_TEXT_ANALYZER = "pytest_retrieval_text"
-DEFAULT_VECTOR_FIELD = "embedding"
-DEFAULT_REAP_AFTER_HOURS = 24  # an int: the published JSON Schema says 24
-
-
-# The one declaration of the ``index`` keys and their defaults: the suite schema's
-# ``backend.index`` (no docstring: it would become the published JSON Schema's description).
-class IndexConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    name: Optional[str] = Field(
-        default=None,
-        description="Existing index (read-only). Omit for a throwaway index built from the corpus.",
-    )
-    mappings: Optional[Dict[str, Any]] = None
-    settings: Optional[Dict[str, Any]] = None
-    vector_field: str = DEFAULT_VECTOR_FIELD
-    quantization: Optional[Literal["none", "int8", "int4", "bbq"]] = Field(
-        default=None,
-        description="Vector quantisation of a throwaway index (default none: float HNSW, pinned so "
-        "that Elasticsearch 9's bbq_hnsw default does not apply). int8/int4/bbq = Elasticsearch "
-        "int8_hnsw/int4_hnsw/bbq_hnsw; OpenSearch: int8 = Lucene sq 7 bits, bbq = sq 1 bit (3.6+).",
-    )
-    reap_after_hours: Annotated[float, Field(gt=0)] = Field(
-        default=DEFAULT_REAP_AFTER_HOURS,
-        description="Throwaway indexes of crashed runs older than this are deleted.",
-    )
-
-
-# what the backend is handed: the suite's ``index`` keys, plus the suite's name and the first
-# BM25 variant and vector similarity (execution.plan adds them)
-INDEX_KEYS = set(IndexConfig.model_fields) | {"suite", "bm25", "similarity"}
 
 
 # streaming_bulk(actions, **options) -> (ok, item) per document
@@ -242,7 +206,13 @@ def count_docs(http: EngineHTTP, index: str, missing_hint: bool = False) -> int:
             error_reason(resp.body)
             + (" (index.name must name an existing index or alias)" if missing_hint else ""),
         )
-    return int(resp["count"])
+    count = resp.get("count") if isinstance(resp, Mapping) else None
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:  # never a guess: 1.7, "12", true
+        raise http.fail(
+            f"count of index {index!r} failed",
+            f"no document count in the answer: {snippet(json.dumps(resp, default=str))!r}",
+        )
+    return count
 
 
 # --------------------------------------------------------------------------- stamps and reaping

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import RetrievalError
-from ..options import add_progress_option, number
+from ..options import add_progress_option, check_output_file, number
 from .console import say
 
 __all__ = ["register", "run"]
@@ -22,6 +22,7 @@ def run(args: argparse.Namespace) -> int:
     for o in outs:
         if o.suffix.lower() not in (".csv", ".tsv", ".jsonl"):
             raise RetrievalError(f"--out {o}: annotation files are .csv, .tsv or .jsonl")
+        check_output_file(str(o), "--out")
     bar = progress_bar(None, "pooling", unit="step", enabled=None if args.progress else False)
 
     def progress(msg: str) -> None:
