@@ -18,8 +18,11 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 # ------------------------------------------------------------------ the document
 
 
-def report_document(states: Sequence[Any], session: Any = None) -> Dict[str, Any]:
-    """The JSON report as a plain dict (what ``--retrieval-report`` writes)."""
+def report_document(
+    states: Sequence[Any], session: Any = None, gates: Optional[Dict[str, int]] = None
+) -> Dict[str, Any]:
+    """The JSON report as a plain dict (what ``--retrieval-report`` writes); ``gates``: the
+    session's gate counts (``session.gates``: how many of them ran)."""
     from .. import __version__
     from .json_report import REPORT_VERSION, finite_only, json_default, suite_report
 
@@ -30,6 +33,8 @@ def report_document(states: Sequence[Any], session: Any = None) -> Dict[str, Any
     }
     if session is not None:
         doc["session"] = _session_info(session)
+        if gates is not None:
+            doc["session"]["gates"] = dict(gates)
     doc, non_finite = finite_only(doc)
     if non_finite:  # NaN is not JSON: such a value is null and named here as an error
         doc["errors"] = [f"{where}: not a finite number" for where in non_finite]
@@ -127,10 +132,10 @@ def _append(path: Path, render: Callable[[], str]) -> None:
         fh.write(render() + "\n")
 
 
-def write_outputs(session: Any, states: Sequence[Any]) -> None:
+def write_outputs(session: Any, states: Sequence[Any], gates: Optional[Dict[str, int]] = None) -> None:
     """End of a pytest session: the JSON report and every requested rendering of it."""
     config = session.config
-    step = _step_summary(config, states)
+    step = _step_summary(config, bool(states or (gates and gates.get("total"))))
     paths = {
         k: config.getoption(f"retrieval_{k}", None) for k in ("report", "markdown", "html", "openmetrics")
     }
@@ -142,7 +147,7 @@ def write_outputs(session: Any, states: Sequence[Any]) -> None:
     ):  # the rankings and values of the baseline, for diffs
         _load_baselines(states)
     try:
-        doc = report_document(states, session)
+        doc = report_document(states, session, gates)
     except Exception as exc:  # pragma: no cover - defensive
         say(f"could not build the report: {type(exc).__name__}: {exc}")
         return
@@ -159,12 +164,13 @@ def write_outputs(session: Any, states: Sequence[Any]) -> None:
     )
 
 
-def _step_summary(config: Any, states: Sequence[Any]) -> Optional[Path]:
-    """``$GITHUB_STEP_SUMMARY`` when it is set, suites ran and ``--retrieval-no-step-summary`` is not given."""
+def _step_summary(config: Any, suites: bool) -> Optional[Path]:
+    """``$GITHUB_STEP_SUMMARY`` when it is set, the session had suites (or gates: a crashed
+    xdist worker hands over none) and ``--retrieval-no-step-summary`` is not given."""
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     return (
         Path(summary)
-        if summary and not config.getoption("retrieval_no_step_summary", None) and states
+        if summary and not config.getoption("retrieval_no_step_summary", None) and suites
         else None
     )
 
