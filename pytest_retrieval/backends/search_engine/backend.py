@@ -174,6 +174,11 @@ class SearchEngineBackend(Backend):
         """(distribution, version) of the engine."""
         return self._http.engine_info()
 
+    def retries(self) -> Dict[str, int]:
+        """Every retry this backend's requests made so far, by reason (the runner counts a
+        pass's retries as the difference, ``execution/runner.py``)."""
+        return self._http.retry.count.snapshot()
+
     def describe(self) -> Dict[str, Any]:
         engine, version = self.engine_info()
         existing = self._config.existing
