@@ -57,16 +57,19 @@ class Verdict:
             "partial": "Partial retrieval run:",
             "passed": "Retrieval gates passed:",
         }[self.status]
-        if self.partial:
+        counts = [(self.failed, "failed"), (self.errored, "errored"), (self.passed, "passed")]
+        if self.partial:  # only the counts that are not 0: a partial run never says "0 passed"
             word += f" {_judged(self.gates or {})};"
-        parts = [f"{self.failed} failed", f"{self.errored} errored", f"{self.passed} passed"]
+            counts = [(n, what) for n, what in counts if n]
+        parts = [f"{n} {what}" for n, what in counts]
         if self.skipped:
             parts.append(f"{self.skipped} skipped")
         if self.collection_errors:
             parts.append(_plural(len(self.collection_errors), "collection error"))
         if self.suite_errors:
             parts.append(_plural(len(self.suite_errors), "suite") + " did not run")
-        return f"{self.icon + ' ' if icon else ''}{word} {', '.join(parts)}; {self._against_baseline()}"
+        tally = f" {', '.join(parts)};" if parts else ""
+        return f"{self.icon + ' ' if icon else ''}{word}{tally} {self._against_baseline()}"
 
     def _against_baseline(self) -> str:
         if self.regressions:
