@@ -57,19 +57,24 @@ class Verdict:
             "partial": "Partial retrieval run:",
             "passed": "Retrieval gates passed:",
         }[self.status]
-        counts = [(self.failed, "failed"), (self.errored, "errored"), (self.passed, "passed")]
-        if self.partial:  # only the counts that are not 0: a partial run never says "0 passed"
+        if self.partial:
             word += f" {_judged(self.gates or {})};"
-            counts = [(n, what) for n, what in counts if n]
-        parts = [f"{n} {what}" for n, what in counts]
+        parts = self._tally()
+        tally = f" {', '.join(parts)};" if parts else ""
+        return f"{self.icon + ' ' if icon else ''}{word}{tally} {self._against_baseline()}"
+
+    def _tally(self) -> List[str]:
+        """``1 failed, 0 errored, 3 passed, 1 skipped, ...``; a partial run names only the counts
+        that are not 0 (it never says "0 passed")."""
+        counts = [(self.failed, "failed"), (self.errored, "errored"), (self.passed, "passed")]
+        parts = [f"{n} {what}" for n, what in counts if n or not self.partial]
         if self.skipped:
             parts.append(f"{self.skipped} skipped")
         if self.collection_errors:
             parts.append(_plural(len(self.collection_errors), "collection error"))
         if self.suite_errors:
             parts.append(_plural(len(self.suite_errors), "suite") + " did not run")
-        tally = f" {', '.join(parts)};" if parts else ""
-        return f"{self.icon + ' ' if icon else ''}{word}{tally} {self._against_baseline()}"
+        return parts
 
     def _against_baseline(self) -> str:
         if self.regressions:
