@@ -58,7 +58,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     retrieval = RetrievalSession.of(session.config)
     if is_worker(session.config):  # the controller reports, once, for every worker (xdist.py)
-        hand_over(session.config, retrieval.states)
+        hand_over(session.config, retrieval.states, retrieval.handed_coverage())
     else:
         retrieval.write_outputs(session)
     retrieval.close()

@@ -28,6 +28,7 @@ class Retrieval:
     missing_documents: Optional[MissingDocuments] = None  # when asked to check the judged docs
     golden: Dict[str, Run] = field(default_factory=dict)  # retriever -> rankings of extra_queries
     exact: Dict[str, Run] = field(default_factory=dict)  # kNN leaf -> its exact top k (ann_recall@k)
+    retries: Dict[str, Dict[str, int]] = field(default_factory=dict)  # pass -> reason -> retries
 
 
 @dataclass
@@ -93,6 +94,7 @@ class SuiteResult:
     query_set: Any = None  # integrity.QuerySetCheck
     missing_documents: Any = None  # integrity.MissingDocuments, when the judged docs were checked
     golden_runs: Dict[str, Run] = field(default_factory=dict)  # retriever -> golden query rankings
+    retries: Dict[str, Dict[str, int]] = field(default_factory=dict)  # "quality"/"latency" -> reason -> n
     _titles: Optional[Dict[str, str]] = field(default=None, repr=False, compare=False)
 
     def expectation_hits(self, expectation: Any, retriever: str) -> Any:

@@ -16,6 +16,7 @@ import logging
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..backends.base import Backend
+from ..backends.search_engine.retry import describe_retries, retries_since
 from ..config.load import Suite
 from ..errors import cleanup_after_failure
 from ..io.judgment_set import JudgmentSet, check_overlap
@@ -93,6 +94,7 @@ class SuiteRunner:
             js, qids, latency=suite.model.latency.enabled, check_documents=True, extra_queries=golden
         )
         warnings += [str(w) for w in got.backend_info.get("warnings", ())]  # e.g. client/server majors
+        warnings += retry_warnings(got.retries)
         missing = got.missing_documents
         if missing is not None and missing.missing and suite.model.judgments.missing_documents == "drop":
             js.qrels = missing.drop_from(js.qrels)  # scored (and written out) without them
@@ -110,6 +112,7 @@ class SuiteRunner:
             warnings += self_hit_warnings({n: r.run for n, r in results.items()}, first)
         out = SuiteResult(suite, js, overlap, results, got.backend_info, warnings)
         out.golden_runs = got.golden
+        out.retries = got.retries
         out.query_set = query_set
         out.missing_documents = missing
         return out
@@ -148,13 +151,16 @@ class SuiteRunner:
         backend, info = self._backend_of(js, embedder)
         try:
             out.backend_info = self._engine_facts(backend, js, embedder, info, plan)
+            before = retries_of(backend)
             if check_documents:
                 out.missing_documents = find_missing_documents(suite, backend, js, self.progress)
                 check_expectation_documents(suite, backend, js, self.progress)
             StagePasses(suite, backend, plan, self.progress).run(queries, extra, texts, out, only_for)
+            before = _count_retries(out, "quality", backend, before)
             if latency:
                 single = stage_timer(suite, backend, plan, texts)
                 out.latency, out.ab = latency_pass(suite, single, order, queries, self.progress)
+                _count_retries(out, "latency", backend, before)
         except BaseException as exc:
             if owned:  # the cause stays first, a failed clean-up second
                 cleanup_after_failure(backend.close, exc)
@@ -232,6 +238,37 @@ class SuiteRunner:
     def embedder(self) -> Any:
         """A new embedder of the suite's ``embedder`` section."""
         return self.vectors.new_embedder()
+
+
+def retries_of(backend: Backend) -> Dict[str, int]:
+    """Every retry ``backend`` made so far, by reason (a backend that does not retry: none)."""
+    counted = getattr(backend, "retries", None)
+    return dict(counted()) if callable(counted) else {}
+
+
+def _count_retries(out: Retrieval, stage: str, backend: Backend, before: Dict[str, int]) -> Dict[str, int]:
+    """The retries since ``before`` kept as ``out.retries[stage]`` (when any); the count now."""
+    now = retries_of(backend)
+    made = retries_since(before, now)
+    if made:
+        out.retries[stage] = made
+    return now
+
+
+def retry_warnings(retries: Dict[str, Dict[str, int]]) -> List[str]:
+    """The retries of a run as warnings every report shows (issue #28: not only log lines)."""
+    lines = []
+    if retries.get("quality"):
+        lines.append(
+            f"the quality pass made {describe_retries(retries['quality'])}: the engine shed load or "
+            "lost a node; every ranking kept is from a complete answer"
+        )
+    if retries.get("latency"):
+        lines.append(
+            f"the latency pass made {describe_retries(retries['latency'])}: the latency of a "
+            "retried search includes its wait"
+        )
+    return lines
 
 
 def run_suite(path: Any, *, overrides: Sequence[Any] = (), backend: Optional[str] = None) -> SuiteResult:

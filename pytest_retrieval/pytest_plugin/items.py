@@ -4,14 +4,15 @@ suite's one run (``SuiteState``)."""
 
 from __future__ import annotations
 
-import fnmatch
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence
 
 import pytest
 
+from .coverage import GATE_OUTCOME
 from .session import RetrievalSession
 from .state import SuiteState
+from .suite_files import SUITE_PATTERNS, is_suite_file, suite_gates
 
 if TYPE_CHECKING:
     from ..gates.expectations import Expectation
@@ -30,12 +31,6 @@ __all__ = [
     "is_suite_file",
     "record_report",
 ]
-
-SUITE_PATTERNS = ("retrieval_*.yaml", "retrieval_*.yml", "*.retrieval.yaml", "*.retrieval.yml")
-
-
-def is_suite_file(path: Path) -> bool:
-    return any(fnmatch.fnmatch(path.name, p) for p in SUITE_PATTERNS)
 
 
 def collect_file(file_path: Path, parent: pytest.Collector) -> Optional[RetrievalSuiteFile]:
@@ -56,26 +51,10 @@ def _one_line(excinfo: pytest.ExceptionInfo) -> Optional[str]:
 class RetrievalSuiteFile(pytest.File):
     def collect(self) -> Iterator[pytest.Collector]:
         state = RetrievalSession.of(self.config).load(self.path)
-        by_retriever: Dict[str, List[Floor]] = {}
-        for floor in state.suite.floors:
-            by_retriever.setdefault(floor.retriever, []).append(floor)
-        regression: Dict[str, List[BaselineGate]] = {}
-        for gate in state.suite.regression:
-            regression.setdefault(gate.retriever, []).append(gate)
-        expectations: Dict[str, List[Expectation]] = {}
-        for expectation in state.suite.expectations:
-            for name in expectation.retrievers:
-                expectations.setdefault(name, []).append(expectation)
-        for name in state.suite.order:
-            if name in by_retriever or name in regression or name in expectations:
-                yield RetrieverNode.from_parent(
-                    self,
-                    name=name,
-                    floors=by_retriever.get(name, []),
-                    regression=regression.get(name, ()),
-                    expectations=expectations.get(name, ()),
-                    state=state,
-                )
+        for name, (floors, regression, expectations) in suite_gates(state.suite).items():
+            yield RetrieverNode.from_parent(
+                self, name=name, floors=floors, regression=regression, expectations=expectations, state=state
+            )
 
     def repr_failure(self, excinfo):  # type: ignore[override]
         return _one_line(excinfo) or super().repr_failure(excinfo)
@@ -230,4 +209,6 @@ def record_report(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestR
     if isinstance(item, SuiteItem):
         from ..reports.details import record_item
 
-        record_item(item, call, report)
+        outcome = record_item(item, call, report)
+        if outcome is not None:  # read by the session's gate count, on the xdist controller too
+            setattr(report, GATE_OUTCOME, outcome)

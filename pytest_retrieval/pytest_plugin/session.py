@@ -10,8 +10,10 @@ from typing import Any, Dict, List
 
 import pytest
 
+from .coverage import GateCoverage
 from .options import suite_overrides
 from .state import SuiteState
+from .suite_files import gate_count
 
 __all__ = ["RetrievalSession"]
 
@@ -24,6 +26,7 @@ class RetrievalSession:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.suites: Dict[str, SuiteState] = {}
+        self.coverage = GateCoverage()  # which gates got a verdict (a partial run says so)
 
     @classmethod
     def start(cls, config: pytest.Config) -> RetrievalSession:
@@ -33,6 +36,7 @@ class RetrievalSession:
 
         session = config.stash[_SESSION] = cls(config)
         queries.push_suite_loader(session.judgments)
+        config.pluginmanager.register(session.coverage, "pytest_retrieval.pytest_plugin.coverage")
         return session
 
     @classmethod
@@ -55,18 +59,39 @@ class RetrievalSession:
     def load(self, path: Path) -> SuiteState:
         """The suite at ``path``, loaded the first time with ``--retrieval-override`` files and
         the other command-line settings."""
-        from ..config.load import load_suite
-
         key = str(Path(path).resolve())
         if key not in self.suites:
-            config = self.config
-            overrides = tuple(Path(p) for p in config.getoption("retrieval_override"))
-            suite = load_suite(Path(path), overrides=overrides, cli=suite_overrides(config))
-            if config.getoption("retrieval_no_latency"):
+            suite = self._read(Path(path))
+            if self.config.getoption("retrieval_no_latency"):
                 # not a file override: the file stays valid, its latency items are skipped
                 suite.model.latency.enabled = False
             self.suites[key] = SuiteState(suite)
         return self.suites[key]
+
+    def _read(self, path: Path) -> Any:
+        from ..config.load import load_suite
+
+        overrides = tuple(Path(p) for p in self.config.getoption("retrieval_override"))
+        return load_suite(path, overrides=overrides, cli=suite_overrides(self.config))
+
+    def gates(self) -> Dict[str, int]:
+        """The session's gate counts (``GateCoverage.as_dict``), every suite's gates defined:
+        those loaded, and those of suite files collection reached but skipped (``--lf``), read
+        here; a file that cannot be read was a collection error already."""
+        for key, state in self.suites.items():
+            self.coverage.define(key, gate_count(state.suite))
+        reached = {str((self.config.rootpath / n).resolve()) for n in self.coverage.suite_files}
+        for key in sorted(reached - set(self.suites)):
+            try:
+                self.coverage.define(key, gate_count(self._read(Path(key))))
+            except Exception:  # noqa: BLE001 - said when it was collected, if it was
+                continue
+        return self.coverage.as_dict()
+
+    def handed_coverage(self) -> Dict[str, Any]:
+        """An xdist worker's part of the gate count, for the controller (``xdist.hand_over``)."""
+        self.gates()
+        return self.coverage.handed()
 
     def judgments(self, path: Path) -> Any:
         """The judgments of the suite at ``path``, as its run reads them (``retrieval_queries``)."""
@@ -89,13 +114,16 @@ class RetrievalSession:
     # ------------------------------------------------------------ the end of the session
 
     def write_summary(self, terminalreporter: Any) -> None:
-        """The ``retrieval summary`` section: each suite that ran, its gates and golden queries."""
+        """The ``retrieval summary`` section: the verdict (with the gates not judged), then
+        each suite that ran, its gates and golden queries."""
         states = [s for s in self.suites.values() if s.result is not None]
-        if not states:
+        gates = self.gates()
+        if not (states or gates["total"]):
             return
-        from ..reports.terminal import expectation_lines, render_summary
+        from ..reports.terminal import expectation_lines, render_summary, session_headline
 
         terminalreporter.section("retrieval summary")
+        terminalreporter.write_line(session_headline(self.states, gates))
         for state in states:
             for line in render_summary(state.result, state.outcomes, state.regressions, state.baseline_note):
                 terminalreporter.write_line(line)
@@ -123,7 +151,9 @@ class RetrievalSession:
             writer.write(
                 f"--retrieval-export-unjudged {unjudged}", lambda: write_unjudged(Path(unjudged), self.states)
             )
-        write_outputs(session, self.states, writer)  # run files, JSON, Markdown, HTML, ...
+        write_outputs(
+            session, self.states, writer, gates=self.gates()
+        )  # run files, JSON, Markdown, HTML, ...
 
     def _update_baselines(self, writer: Any) -> None:
         from ..gates.baseline import baseline_path, update_baseline

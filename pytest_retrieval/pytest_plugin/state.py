@@ -19,7 +19,13 @@ if TYPE_CHECKING:
     #: a golden item's check: (expectation, retriever, its ``Hits``, what broke)
     ExpectationCheck = Tuple[Expectation, str, Any, List[str]]
 
-__all__ = ["SuiteState"]
+__all__ = ["MEMOISED_FAILURES", "SuiteState"]
+
+#: What a suite's run may raise that every item of the suite then reports, the run never
+#: started again: any error, and pytest's ``Failed`` outcome, which pytest-timeout's signal
+#: method raises from inside the run ("Timeout (>Ns) from pytest-timeout.") and which is a
+#: ``BaseException``. Not ``KeyboardInterrupt`` nor pytest's ``Exit``: those end the session.
+MEMOISED_FAILURES = (Exception, pytest.fail.Exception)
 
 
 class SuiteState:
@@ -37,6 +43,8 @@ class SuiteState:
         self._shared: Optional[SharedBackend] = None  # one index for items and fixtures
         self.expectations: List[ExpectationCheck] = []  # per golden item run
         self.runs = 0  # how many processes ran the suite (1; more under xdist with a split suite)
+        self.attempts = 0  # how many times this process started the suite's run (at most 1)
+        self._error_tb: Any = None
 
     def for_controller(self) -> SuiteState:
         """A copy for the xdist controller (``xdist.py``): no backend, an error that survives pickling."""
@@ -45,6 +53,7 @@ class SuiteState:
 
         out = copy.copy(self)
         out._shared = None
+        out._error_tb = None  # a traceback does not pickle
         out.runs = 1
         if self.error is not None:
             try:
@@ -101,14 +110,18 @@ class SuiteState:
 
     def ensure_run(self, config: pytest.Config) -> SuiteResult:
         """Run the suite the first time (progress on the terminal with ``-v``); then the result,
-        or the error of that run again."""
+        or the error of that run again: a suite that failed or timed out is never run a second
+        time, every later item reports that one failure (issue #28)."""
         if self.result is None and self.error is None:
+            self.attempts += 1
             try:
                 self.result = self._run(config)
-            except Exception as exc:  # cached so every item of the suite reports it
+            except MEMOISED_FAILURES as exc:
                 self.error = exc
+                self._error_tb = exc.__traceback__
         if self.error is not None:
-            raise self.error
+            # the first failure's own traceback each time, not one that grows per item
+            raise self.error.with_traceback(self._error_tb)
         return self.ran
 
     def _run(self, config: pytest.Config) -> SuiteResult:

@@ -21,21 +21,31 @@
 from __future__ import annotations
 
 import base64
+import json
 import pickle
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import pytest
 
-from .items import SUITE_PATTERNS, is_suite_file
+from .suite_files import SUITE_PATTERNS, is_suite_file
 
 if TYPE_CHECKING:
     from .session import RetrievalSession
     from .state import SuiteState
 
-__all__ = ["WORKER_OUTPUT_KEY", "XdistHooks", "hand_over", "in_collection_order", "is_worker", "receive"]
+__all__ = [
+    "COVERAGE_OUTPUT_KEY",
+    "WORKER_OUTPUT_KEY",
+    "XdistHooks",
+    "hand_over",
+    "in_collection_order",
+    "is_worker",
+    "receive",
+]
 
 WORKER_OUTPUT_KEY = "pytest_retrieval_states"
+COVERAGE_OUTPUT_KEY = "pytest_retrieval_gates"  # the suites' gate counts, the worker's deselection
 
 
 def is_worker(config: pytest.Config) -> bool:
@@ -43,10 +53,13 @@ def is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
-def hand_over(config: pytest.Config, states: List[SuiteState]) -> None:
-    """Worker side: the states of the suites this worker ran, for the controller."""
+def hand_over(config: pytest.Config, states: List[SuiteState], coverage: Dict[str, Any]) -> None:
+    """Worker side: the states of the suites this worker ran, and what it knows of the
+    session's gates (``GateCoverage.handed``), for the controller."""
     ran = [s.for_controller() for s in states if s.result is not None or s.error is not None]
-    config.workeroutput[WORKER_OUTPUT_KEY] = base64.b64encode(pickle.dumps(ran)).decode("ascii")  # type: ignore[attr-defined]
+    output = config.workeroutput  # type: ignore[attr-defined]
+    output[WORKER_OUTPUT_KEY] = base64.b64encode(pickle.dumps(ran)).decode("ascii")
+    output[COVERAGE_OUTPUT_KEY] = json.dumps(coverage)
 
 
 def receive(node: Any, states: Dict[str, SuiteState]) -> None:
@@ -127,6 +140,7 @@ class XdistHooks:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: List[str]) -> None:
         if not self.collected:
             self.collected = list(ids)
+        self.session.coverage.collect(ids)
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)  # before xdist's own (first result wins)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Optional[Any]:
@@ -138,6 +152,9 @@ class XdistHooks:
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         states = self.session.suites
         receive(node, states)
+        handed = getattr(node, "workeroutput", {}).get(COVERAGE_OUTPUT_KEY)
+        if handed:  # none from a worker that crashed: its reports were counted as they came
+            self.session.coverage.merge(json.loads(handed))
         ordered = in_collection_order(states, self.collected, Path(node.config.rootpath))
         states.clear()
         states.update(ordered)

@@ -18,11 +18,12 @@ TITLE_CHARS = 120
 MESSAGE_CHARS = 6000
 
 
-def record_item(item: Any, call: Any, report: Any) -> None:
+def record_item(item: Any, call: Any, report: Any) -> Optional[str]:
     """Keep a gate item's outcome and message on its suite state (``state.items``): passed,
-    failed (a gate not met), error (the run or the gate could not be judged) or skipped."""
+    failed (a gate not met), error (the run or the gate could not be judged) or skipped.
+    Returns that outcome (None for a phase that says nothing: a teardown, a setup that passed)."""
     if call.when == "teardown" or (call.when == "setup" and report.passed):
-        return
+        return None
     outcome, message = _outcome(call, report)
     if len(message) > MESSAGE_CHARS:
         message = message[:MESSAGE_CHARS] + f"\n... ({len(message) - MESSAGE_CHARS} more characters)"
@@ -37,6 +38,7 @@ def record_item(item: Any, call: Any, report: Any) -> None:
             "message": message,
         }
     )
+    return outcome
 
 
 def _outcome(call: Any, report: Any) -> Tuple[str, str]:

@@ -327,7 +327,7 @@ def _suite(v: SuiteView, idx: int) -> str:
     n = (v.s.get("queries") or {}).get("judged")
     parts = [f'<section class="suite" id="suite-{idx}"><h2>{e(v.name)}</h2>']
     if v.error is not None:
-        parts.append(f'<p class="err">The suite could not run: {e(redact(str(v.error)))}</p>')
+        parts.append(f'<p class="err">{_not_run(v.error)}</p>')
         parts.append(_problems(v))
         return "\n".join(parts) + "</section>"
     note = v.baseline.get("note") or "no baseline comparison for this suite"
@@ -336,6 +336,14 @@ def _suite(v: SuiteView, idx: int) -> str:
     )
     parts += [_problems(v), _metrics(v), _plots(v), _stages(v), _strata(v), _notes(v), _queries(v, idx)]
     return "\n".join(p for p in parts if p) + "</section>"
+
+
+def _not_run(error: Any) -> str:
+    if str(error) == "not run":  # none of its gates ran: deselected, or the session stopped first
+        return (
+            "The suite did not run: none of its gates ran (deselected, or the session stopped before them)."
+        )
+    return f"The suite could not run: {e(redact(str(error)))}"
 
 
 def render_html(doc: Mapping[str, Any]) -> str:

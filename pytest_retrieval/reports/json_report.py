@@ -105,8 +105,15 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "regressions": [r.as_dict() for r in getattr(state, "regressions", [])],
         "expectations": expectation_records(getattr(state, "expectations", [])),
         "warnings": list(result.warnings),
+        "retries": _retries_report(result),
         **report_extras(state),
     }
+
+
+def _retries_report(result: Any) -> Dict[str, Any]:
+    """The engine requests retried (HTTP 429, a node that left...): in all, and per pass by reason."""
+    passes = {k: dict(v) for k, v in (getattr(result, "retries", None) or {}).items()}
+    return {"total": sum(sum(v.values()) for v in passes.values()), **passes}
 
 
 def _retriever_report(result: Any, name: str, r: Any) -> Dict[str, Any]:

@@ -396,7 +396,7 @@ def _suite_blocks(sv: SuiteView, level: int, left: List[str]) -> List[str]:
 def _not_run(error: Any) -> str:
     why = str(error)
     if why == "not run":
-        why = "not run (the session stopped before it, e.g. on a collection error)"
+        why = "not run: none of its gates ran (deselected, or the session stopped before them)"
     return f"⚠️ **the suite did not run**: {esc(redact(why), 500)}"
 
 

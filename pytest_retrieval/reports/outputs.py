@@ -23,8 +23,11 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 # ------------------------------------------------------------------ the document
 
 
-def report_document(states: Sequence[Any], session: Any = None) -> Dict[str, Any]:
-    """The JSON report as a plain dict (what ``--retrieval-report`` writes)."""
+def report_document(
+    states: Sequence[Any], session: Any = None, gates: Optional[Dict[str, int]] = None
+) -> Dict[str, Any]:
+    """The JSON report as a plain dict (what ``--retrieval-report`` writes); ``gates``: the
+    session's gate counts (``session.gates``: how many of them ran)."""
     from .. import __version__
     from .json_report import REPORT_VERSION, finite_only, json_default, suite_report
 
@@ -35,6 +38,8 @@ def report_document(states: Sequence[Any], session: Any = None) -> Dict[str, Any
     }
     if session is not None:
         doc["session"] = _session_info(session)
+        if gates is not None:
+            doc["session"]["gates"] = dict(gates)
     doc, non_finite = finite_only(doc)
     if non_finite:  # NaN is not JSON: such a value is null and named here as an error
         doc["errors"] = [f"{where}: not a finite number" for where in non_finite]
@@ -175,20 +180,25 @@ def _append(path: Path, render: Callable[[], str]) -> None:
         fh.write(render() + "\n")
 
 
-def write_outputs(session: Any, states: Sequence[Any], writer: Optional[OutputWriter] = None) -> None:
+def write_outputs(
+    session: Any,
+    states: Sequence[Any],
+    writer: Optional[OutputWriter] = None,
+    gates: Optional[Dict[str, int]] = None,
+) -> None:
     """End of a pytest session: the run files, the JSON report and every requested rendering."""
     config = session.config
     writer = writer or OutputWriter(terminal_say(config), session)
     runs = config.getoption("retrieval_runs", None)
     if runs:
         write_run_files(writer, [s.result for s in states if s.result is not None], Path(runs))
-    step = _step_summary(config, states)
+    step = _step_summary(config, states, gates)
     paths = {
         k: config.getoption(f"retrieval_{k}", None) for k in ("report", "markdown", "html", "openmetrics")
     }
     if not (any(paths.values()) or step):
         return
-    doc = _document(writer, session, states)
+    doc = _document(writer, session, states, gates)
     if doc is None:
         return
     if paths["report"]:
@@ -206,12 +216,14 @@ def write_outputs(session: Any, states: Sequence[Any], writer: Optional[OutputWr
     )
 
 
-def _document(writer: OutputWriter, session: Any, states: Sequence[Any]) -> Optional[Dict[str, Any]]:
+def _document(
+    writer: OutputWriter, session: Any, states: Sequence[Any], gates: Optional[Dict[str, int]]
+) -> Optional[Dict[str, Any]]:
     """The report document (with the baselines' rankings and values, for diffs), or None (said)."""
     if not session.config.getoption("retrieval_baseline_update", None):
         _load_baselines(states)
     doc: Dict[str, Any] = {}
-    built = writer.write("the report document", lambda: doc.update(report_document(states, session)))
+    built = writer.write("the report document", lambda: doc.update(report_document(states, session, gates)))
     return doc if built else None
 
 
@@ -227,12 +239,14 @@ def write_run_files(writer: OutputWriter, results: Sequence[Any], folder: Path) 
         )
 
 
-def _step_summary(config: Any, states: Sequence[Any]) -> Optional[Path]:
-    """``$GITHUB_STEP_SUMMARY`` when it is set, suites ran and ``--retrieval-no-step-summary`` is not given."""
+def _step_summary(config: Any, states: Sequence[Any], gates: Optional[Dict[str, int]]) -> Optional[Path]:
+    """``$GITHUB_STEP_SUMMARY`` when it is set, the session had suites (or gates: a crashed
+    xdist worker hands over none) and ``--retrieval-no-step-summary`` is not given."""
+    suites = bool(states or (gates and gates.get("total")))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     return (
         Path(summary)
-        if summary and not config.getoption("retrieval_no_step_summary", None) and states
+        if summary and not config.getoption("retrieval_no_step_summary", None) and suites
         else None
     )
 

@@ -12,7 +12,28 @@ from ..gates.verdicts import latency_sample_notes
 from .formats import candidate_recall, delta, engine_detail, missing, percent_shares, text_table
 from .power import power_line
 
-__all__ = ["expectation_lines", "render_summary"]
+__all__ = ["expectation_lines", "render_summary", "session_headline"]
+
+
+def session_headline(states: Sequence[Any], gates: Mapping[str, int]) -> str:
+    """The verdict of the session, the first line of the summary: the Markdown and HTML
+    headline in plain text, so a partial run says how many gates ran there too."""
+    from .view import verdict
+
+    doc = {"suites": [_verdict_entry(s) for s in states], "session": {"gates": dict(gates)}}
+    return verdict(doc).headline(icon=False)
+
+
+def _verdict_entry(state: Any) -> Mapping[str, Any]:
+    """What the verdict reads of a suite (as the JSON report has it): did it run, and its
+    baseline comparisons."""
+    entry: dict = {"suite": state.suite.name, "regressions": [r.as_dict() for r in state.regressions]}
+    if state.result is None:
+        entry["error"] = str(state.error) if state.error is not None else "not run"
+    loaded = state.loaded_baseline
+    if loaded is not None and loaded[0] is not None:
+        entry["baseline"] = {"retrievers": {}}
+    return entry
 
 
 def render_summary(

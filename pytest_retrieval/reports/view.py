@@ -28,6 +28,7 @@ class Verdict:
     suite_errors: List[Tuple[str, str]] = field(default_factory=list)  # suite, message
     collection_errors: List[Tuple[str, str]] = field(default_factory=list)  # node id, message
     baselines: int = 0  # suites compared with a baseline
+    gates: Optional[Dict[str, int]] = None  # the session's gate counts (``session.gates``), if known
 
     @property
     def status(self) -> str:
@@ -35,55 +36,106 @@ class Verdict:
             return "failed"
         if self.errored or self.suite_errors or self.collection_errors:
             return "error"
-        return "passed"
+        return "partial" if self.partial else "passed"
+
+    @property
+    def partial(self) -> bool:
+        """Not every gate of the session got a verdict (or none was run): never "passed"."""
+        g = self.gates
+        return g is not None and (g["ran"] < g["total"] or not g["total"])
 
     @property
     def icon(self) -> str:
-        return {"failed": "❌", "error": "⚠️", "passed": "✅"}[self.status]
+        return {"failed": "❌", "error": "⚠️", "partial": "⏸️", "passed": "✅"}[self.status]
 
     def headline(self, icon: bool = True) -> str:
         """The verdict as one line of plain text (no markup), led by an emoji unless ``icon``
-        is false."""
+        is false. A partial run says how many gates ran first, and never "no regression"."""
         word = {
-            "failed": "Retrieval gates failed",
-            "error": "Retrieval gates errored",
-            "passed": "Retrieval gates passed",
+            "failed": "Retrieval gates failed:",
+            "error": "Retrieval gates errored:",
+            "partial": "Partial retrieval run:",
+            "passed": "Retrieval gates passed:",
         }[self.status]
-        parts = [f"{self.failed} failed", f"{self.errored} errored", f"{self.passed} passed"]
+        if self.partial:
+            word += f" {_judged(self.gates or {})};"
+        parts = self._tally()
+        tally = f" {', '.join(parts)};" if parts else ""
+        return f"{self.icon + ' ' if icon else ''}{word}{tally} {self._against_baseline()}"
+
+    def _tally(self) -> List[str]:
+        """``1 failed, 0 errored, 3 passed, 1 skipped, ...``; a partial run names only the counts
+        that are not 0 (it never says "0 passed")."""
+        counts = [(self.failed, "failed"), (self.errored, "errored"), (self.passed, "passed")]
+        parts = [f"{n} {what}" for n, what in counts if n or not self.partial]
         if self.skipped:
             parts.append(f"{self.skipped} skipped")
         if self.collection_errors:
             parts.append(_plural(len(self.collection_errors), "collection error"))
         if self.suite_errors:
             parts.append(_plural(len(self.suite_errors), "suite") + " did not run")
+        return parts
+
+    def _against_baseline(self) -> str:
         if self.regressions:
             worst = sorted(self.regressions, key=lambda r: r[3])[:3]
             named = ", ".join(f"{s}: {r} {m} {delta(d)}" for s, r, m, d in worst)
             more = f" and {len(self.regressions) - 3} more" if len(self.regressions) > 3 else ""
-            reg = f"{len(self.regressions)} regression{'s' if len(self.regressions) != 1 else ''} against the baseline ({named}{more})"
-        elif self.baselines:
-            reg = "no regression against the baseline"
-        else:
-            reg = "no baseline to compare with"
-        return f"{self.icon + ' ' if icon else ''}{word}: {', '.join(parts)}; {reg}"
+            return f"{_plural(len(self.regressions), 'regression')} against the baseline ({named}{more})"
+        if self.partial:
+            return "no verdict on the gates that did not run"
+        return "no regression against the baseline" if self.baselines else "no baseline to compare with"
+
+
+#: The gates not judged, by why (``session.gates``), as the headline names them.
+_NOT_JUDGED = (
+    ("errored", "errored"),
+    ("skipped", "skipped"),
+    ("deselected", "deselected"),
+    ("not_reached", "not reached"),  # collected, the session stopped before them (-x, a crash)
+    ("not_collected", "not collected"),
+)
+
+
+def _judged(gates: Mapping[str, int]) -> str:
+    """``3 of 17 gates ran (14 not judged: 12 deselected, 2 errored)``; ``no gate ran`` when
+    the session had none (only Python tests asked for suites without gates)."""
+    total, ran = gates.get("total", 0), gates.get("ran", 0)
+    if not total:
+        return "no gate ran"
+    why = [f"{gates[k]} {label}" for k, label in _NOT_JUDGED if gates.get(k)]
+    rest = f" ({total - ran} not judged: {', '.join(why)})" if why else ""
+    return f"{ran} of {_plural(total, 'gate')} ran{rest}"
 
 
 def verdict(doc: Mapping[str, Any]) -> Verdict:
-    v = Verdict()
+    session = doc.get("session") or {}
+    v = Verdict(gates=session.get("gates"))
     for s in doc.get("suites", []):
-        _count_outcomes(v, s)
-        if "error" in s:
-            v.suite_errors.append((s.get("suite", "?"), str(s["error"])))
-        v.regressions += [
-            (s.get("suite", "?"), r["retriever"], r["metric"], r["comparison"].get("mean_diff") or 0.0)
-            for r in s.get("regressions", [])
-            if not r.get("passed")
-        ]
-        if (s.get("baseline") or {}).get("retrievers") is not None:
-            v.baselines += 1
-    for e in (doc.get("session") or {}).get("collection_errors", []):
+        _read_suite(v, s)
+    if v.gates is not None:  # counted from every report of the session, a crashed worker's too
+        g = v.gates
+        v.passed, v.failed, v.errored, v.skipped = g["passed"], g["failed"], g["errored"], g["skipped"]
+    for e in session.get("collection_errors", []):
         v.collection_errors.append((e.get("nodeid", "?"), e.get("message", "")))
     return v
+
+
+def _read_suite(v: Verdict, s: Mapping[str, Any]) -> None:
+    """A suite's part of the verdict: its items (without the session's gate counts), whether
+    it ran, its regressions and whether it had a baseline."""
+    if v.gates is None:
+        _count_outcomes(v, s)
+    if "error" in s and not (v.gates is not None and s["error"] == "not run"):
+        # a suite none of whose gates ran is counted in the session's gates, not an error
+        v.suite_errors.append((s.get("suite", "?"), str(s["error"])))
+    v.regressions += [
+        (s.get("suite", "?"), r["retriever"], r["metric"], r["comparison"].get("mean_diff") or 0.0)
+        for r in s.get("regressions", [])
+        if not r.get("passed")
+    ]
+    if (s.get("baseline") or {}).get("retrievers") is not None:
+        v.baselines += 1
 
 
 def _count_outcomes(v: Verdict, s: Mapping[str, Any]) -> None:

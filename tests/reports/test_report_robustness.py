@@ -56,7 +56,10 @@ def test_an_errored_suite_is_the_verdict_and_credentials_stay_out(pytester) -> N
         assert "hunter2-very-secret" not in (pytester.path / name).read_text(), name
     assert "hunter2-very-secret" not in result.stdout.str()
     md = (pytester.path / "r.md").read_text()
-    assert md.startswith("## ⚠️ Retrieval gates errored: 0 failed, 3 errored, 0 passed, 1 suite did not run")
+    assert md.startswith(
+        "## ⚠️ Retrieval gates errored: 0 of 3 gates ran (3 not judged: 3 errored); "
+        "3 errored, 1 suite did not run; no verdict on the gates that did not run"
+    )
     assert "⚠️ **errored** `bm25::ndcg@10`: InfrastructureError" in md
     doc = json.loads((pytester.path / "r.json").read_text())
     assert [i["outcome"] for i in doc["suites"][0]["items"]] == ["error"] * 3
@@ -71,9 +74,10 @@ def test_a_collection_error_is_in_the_verdict(pytester) -> None:
     result = pytester.runpytest_subprocess("-q", *_outputs(pytester.path))
     assert result.ret != 0
     md = (pytester.path / "r.md").read_text()
-    # pytest stops on a collection error: the other suite did not run either, and says so
+    # pytest stops on a collection error: the other suite's gates did not run either, and say so
     assert md.startswith(
-        "## ⚠️ Retrieval gates errored: 0 failed, 0 errored, 0 passed, 1 collection error, 1 suite did not run"
+        "## ⚠️ Retrieval gates errored: 0 of 3 gates ran (3 not judged: 3 not reached); "
+        "1 collection error; no verdict on the gates that did not run"
     )
     assert "collection error** `retrieval_tiny.yaml`: ConfigError:" in md and "floors.bm25.ndcg@11x" in md
-    assert "the suite did not run**: not run (the session stopped before it" in md
+    assert "the suite did not run**: not run: none of its gates ran" in md

@@ -175,6 +175,11 @@ class SearchEngineBackend(Backend):
         """(distribution, version) of the engine."""
         return self._http.engine_info()
 
+    def retries(self) -> Dict[str, int]:
+        """Every retry this backend's requests made so far, by reason (the runner counts a
+        pass's retries as the difference, ``execution/runner.py``)."""
+        return self._http.retry.count.snapshot()
+
     def describe(self) -> Dict[str, Any]:
         engine, version = self.engine_info()
         existing = self._config.existing
@@ -187,11 +192,7 @@ class SearchEngineBackend(Backend):
             "index_mode": "existing" if existing else "throwaway",
             "search": dict(self._searcher.settings),
         }
-        client = client_version(self.name)
-        if client:
-            facts["client"] = client
-        if self._client_warning:
-            facts["warnings"] = [self._client_warning]
+        facts.update(_client_facts(self.name, self._client_warning))
         facts.update(self.index_facts())
         if existing:  # the system under test: the alias's target, mapping and settings (read once)
             if existing not in self._definitions:
@@ -334,6 +335,12 @@ class SearchEngineBackend(Backend):
         body = self.build_body(spec, query, k)
         ranking, took = self._searcher.one(index, query.qid, body, params, k)
         return SearchResult(ranking=ranking, server_took_ms=took)
+
+
+def _client_facts(engine: str, warning: Optional[str]) -> Dict[str, Any]:
+    """The installed client's version, and the warning about it (a major that does not match)."""
+    client = client_version(engine)
+    return {**({"client": client} if client else {}), **({"warnings": [warning]} if warning else {})}
 
 
 def _exact_top_k(queries: Sequence[Query], vectors: DocVectors, similarity: str, k: int) -> Run:

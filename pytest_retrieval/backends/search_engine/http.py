@@ -64,6 +64,8 @@ class EngineUnreachable(Exception):
     """No answer from the engine: connection refused or reset, TLS, timeout (adapter -> shared
     code). ``timeout``: the engine took longer than ``request_timeout``."""
 
+    retry_reason = "a lost connection"  # how a retry of it is counted (retry.py)
+
     def __init__(self, message: str, *, timeout: bool = False):
         super().__init__(message)
         self.timeout = timeout

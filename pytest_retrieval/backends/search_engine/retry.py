@@ -21,13 +21,24 @@ from __future__ import annotations
 import email.utils
 import logging
 import random
+import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Tuple, TypeVar
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple, TypeVar
 
 log = logging.getLogger("pytest_retrieval.backends")
 
-__all__ = ["RETRY_STATUSES", "RetryPolicy", "Retried", "parse_retry_after"]
+__all__ = [
+    "RETRY_STATUSES",
+    "RetryCount",
+    "RetryPolicy",
+    "Retried",
+    "describe_retries",
+    "parse_retry_after",
+    "retries_since",
+    "retry_reason",
+]
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 
@@ -82,6 +93,46 @@ class Retried(Exception):
         return f" ({text})"
 
 
+def retry_reason(exc: BaseException) -> str:
+    """Why a request was retried, in a few words: ``HTTP 429``, ``a timeout``, or the
+    failure's ``retry_reason`` (``a lost connection``, ``a node left mid-search``)."""
+    status = getattr(exc, "status", None)
+    if isinstance(status, int):
+        return f"HTTP {status}"
+    if getattr(exc, "timeout", False) is True:
+        return "a timeout"
+    return str(getattr(exc, "retry_reason", "") or type(exc).__name__)
+
+
+class RetryCount:
+    """How many retries a policy made, by reason (issue #28: retries are part of the verdict's
+    story, not only log lines). Thread-safe: the searches of a pass run concurrently."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: Counter = Counter()
+
+    def add(self, reason: str) -> None:
+        with self._lock:
+            self._counts[reason] += 1
+
+    def snapshot(self) -> Dict[str, int]:
+        with self._lock:
+            return dict(self._counts)
+
+
+def retries_since(before: Mapping[str, int], now: Mapping[str, int]) -> Dict[str, int]:
+    """The retries between two ``RetryCount.snapshot()`` s, by reason."""
+    return {k: n - before.get(k, 0) for k, n in sorted(now.items()) if n > before.get(k, 0)}
+
+
+def describe_retries(counts: Mapping[str, int]) -> str:
+    """``3 retries (HTTP 429: 2, a node left mid-search: 1)``."""
+    total = sum(counts.values())
+    reasons = ", ".join(f"{k}: {n}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"{total} {'retry' if total == 1 else 'retries'} ({reasons})"
+
+
 @dataclass
 class RetryPolicy:
     """Exponential backoff with full jitter, honouring Retry-After, bounded by ``max_retries``
@@ -94,6 +145,7 @@ class RetryPolicy:
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
     rand: Callable[[], float] = field(default=random.random, repr=False)
+    count: RetryCount = field(default_factory=RetryCount, repr=False, compare=False)  # every retry made
 
     def delay(self, retry: int, retry_after: Optional[float]) -> float:
         """The wait before retry number ``retry`` (0-based)."""
@@ -136,5 +188,6 @@ class RetryPolicy:
                     self.max_retries,
                     wait,
                 )
+                self.count.add(retry_reason(exc))
                 self.sleep(wait)
                 retries += 1

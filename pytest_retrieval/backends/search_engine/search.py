@@ -83,6 +83,8 @@ def _reason_type(failure: Any) -> Any:
 class _LostWithANode(InfrastructureError):
     """A search failed only because its shard copies left with a node: sent again."""
 
+    retry_reason = "a node left mid-search"  # how a retry of it is counted (retry.py)
+
 
 # OpenSearch's hybrid query marks sub-query boundaries with these magic scores; seeing them
 # in a ranking means the hybrid query ran without a normalization/score-ranker pipeline.

@@ -1,0 +1,45 @@
+"""What pytest collects from suite files: which files are suites, and the gates of one suite
+(each floor, baseline gate and golden query, by retriever). Collection (``items.py``) and the
+count of a session's gates (``coverage.py``) read the same list."""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple
+
+if TYPE_CHECKING:
+    from ..config.load import Suite
+
+__all__ = ["SUITE_PATTERNS", "gate_count", "is_suite_file", "suite_gates"]
+
+SUITE_PATTERNS = ("retrieval_*.yaml", "retrieval_*.yml", "*.retrieval.yaml", "*.retrieval.yml")
+
+
+def is_suite_file(path: Path) -> bool:
+    return any(fnmatch.fnmatch(path.name, p) for p in SUITE_PATTERNS)
+
+
+def suite_gates(suite: Suite) -> Dict[str, Tuple[List[Any], List[Any], List[Any]]]:
+    """Retriever -> (floors, baseline gates, golden queries), in the suite's retriever order;
+    only the retrievers with at least one."""
+    floors: Dict[str, List[Any]] = {}
+    for floor in suite.floors:
+        floors.setdefault(floor.retriever, []).append(floor)
+    regression: Dict[str, List[Any]] = {}
+    for gate in suite.regression:
+        regression.setdefault(gate.retriever, []).append(gate)
+    expectations: Dict[str, List[Any]] = {}
+    for expectation in suite.expectations:
+        for name in expectation.retrievers:
+            expectations.setdefault(name, []).append(expectation)
+    return {
+        name: (floors.get(name, []), regression.get(name, []), expectations.get(name, []))
+        for name in suite.order
+        if name in floors or name in regression or name in expectations
+    }
+
+
+def gate_count(suite: Suite) -> int:
+    """How many gate items the suite's file collects."""
+    return sum(len(f) + len(r) + len(e) for f, r, e in suite_gates(suite).values())
