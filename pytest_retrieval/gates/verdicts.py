@@ -165,7 +165,7 @@ def measure(result: Any, floor: Floor, n_worst: int = 5) -> Tuple[float, Worst]:
     if floor.stratum:
         return _measure_stratum(result, floor, n_worst)
     if floor.kind in (GateKind.LATENCY, GateKind.LATENCY_RATIO):
-        _check_latency_samples(result, floor)  # before a percentile is taken of too few
+        check_latency_samples(result, floor)  # before a percentile is taken of too few
         return metric_value(result, floor.retriever, floor.metric), []
     value = metric_value(result, floor.retriever, floor.metric)
     worst_of = _WORST_OF.get(floor.kind, _worst_quality)
@@ -173,7 +173,7 @@ def measure(result: Any, floor: Floor, n_worst: int = 5) -> Tuple[float, Worst]:
     return value, [(q, v, texts.get(q, "")) for q, v in worst_of(result, floor, n_worst)]
 
 
-def _check_latency_samples(result: Any, floor: Floor) -> None:
+def check_latency_samples(result: Any, floor: Floor) -> None:
     """A latency gate judged on fewer samples than its percentile needs is an error, never a
     pass (``stats.latency.min_samples_to_judge``)."""
     why = _too_few_samples(result, floor)
