@@ -206,6 +206,9 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
         action="store_true",
         help="harmful and harmless changes take turns (a cut-short run has both)",
     )
+    ap.add_argument(
+        "--summarize", type=Path, nargs="+", default=None, help="print the summary of saved --json files"
+    )
     ap.add_argument("--json", type=Path, default=None, help="also write every row here")
     args = ap.parse_args(argv)
     args.datasets = [d for d in args.dataset.split(",") if d]
@@ -219,8 +222,24 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     return args
 
 
+def summarize(paths: List[Path]) -> int:
+    """The summary lines of rows saved by ``--json`` (a run cut short included)."""
+    rows = []
+    for path in paths:
+        try:
+            rows += [Row(**row) for row in json.loads(path.read_text(encoding="utf-8"))]
+        except (OSError, ValueError, TypeError) as exc:  # not rows saved by --json
+            print(f"--summarize: {path}: not a file of zoo rows ({type(exc).__name__})", file=sys.stderr)
+            return 2
+    for line in summary(rows):
+        print(line)
+    return 0
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
+    if args.summarize:
+        return summarize(args.summarize)
     missing = [d for d in args.datasets if not (SHARED / d / "corpus.jsonl").exists()]
     if missing:
         print(f"needs {', '.join(str(SHARED / d) for d in missing)}")

@@ -193,6 +193,14 @@ def test_summary_names_what_costs_twice_max_drop_and_was_missed():
     assert "0/1 caught (not: big)" in line
 
 
+def test_summarize_reads_saved_rows(tmp_path: Path, capsys):
+    row = regression_zoo.Row("d", "e", "big", True, "failed", "caught", 0.05, "bm25", 0.04, 1.0, "")
+    saved = tmp_path / "rows.json"
+    saved.write_text(json.dumps([regression_zoo.asdict(row)]))
+    assert regression_zoo.main(["--summarize", str(saved)]) == 0
+    assert "d on e: harmful caught 1/1" in capsys.readouterr().out
+
+
 def test_only_takes_the_first_n_of_each_kind():
     picked = regression_zoo.selected(2, "embedded")
     assert [c.harmful for c in picked] == [True, True, False, False]

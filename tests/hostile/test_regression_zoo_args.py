@@ -37,3 +37,29 @@ def test_zoo_option_refused_in_one_line(args, fragments, capsys, tmp_path):
     err = capsys.readouterr().err.strip().splitlines()[-1]
     one_line(err, *fragments)
     assert not (tmp_path / "never").exists()
+
+
+# (id, file content or None for no file, fragments of the one-line refusal)
+ZOO_SAVED_ROWS = [
+    ("no such file", None, ["--summarize:", "rows.json", "FileNotFoundError"]),
+    ("not JSON", "{{{", ["rows.json: not a file of zoo rows", "JSONDecodeError"]),
+    ("rows of another shape", '[{"change": "x"}]', ["not a file of zoo rows", "TypeError"]),
+    ("a JSON object, not rows", '{"rows": []}', ["not a file of zoo rows", "TypeError"]),
+    ("a directory", "dir", ["not a file of zoo rows"]),
+]
+
+
+@pytest.mark.parametrize(
+    "content, fragments", [c[1:] for c in ZOO_SAVED_ROWS], ids=[c[0] for c in ZOO_SAVED_ROWS]
+)
+def test_zoo_saved_rows_refused_in_one_line(content, fragments, capsys, tmp_path):
+    path = tmp_path / "rows.json"
+    if content == "dir":
+        path.mkdir()
+    elif content is not None:
+        path.write_text(content)
+    with bounded(10):
+        assert regression_zoo.main(["--summarize", str(path)]) == 2
+    captured = capsys.readouterr()
+    one_line(captured.err.strip(), *fragments)
+    assert captured.out == ""
