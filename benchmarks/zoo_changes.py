@@ -172,7 +172,9 @@ def stale(share: float, judged_too: bool = True) -> Edit:
         rows = read_corpus(case)
         judged = judged_documents(case)
         pool = [r["_id"] for r in rows if judged_too or r["_id"] not in judged]
-        gone = set(seeded(SEED).sample(pool, int(share * len(rows))))
+        gone = set(
+            seeded(SEED).sample(pool, min(len(pool), int(share * len(rows))))
+        )  # NFCorpus: few unjudged
         write_corpus(case, [r for r in rows if r["_id"] not in gone])
 
     return edit
@@ -282,8 +284,15 @@ HARMFUL: List[Change] = [
     Change("bm25 k1 5", True, retriever("bm25", k1=5.0)),
     Change("bm25 b 0", True, retriever("bm25", b=0.0)),
     Change("bm25 b 1", True, retriever("bm25", b=1.0)),
-    Change("analyzer whitespace", True, default_analyzer({"type": "whitespace"}), engines=ES),
-    Change("analyzer keyword", True, default_analyzer({"type": "keyword"}), engines=ES),
+    Change(
+        "analyzer without lowercase",  # the test servers carry no analysis-common: standard, keyword tokenizers
+        True,
+        default_analyzer({"type": "custom", "tokenizer": "standard"}),
+        engines=ES,
+    ),
+    Change(
+        "analyzer keyword", True, default_analyzer({"type": "custom", "tokenizer": "keyword"}), engines=ES
+    ),
     Change("doc vectors noise 0.05", True, vectors("corpus", noise(0.05))),
     Change("doc vectors noise 0.1", True, vectors("corpus", noise(0.1))),
     Change("query vectors noise 0.05", True, vectors("queries", noise(0.05))),
