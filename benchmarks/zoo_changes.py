@@ -285,13 +285,16 @@ HARMFUL: List[Change] = [
     Change("bm25 b 0", True, retriever("bm25", b=0.0)),
     Change("bm25 b 1", True, retriever("bm25", b=1.0)),
     Change(
-        "analyzer without lowercase",  # the test servers carry no analysis-common: standard, keyword tokenizers
+        "analyzer without lowercase",  # the test servers carry no analysis-common: the standard tokenizer only
         True,
         default_analyzer({"type": "custom", "tokenizer": "standard"}),
         engines=ES,
     ),
     Change(
-        "analyzer keyword", True, default_analyzer({"type": "custom", "tokenizer": "keyword"}), engines=ES
+        "analyzer tokens cut at 3",
+        True,
+        default_analyzer({"type": "standard", "max_token_length": 3}),
+        engines=ES,
     ),
     Change("doc vectors noise 0.05", True, vectors("corpus", noise(0.05))),
     Change("doc vectors noise 0.1", True, vectors("corpus", noise(0.1))),
