@@ -148,6 +148,7 @@ class IndexPlan:
             )
         existing = _existing_name(index)
         quantization = _quantization(index, existing)
+        _check_default_analyzer(index)
         return cls(
             existing=existing,
             suite_slug=slugify(suite or index.get("suite") or "suite"),
@@ -158,6 +159,25 @@ class IndexPlan:
             reap_after_s=float(index.get("reap_after_hours", DEFAULT_REAP_AFTER_HOURS)) * 3600.0,
             quantization=str(quantization),
         )
+
+
+def _check_default_analyzer(index: Mapping[str, Any]) -> None:
+    """A ``default`` analyzer in ``index.settings`` would change nothing: a throwaway index maps
+    title and text with its own analyzer (``DEFAULT_TEXT_ANALYZER``, ``ThrowawayIndex.body``), so
+    the setting is refused by name rather than ignored (the regression zoo found it a silent no-op)."""
+    settings = _flatten_settings(index.get("settings"))
+    names = ("index.analysis.analyzer.default.", "index.analysis.analyzer.default_search.")
+    if not any(k.startswith(names) for k in settings):
+        return
+    props = (index.get("mappings") or {}).get("properties") or {}
+    if all(isinstance(props.get(f), Mapping) and props[f].get("analyzer") for f in ("title", "text")):
+        return  # the suite maps title and text itself
+    raise ConfigError(
+        "index.settings sets analysis.analyzer.default, which this index never uses: title and text are "
+        f"mapped with the analyzer {DEFAULT_TEXT_ANALYZER!r}; define analysis.analyzer.{DEFAULT_TEXT_ANALYZER} "
+        "instead, or map title and text with your analyzer in index.mappings",
+        key="index.settings",
+    )
 
 
 def _existing_name(index: Mapping[str, Any]) -> Optional[str]:

@@ -14,6 +14,7 @@ import pytest
 from pytest_retrieval.backends.base import BM25Spec, KnnSpec
 from pytest_retrieval.backends.search_engine.http import EngineHTTPError
 from pytest_retrieval.backends.search_engine.index import (
+    DEFAULT_TEXT_ANALYZER,
     INDEX_PREFIX,
     META_CREATOR,
     IndexPlan,
@@ -195,3 +196,17 @@ def test_variants_retune_in_place_or_rebuild() -> None:
     assert index.name not in (first, second) and index.variant["similarity"] == "dot_product"
     with pytest.raises(RuntimeError, match="refusing to modify"):
         index.assert_owned("products")
+
+
+def test_a_default_analyzer_that_no_field_uses_is_refused_by_name() -> None:
+    # title and text are mapped with DEFAULT_TEXT_ANALYZER: a "default" analyzer would change nothing
+    default = {"analysis": {"analyzer": {"default": {"type": "english"}}}}
+    with pytest.raises(ConfigError, match="never uses") as info:
+        IndexPlan.parse({"settings": default}, None)
+    assert info.value.key == "index.settings"
+    with pytest.raises(ConfigError, match="never uses"):
+        IndexPlan.parse({"settings": {"index.analysis.analyzer.default_search.type": "english"}}, None)
+    mapped = {"properties": {f: {"type": "text", "analyzer": "english"} for f in ("title", "text")}}
+    IndexPlan.parse({"settings": default, "mappings": mapped}, None)  # the suite maps the fields itself
+    own = {"analysis": {"analyzer": {DEFAULT_TEXT_ANALYZER: {"type": "english"}}}}
+    IndexPlan.parse({"settings": own}, None)
