@@ -1,0 +1,167 @@
+"""A hostile value at every option and file of the ``pytest-retrieval`` command (issue #28,
+section 6): a wrong type, NaN, a right-to-left override, an empty string, a value given to a flag,
+a folder, a FIFO or a device where a file is read or written. Each is refused with exit 2 (1 for
+a report that is not written) and one clear last line naming the option or the file, bounded in
+time, never a traceback. The surfaces whose hostile value is accepted, or hangs, are
+``KNOWN_GAPS`` in ``test_surfaces.py`` and have no row here."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import List
+
+import pytest
+
+from pytest_retrieval import cli
+
+from .conftest import BASE, bounded, one_line
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+
+R = "\u202e"  # a right-to-left override
+LLM = "judge llm pairs.csv --out o.csv --provider callable --function judgefn:f --cache c.jsonl"
+CLICKS = "judge clicks clicks.csv --qrels-out q.txt"
+POOL = "judge pool s.yaml --out p.csv"
+H = "query_id,query,doc_id,title,text,grade\n"
+
+# (surface, argv, exit code, fragments of the last line of stderr)
+CASES = [
+    ("evaluate <qrels>", "evaluate adir r1.trec", 2, ["adir", "directory"]),
+    ("evaluate <run>", "evaluate qrels.trec fifo", 2, ["fifo", "not a regular file"]),
+    ("evaluate --metric", f"evaluate qrels.trec r1.trec --metric {R}", 2, ["unknown metric"]),
+    ("evaluate --per-query", f"evaluate qrels.trec r1.trec --per-query={R}", 2, ["--per-query"]),
+    ("evaluate --profile", f"evaluate qrels.trec r1.trec --profile {R}", 2, ["--profile"]),
+    ("evaluate --ties", "evaluate qrels.trec r1.trec --ties ''", 2, ["--ties"]),
+    ("evaluate --grade-map", "evaluate qrels.trec r1.trec --grade-map fair=nan", 2, ["--grade-map"]),
+    (
+        "evaluate --ignore-identical-ids",
+        "evaluate qrels.trec r1.trec --ignore-identical-ids=yes",
+        2,
+        ["--ignore"],
+    ),
+    ("evaluate --json", "evaluate qrels.trec r1.trec --json=1", 2, ["--json"]),
+    ("fuse <runs>", "fuse r1.trec adir", 2, ["adir", "directory"]),
+    ("fuse --semantics", f"fuse r1.trec r2.trec --semantics {R}", 2, ["--semantics"]),
+    ("fuse --norm", f"fuse r1.trec r2.trec --method linear --weights 1,1 --norm {R}", 2, ["normalization"]),
+    ("fuse --combine", "fuse r1.trec r2.trec --combine nan", 2, ["--combine"]),
+    ("sweep <suite>", "sweep fifo", 2, ["fifo", "not a regular file"]),
+    ("sweep --retriever", f"sweep s.yaml --retriever {R}", 2, ["s.yaml", "no retriever"]),
+    ("sweep --tune-split", f"sweep s.yaml --tune-split {R}", 2, ["--tune-split"]),
+    ("sweep --objective", "sweep s.yaml --objective ndgc@10", 2, ["ndgc@10"]),
+    ("sweep --backend", f"sweep s.yaml --backend {R}", 2, ["--backend"]),
+    ("sweep --override", "sweep s.yaml --override adir", 2, ["adir", "directory"]),
+    ("sweep --check", "sweep s.yaml --check=no", 2, ["--check"]),
+    ("sweep --json", "sweep s.yaml --json=no", 2, ["--json"]),
+    ("judge clicks <log>", "judge clicks fifo --qrels-out q.txt", 2, ["fifo"]),
+    ("judge clicks --qrels-out", "judge clicks clicks.csv --qrels-out adir", 2, ["adir", "a folder"]),
+    ("judge clicks --queries-out", f"{CLICKS} --queries-out adir", 2, ["adir", "a folder"]),
+    ("judge clicks --query-texts", f"{CLICKS} --query-texts fifo", 2, ["fifo", "not a regular file"]),
+    ("judge clicks --stats-out", f"{CLICKS} --stats-out /dev/null", 2, ["/dev/null", "a device"]),
+    ("judge clicks --grades", f"{CLICKS} --grades {R}", 2, ["--grades"]),
+    ("judge clicks --click-rate", f"{CLICKS} --click-rate 1.5", 2, ["--click-rate", "[0, 1]"]),
+    ("judge clicks --long-click-rate", f"{CLICKS} --long-click-rate nan", 2, ["--long-click-rate"]),
+    ("judge clicks --min-impressions", f"{CLICKS} --min-impressions -1", 2, ["min_impressions", ">= 1"]),
+    ("judge clicks --positions-from-zero", f"{CLICKS} --positions-from-zero=1", 2, ["--positions-from-zero"]),
+    ("judge clicks --column", f"{CLICKS} --column {R}", 2, ["--column", "ROLE=NAME"]),
+    ("judge clicks --no-progress", f"{CLICKS} --no-progress=1", 2, ["--no-progress"]),
+    ("judge llm <pairs>", LLM.replace("pairs.csv", "adir"), 2, ["adir"]),
+    ("judge llm --out", LLM.replace("o.csv", "adir"), 2, ["adir"]),
+    ("judge llm --provider", f"judge llm pairs.csv --out o.csv --provider {R}", 2, ["--provider"]),
+    (
+        "judge llm --model",
+        "judge llm pairs.csv --out o.csv --provider openai --model '' --dry-run",
+        2,
+        ["--model"],
+    ),
+    (
+        "judge llm --function",
+        f"judge llm pairs.csv --out o.csv --provider callable --function {R}",
+        2,
+        ["module:function"],
+    ),
+    ("judge llm --prompt-file", f"{LLM} --prompt-file adir", 2, ["adir", "prompt template"]),
+    ("judge llm --cache", LLM.replace("c.jsonl", "adir"), 2, ["adir"]),
+    ("judge llm --rpm", f"{LLM} --rpm 0", 2, ["--rpm", "> 0"]),
+    ("judge llm --timeout", f"{LLM} --timeout -1", 2, ["--timeout", "> 0"]),
+    ("judge llm --reasoning", f"{LLM} --reasoning {R}", 2, ["--reasoning"]),
+    ("judge llm --price-output", f"{LLM} --price-output -inf", 2, ["--price-output"]),
+    ("judge llm --dry-run", f"{LLM} --dry-run=1", 2, ["--dry-run"]),
+    ("judge llm --no-progress", f"{LLM} --no-progress=1", 2, ["--no-progress"]),
+    ("judge pool <suites>", "judge pool fifo --out p.csv", 2, ["fifo", "not a regular file"]),
+    ("judge pool --out", "judge pool s.yaml --out adir", 2, ["--out adir"]),
+    ("judge pool --retrievers", f"{POOL} --retrievers {R}", 2, ["--retrievers", "no retriever"]),
+    ("judge pool --judged", f"{POOL} --judged fifo", 2, ["fifo", "not a regular file"]),
+    ("judge pool --corpus", f"{POOL} --corpus adir", 2, ["adir", "directory"]),
+    ("judge pool --include-judged", f"{POOL} --include-judged=1", 2, ["--include-judged"]),
+    ("judge pool --shuffle", f"{POOL} --shuffle nan", 2, ["--shuffle"]),
+    ("judge pool --verbose", f"{POOL} --verbose=1", 2, ["--verbose"]),
+    ("judge pool --no-progress", f"{POOL} --no-progress=1", 2, ["--no-progress"]),
+    ("judge import <files>", "judge import fifo --qrels q.txt", 2, ["fifo", "not a regular file"]),
+    ("judge import --qrels", "judge import a.csv --qrels adir", 2, ["adir", "directory"]),
+    ("judge import --out", "judge import a.csv --qrels q.txt --out adir", 2, ["adir"]),
+    ("judge import --policy", f"judge import a.csv --qrels q.txt --policy {R}", 2, ["--policy"]),
+    ("judge import --grades", "judge import a.csv --qrels q.txt --grades 3-0", 2, ["--grades", "3-0"]),
+    ("judge import --pool", "judge import a.csv --qrels q.txt --pool fifo", 2, ["fifo"]),
+    ("judge agree <a>", "judge agree fifo b.csv", 2, ["fifo", "not a regular file"]),
+    ("judge agree <b>", "judge agree a.csv adir", 2, ["adir", "directory"]),
+    ("judge agree --labels", "judge agree a.csv b.csv --labels nan", 2, ["--labels", "nan"]),
+    ("judge agree --strict", "judge agree a.csv b.csv --strict=1", 2, ["--strict"]),
+    ("judge agree --json", "judge agree a.csv b.csv --json=1", 2, ["--json"]),
+    ("report --markdown", "report r.json --markdown adir", 1, ["--markdown adir", "a folder"]),
+    ("report --html", "report r.json --html fifo", 1, ["--html fifo", "a FIFO"]),
+    ("report --openmetrics", "report r.json --openmetrics /dev/null", 1, ["--openmetrics", "a device"]),
+    ("compare <a>", "compare adir r.json", 2, ["adir", "not a JSON report"]),
+    (
+        "compare --fail-on-regression",
+        "compare r.json r.json --fail-on-regression=1",
+        2,
+        ["--fail-on-regression"],
+    ),
+    ("compare --markdown", "compare r.json r.json --markdown adir", 2, ["adir", "a folder"]),
+    ("compare --json", "compare r.json r.json --json=1", 2, ["--json"]),
+]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("cli")
+    (d / "qrels.trec").write_text("1 0 d1 1\n1 0 d2 0\n")
+    (d / "r1.trec").write_text("1 Q0 d1 1 2.0 a\n1 Q0 d2 2 1.0 a\n")
+    (d / "r2.trec").write_text("1 Q0 d2 1 2.0 b\n1 Q0 d1 2 1.0 b\n")
+    (d / "s.yaml").write_text(BASE + "floors:\n  bm25:\n    ndcg@10: 0.1\n")
+    (d / "adir").mkdir()
+    os.mkfifo(d / "fifo")
+    (d / "a.csv").write_text(H + "q1,solar,d1,,t,1\nq2,river,d2,,t,0\n")
+    (d / "b.csv").write_text(H + "q1,solar,d1,,t,1\nq2,river,d2,,t,1\n")
+    (d / "pairs.csv").write_text(H + "q1,solar,d1,,text,\n")
+    (d / "judgefn.py").write_text("def f(query, doc):\n    return 1\n")
+    (d / "clicks.csv").write_text(
+        "query_id,query,doc_id,position,clicked,dwell\nq1,solar,d1,1,1,40\nq1,solar,d2,2,0,0\n"
+    )
+    (d / "retrieval_s.yaml").write_text(BASE + "floors:\n  bm25:\n    ndcg@10: 0.1\n")
+    run = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--retrieval-report=r.json"]
+    subprocess.run(run, cwd=d, capture_output=True, timeout=300, check=False)
+    assert (d / "r.json").is_file()
+    return d
+
+
+@pytest.mark.parametrize("surface,argv,code,fragments", CASES, ids=[c[0] for c in CASES])
+def test_a_hostile_command_line_is_refused_in_one_line(
+    files: Path, monkeypatch, capsys, surface: str, argv: str, code: int, fragments: List[str]
+) -> None:
+    monkeypatch.chdir(files)
+    monkeypatch.syspath_prepend(str(files))  # the callable judge judgefn:f
+    monkeypatch.setenv("XDG_CACHE_HOME", str(files / "cache"))
+    with bounded(30):
+        try:
+            rc = cli.main(shlex.split(argv))
+        except SystemExit as exc:  # argparse
+            rc = exc.code
+    out, err = capsys.readouterr()
+    assert rc == code, (rc, out, err)
+    assert "Traceback" not in err + out
+    one_line(err.strip().splitlines()[-1], *fragments)
