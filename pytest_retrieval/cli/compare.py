@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .options import metric_name, number
 from .report_file import load_report
 
 __all__ = ["register", "run"]
@@ -49,22 +50,24 @@ def register(sub: Any) -> None:
     )
     c.add_argument("a", help="the reference JSON report (e.g. main)")
     c.add_argument("b", help="the JSON report compared with it (e.g. the pull request)")
-    c.add_argument("-m", "--metric", action="append", help="metrics compared (default: the gated ones)")
+    c.add_argument(
+        "-m", "--metric", action="append", type=metric_name, help="metrics compared (default: the gated ones)"
+    )
     c.add_argument(
         "--max-drop",
-        type=float,
+        type=number(float, ge=0),
         default=None,
         help="largest tolerated mean drop (default: B's regression.max_drop, else 0.01)",
     )
     c.add_argument(
         "--confidence",
-        type=float,
+        type=number(float, gt=0, lt=1),
         default=None,
         help="of the paired test (default: B's regression.confidence, else 0.95)",
     )
     c.add_argument(
         "--resamples",
-        type=int,
+        type=number(int, ge=1),
         default=None,
         help="of the paired test (default: B's regression.resamples, else 10000)",
     )

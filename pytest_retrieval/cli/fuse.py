@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RetrievalError
-from .options import number, number_list
+from .options import number, number_list, run_tag
 
 __all__ = ["register", "run"]
 
@@ -100,5 +100,5 @@ def register(sub: Any) -> None:
     f.add_argument(
         "-k", type=number(int, ge=1), default=None, help="hits per query in the output (default: window)"
     )
-    f.add_argument("--tag", default="fused")
+    f.add_argument("--tag", type=run_tag, default="fused")
     f.set_defaults(func=run)

@@ -96,6 +96,59 @@ def positive(text: str) -> float:
     return v
 
 
+def plain_text(text: str) -> str:
+    """A name written into files and caches: not empty, no control or format characters (a
+    right-to-left override would make what is shown differ from what is stored)."""
+    import unicodedata
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty: give a name")
+    bad = [c for c in text if unicodedata.category(c) in ("Cc", "Cf")]
+    if bad:
+        raise argparse.ArgumentTypeError(f"{text!r} holds the control or format character {bad[0]!r}")
+    return text
+
+
+def run_tag(text: str) -> str:
+    """A TREC run tag: the run file's sixth column, so one token (no white space)."""
+    plain_text(text)
+    if any(c.isspace() for c in text):
+        raise argparse.ArgumentTypeError(f"{text!r}: a run tag is one column of a TREC run: no white space")
+    return text
+
+
+def http_url(text: str) -> str:
+    """An ``http://`` or ``https://`` URL with a host."""
+    from urllib.parse import urlsplit
+
+    plain_text(text)
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an http(s) URL")
+    return text
+
+
+def api_date(text: str) -> str:
+    """An API version written as a date (``2023-06-01``)."""
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an API version date (YYYY-MM-DD)")
+    return text
+
+
+def metric_name(text: str) -> str:
+    """A metric of a report: a measure the registry knows (``ndcg@10``), or a latency figure
+    (``p95_ms``, ``p95_ratio``) as the JSON report names them."""
+    from ..measures.metrics import parse_metric
+
+    if re.fullmatch(r"p\d+(\.\d+)?_(ms|ratio)", text):
+        return text
+    try:
+        parse_metric(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def add_progress_option(parser: argparse.ArgumentParser, func: Any) -> None:
     """The last option of a long-running command (``--no-progress``) and its handler."""
     parser.add_argument("--no-progress", dest="progress", action="store_false")

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .options import number
 from .report_file import load_report
 
 __all__ = ["load_report", "register", "run"]
@@ -47,5 +48,7 @@ def register(sub: Any) -> None:
     )
     r.add_argument("--html", metavar="OUT.html", help="the self-contained HTML report")
     r.add_argument("--openmetrics", metavar="OUT.txt", help="OpenMetrics text (GitLab metrics report)")
-    r.add_argument("--max-chars", type=int, default=LIMIT, help=f"Markdown size limit (default {LIMIT:,})")
+    r.add_argument(
+        "--max-chars", type=number(int, ge=1), default=LIMIT, help=f"Markdown size limit (default {LIMIT:,})"
+    )
     r.set_defaults(func=run)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any, Dict, Iterator, List, Tuple
 
 from ..errors import RetrievalError
+from ..fileio import read_regular_file
 
 __all__ = ["MAX_DEPTH", "ReportFileError", "check_report", "load_report"]
 
@@ -44,7 +44,7 @@ def _parse(path: str) -> Any:
         raise ValueError(f"{name} is not a JSON number")
 
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_regular_file(path).decode("utf-8")
     except FileNotFoundError:
         raise ReportFileError(f"{path}: file not found") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import RetrievalError
-from ..options import grade_range
+from ..options import grade_range, number, plain_text
 
 __all__ = ["register", "run"]
 
@@ -48,17 +48,19 @@ def register(sub: Any) -> None:
     a = sub.add_parser("agree", help="agreement of two label sources (kappa, confusion matrix)")
     a.add_argument("a", help="qrels or filled annotation file (e.g. people)")
     a.add_argument("b", help="qrels or filled annotation file (e.g. the LLM judge)")
-    a.add_argument("--names", help="names for the two sources, e.g. human,llm")
+    a.add_argument("--names", type=plain_text, help="names for the two sources, e.g. human,llm")
     a.add_argument(
         "--labels",
         type=grade_range,
         metavar="MIN-MAX",
         help="the grade scale (default: the observed range)",
     )
-    a.add_argument("--binarize", type=int, metavar="T", help="compare relevant (grade >= T) against not")
+    a.add_argument(
+        "--binarize", type=number(int, ge=1), metavar="T", help="compare relevant (grade >= T) against not"
+    )
     a.add_argument(
         "--min-kappa",
-        type=float,
+        type=number(float, ge=-1, le=1),
         default=0.6,
         help="recommend human backstopping below this linear-weighted kappa (default 0.6)",
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 from ...errors import RetrievalError
-from ..options import add_progress_option, fraction
+from ..options import add_progress_option, fraction, number
 from .console import say
 
 __all__ = ["register", "run"]
@@ -100,7 +100,7 @@ def register(sub: Any) -> None:
     c.add_argument("--stats-out", metavar="FILE", help="per-pair evidence TSV (impressions, clicks, rates)")
     c.add_argument(
         "--long-dwell",
-        type=float,
+        type=number(float, ge=0),
         default=30.0,
         help="seconds; a click with dwell above this is a long click (default 30)",
     )
@@ -109,7 +109,7 @@ def register(sub: Any) -> None:
     )
     c.add_argument(
         "--position-bias",
-        type=float,
+        type=number(float, ge=0),
         metavar="ETA",
         help="correct for position bias with examination propensity (1/position)^ETA (try 1.0)",
     )
@@ -128,7 +128,7 @@ def register(sub: Any) -> None:
     )
     c.add_argument(
         "--min-examinations",
-        type=float,
+        type=number(float, ge=0),
         default=1.0,
         help="with --position-bias: unclicked pairs with fewer expected examinations "
         "stay unjudged (default 1.0)",

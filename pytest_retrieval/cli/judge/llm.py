@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ...errors import ConfigError, RetrievalError
-from ..options import add_progress_option, number, positive
+from ..options import add_progress_option, api_date, check_output_file, http_url, number, plain_text, positive
 from .console import say
 
 __all__ = ["register", "run"]
@@ -20,6 +20,7 @@ def run(args: argparse.Namespace) -> int:
     from ...judge.llm import JudgeCache, grade_pairs, make_judge, pairs_from_pool
 
     _setup_logging()
+    _check_before_asking(args)
     judge = make_judge(args.provider, model=args.model, function=args.function, **_judge_options(args))
     pairs = pairs_from_pool(read_pairs(args.pairs))
     cache_path = Path(args.cache) if args.cache else _default_cache()
@@ -40,6 +41,19 @@ def run(args: argparse.Namespace) -> int:
     if prices is not None and report.cost is None:
         say("cost unknown: the judge reported no token usage")
     return _write_llm_results(args, report)
+
+
+def _check_before_asking(args: argparse.Namespace) -> None:
+    """What would fail only once requests are out, refused before the first: a key variable
+    that is not set, a failures file that cannot be written."""
+    import os
+
+    from ...errors import RetrievalError
+
+    if args.api_key_env and args.provider != "callable" and not os.environ.get(args.api_key_env):
+        raise RetrievalError(f"--api-key-env {args.api_key_env}: the variable is not set (or empty)")
+    if args.failures:
+        check_output_file(args.failures, "--failures")
 
 
 def _default_cache() -> Path:
@@ -170,18 +184,23 @@ def _add_judge_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--base-url",
+        type=http_url,
         help="API base URL (default: the provider's; for openai the part before /chat/completions)",
     )
     parser.add_argument(
         "--api-key-env",
+        type=plain_text,
         metavar="VAR",
         help="environment variable holding the key (default ANTHROPIC_API_KEY / "
         "OPENAI_API_KEY); keys are never printed",
     )
-    parser.add_argument("--anthropic-version", default="2023-06-01")
-    parser.add_argument("--judge-id", help="cache identity of the judge (default provider:model)")
+    parser.add_argument("--anthropic-version", type=api_date, default="2023-06-01")
+    parser.add_argument(
+        "--judge-id", type=plain_text, help="cache identity of the judge (default provider:model)"
+    )
     parser.add_argument(
         "--prompt-version",
+        type=plain_text,
         help="shipped prompt version (default umbrela-int-v1), or the version name of --prompt-file",
     )
     parser.add_argument("--prompt-file", help="your own template with {query} and {document}")
@@ -204,7 +223,10 @@ def _add_request_options(parser: argparse.ArgumentParser) -> None:
         "--backoff", type=number(float, ge=0), default=1.0, help="first backoff in seconds (default 1)"
     )
     parser.add_argument(
-        "--max-backoff", type=float, default=60.0, help="cap on a backoff or Retry-After wait (default 60)"
+        "--max-backoff",
+        type=number(float, ge=0),
+        default=60.0,
+        help="cap on a backoff or Retry-After wait (default 60)",
     )
     parser.add_argument("--timeout", type=positive, default=60.0, help="per-request timeout, s")
     parser.add_argument(
@@ -223,7 +245,7 @@ def _add_request_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-doc-chars",
-        type=int,
+        type=number(int, ge=1),
         default=4000,
         help="documents are cut to this many characters (default 4000)",
     )
@@ -233,11 +255,13 @@ def _add_cost_options(parser: argparse.ArgumentParser) -> None:
     """The cost estimate, the failures file and the dry run."""
     parser.add_argument(
         "--price-input",
-        type=float,
+        type=number(float, ge=0),
         metavar="USD",
         help="USD per million input tokens, for the cost estimate",
     )
-    parser.add_argument("--price-output", type=float, metavar="USD", help="USD per million output tokens")
+    parser.add_argument(
+        "--price-output", type=number(float, ge=0), metavar="USD", help="USD per million output tokens"
+    )
     parser.add_argument("--failures", metavar="FILE", help="write failed pairs here (JSONL)")
     parser.add_argument(
         "--dry-run",

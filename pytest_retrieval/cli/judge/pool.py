@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import RetrievalError
-from ..options import add_progress_option, check_output_file, number
+from ..options import add_progress_option, check_output_file, number, plain_text
 from .console import say
 
 __all__ = ["register", "run"]
@@ -105,6 +105,6 @@ def register(sub: Any) -> None:
         metavar="SEED",
         help="shuffle documents within each query (default: best rank first)",
     )
-    p.add_argument("--scale", default="0-3", help="grade scale shown in the instructions")
+    p.add_argument("--scale", type=plain_text, default="0-3", help="grade scale shown in the instructions")
     p.add_argument("-v", "--verbose", action="store_true")
     add_progress_option(p, run)
