@@ -17,10 +17,11 @@ from pytest_retrieval.errors import ConfigError
 from pytest_retrieval.gates.baseline import baseline_from_result, read_baseline, write_baseline
 from pytest_retrieval.reports.outputs import OutputWriter, render_outputs, write_run_files
 
+from ..ci import needs_fifos
 from ..tiny import TINY_SUITE, run_tiny
 from .conftest import bounded, one_line
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+pytestmark = needs_fifos
 
 
 @pytest.fixture(scope="module")

@@ -110,8 +110,6 @@ CASES = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_a_partial_run_says_what_was_not_judged(pytester, monkeypatch, name: str) -> None:
     case = CASES[name]
-    if "-n" in case.args:
-        pytest.importorskip("xdist")
     for file, text in case.files.items():
         (pytester.path / file).write_text(text)
     step = pytester.path / "step.md"

@@ -18,9 +18,10 @@ import pytest
 
 from pytest_retrieval import cli
 
+from ..ci import needs_fifos
 from .conftest import BASE, bounded, one_line
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+pytestmark = needs_fifos
 
 R = "\u202e"  # a right-to-left override
 LLM = "judge llm pairs.csv --out o.csv --provider callable --function judgefn:f --cache c.jsonl"

@@ -13,9 +13,10 @@ from typing import List, Tuple
 
 import pytest
 
+from ..ci import needs_fifos
 from .conftest import BASE, FLOORS, one_line
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+pytestmark = needs_fifos
 
 R = "\u202e"
 

@@ -14,6 +14,7 @@ import pytest
 from pytest_retrieval.fileio import atomic_write, read_regular_file
 from pytest_retrieval.reports.outputs import OutputWriter, render_outputs, report_document, write_run_files
 
+from ..ci import needs_fifos
 from ..tiny import TINY_SUITE
 
 pytest_plugins = ["pytester"]
@@ -63,7 +64,7 @@ def test_a_runs_folder_that_is_a_file_is_one_line(state, tmp_path) -> None:
     )
 
 
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+@needs_fifos
 def test_a_fifo_or_device_is_refused_never_read_or_replaced(tmp_path) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
