@@ -22,6 +22,9 @@ class Query:
     text: str
     vector: Any = None  # numpy float32 array (dim,) or None
     tags: Tuple[str, ...] = ()
+    # learned sparse query vector {term: weight} (IDF already applied query-side) when a
+    # sparse stage needs it, else None
+    sparse: Any = None
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,16 @@ class DocVectors:
     doc_ids: Sequence[str]
     matrix: Any  # numpy float32 (n, dim)
     embedder_id: str = ""
+
+
+@dataclass
+class DocSparseVectors:
+    """Learned sparse document vectors: ``vectors[i]`` ({term: weight}, weights > 0, raw:
+    never IDF-weighted) belongs to ``doc_ids[i]``. ``encoder_id`` names the model/files."""
+
+    doc_ids: Sequence[str]
+    vectors: Sequence[Mapping[str, float]]
+    encoder_id: str = ""
 
 
 @dataclass

@@ -7,7 +7,7 @@ import abc
 from dataclasses import dataclass, field
 from typing import Any, Dict, Literal, Optional, Protocol, Sequence, Set, Tuple, runtime_checkable
 
-from ..types import Document, DocVectors, Query, Ranking, Run
+from ..types import Document, DocSparseVectors, DocVectors, Query, Ranking, Run
 
 # ---- leaf retriever specs (validated config turns into these) ----
 
@@ -46,6 +46,19 @@ class KnnSpec:
 
 
 @dataclass(frozen=True)
+class SparseSpec:
+    """Learned sparse retrieval (SPLADE-style): score(q, d) = sum over shared terms of
+    q_weight x d_weight. The query's weights arrive in ``Query.sparse`` with any IDF already
+    applied (query-side, so every backend ranks alike); documents' raw weights arrive in
+    ``prepare`` as ``DocSparseVectors`` (``prepare_sparse``). ``field`` names the index field
+    (throwaway indexes create it; existing indexes must have it)."""
+
+    field: str = "sparse_embedding"
+    idf: Literal["none", "bm25_plus1"] = "none"
+    encoder_id: str = ""
+
+
+@dataclass(frozen=True)
 class TemplateSpec:
     """The team's own production query body with {{query_text}}, {{query_vector}}, {{k}}."""
 
@@ -53,7 +66,7 @@ class TemplateSpec:
     pipeline: Optional[str] = None
 
 
-LeafSpec = Any  # BM25Spec | KnnSpec | TemplateSpec
+LeafSpec = Any  # BM25Spec | KnnSpec | SparseSpec | TemplateSpec
 
 
 @dataclass
@@ -92,6 +105,14 @@ class Backend(Protocol):
     @abc.abstractmethod
     def search_one(self, spec: LeafSpec, query: Query, k: int) -> SearchResult:
         """Latency pass: exactly one request for one query, as production would send it."""
+
+    def prepare_sparse(self, doc_sparse: DocSparseVectors) -> None:
+        """Add the documents' learned sparse vectors (called after ``prepare`` when a suite has
+        a sparse retriever). A backend without sparse support raises ``ConfigError`` naming
+        itself; it never ignores the vectors."""
+        from ..errors import ConfigError
+
+        raise ConfigError(f"backend {self.name!r} has no learned sparse retrieval (type: sparse)")
 
     def existing_ids(self, doc_ids: Sequence[str]) -> Optional[Set[str]]:
         """Which of ``doc_ids`` the prepared index holds (read-only); None when this backend
