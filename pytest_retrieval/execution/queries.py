@@ -105,6 +105,15 @@ class QueryResult:
         head = f"{self.retriever} on query {self.query.id} {self.query.text!r}: {values or 'not evaluated'}"
         return "\n".join([head, "  top 10:"] + describe_top(self.hits, 10))
 
+    def __repr__(self) -> str:
+        # one line that pytest's assertion message (``assert ok, got``: saferepr, cut at 240
+        # characters unless -vv) keeps whole for short ids: the metrics, the top 10 ids
+        # (``id=grade`` for a judged one); str() has the full table with scores and titles
+        values = ", ".join(f"{m} {v:.4f}" for m, v in self.metrics.items()) or "not evaluated"
+        text = self.query.text if len(self.query.text) <= 24 else self.query.text[:23] + "…"
+        top = " ".join(h.doc_id if h.grade is None else f"{h.doc_id}={h.grade}" for h in list(self.hits)[:10])
+        return f"<{self.retriever} query {self.query.id} {text!r}: {values}; top 10: {top or 'no hits'}>"
+
 
 def query_result(result: Any, retriever: str, qid: Any) -> QueryResult:
     """``SuiteResult.query``: one query's metrics, ranking and grades for ``retriever``."""

@@ -172,8 +172,12 @@ def evaluate(
     gain: str = "exp",
     ties: str = "engine",
     relevance_threshold: int = 1,
+    profile: Optional[str] = None,
 ) -> Evaluation:
     """Score ``run`` against ``qrels`` on ``metrics``.
+
+    ``profile`` is the suite's name for the nDCG gain (``evaluation.profile``, ``--profile``):
+    ``"exp"`` is ``gain="exp"``, ``"trec"`` is ``gain="linear"`` (trec_eval); give one or the other.
 
     ``ties="engine"`` keeps each ranking's order as given; ``ties="trec"`` re-orders it
     as trec_eval does: score descending, then document id descending (trec_eval
@@ -187,6 +191,7 @@ def evaluate(
     built against those qrels, with the same ``ties``), or an iterable of ``RunColumns``
     batches (each query in one batch): nothing is converted then.
     """
+    gain = _gain_of(profile, gain)
     parsed = [
         m
         for m in _parse_options(metrics, gain, ties, relevance_threshold)
@@ -208,6 +213,20 @@ def evaluate(
     return evaluate_columns(
         qc, batches, parsed, gain=gain, ties=ties, relevance_threshold=relevance_threshold
     )
+
+
+_PROFILE_GAIN = {"exp": "exp", "trec": "linear"}
+
+
+def _gain_of(profile: Optional[str], gain: str) -> str:
+    """The gain ``evaluate`` uses: ``profile`` (the suite's word) when given, else ``gain``."""
+    if profile is None:
+        return gain
+    if profile not in _PROFILE_GAIN:
+        raise ValueError(f"profile must be 'exp' or 'trec', got {profile!r}")
+    if gain != "exp" and gain != _PROFILE_GAIN[profile]:
+        raise ValueError(f"profile={profile!r} and gain={gain!r} disagree: give one of them")
+    return _PROFILE_GAIN[profile]
 
 
 def evaluate_columns(

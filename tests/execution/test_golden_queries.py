@@ -249,6 +249,10 @@ def test_retrieval_queries_and_per_query_results() -> None:
     assert got.hits.doc_ids == result.retrievers["rrf"].run[queries[0].id].doc_ids[:depth]
     assert {h.doc_id for h in got.hits if h.grade} <= set(queries[0].grades)
     assert "top 10:" in str(got)
+    # `assert ok, got` shows repr(got): one line that pytest (saferepr, 240 characters) keeps whole
+    shown = repr(got)
+    assert "\n" not in shown and len(shown) <= 240 and "ndcg@10" in shown, shown
+    assert all(h.doc_id in shown for h in list(got.hits)[:10]), shown
 
 
 def test_search_drops_self_hits_like_the_suite_run(pytester) -> None:
