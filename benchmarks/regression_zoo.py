@@ -13,7 +13,7 @@ suite folder is changed and ``pytest`` runs it in a subprocess, as CI would. The
 classified (``benchmarks/zoo_outcome.py``): caught / missed (harmful), flagged / ok (harmless),
 or *silent* (a baseline item skipped, e.g. "corpus changed").
 
-The gate suite (``benchmarks/zoo_data.py``) is the README's default: BM25 (title + text),
+The gate suite (``benchmarks/zoo_data.py``) is the documented default (docs/how-to/baselines.md): BM25 (title + text),
 dense kNN (the shared all-MiniLM-L6-v2 vectors), RRF and weighted fusion of the two (window 100),
 ``regression: {max_drop: {ndcg@10: 0.01}}`` over every retriever, evaluated on the test split
 (SciFact 300 queries, NFCorpus 323). The same pytest run also evaluates every judged query

@@ -32,7 +32,7 @@ EMBEDDINGS = Path("embeddings") / "all-MiniLM-L6-v2"
 ENGINE_URLS = {"elasticsearch": "http://127.0.0.1:19202"}
 GATE_SPLIT = "test"  # SciFact 300 queries, NFCorpus 323: the gate's subsample
 FULL_SPLITS = ("test", "dev", "train")  # every judged query: the cost of a change
-MAX_DROP = 0.01  # README "Regressions against a baseline": max_drop {ndcg@10: 0.01}
+MAX_DROP = 0.01  # docs/how-to/baselines.md: max_drop {ndcg@10: 0.01}
 WINDOW = 100
 
 

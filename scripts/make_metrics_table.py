@@ -1,7 +1,7 @@
 """Write the metrics tables generated from the measures' declarations
-(``pytest_retrieval/measures/registry.py``): ``docs/metrics.md``, and the table of the
-README's "Metrics" section (the lines from its ``| metric | definition |`` header to the
-first blank line).
+(``pytest_retrieval/measures/registry.py``): ``docs/metrics.md``, and the table of
+``docs/explanation/metrics.md`` ("How the metrics are computed": the lines from its
+``| metric | definition |`` header to the first blank line).
 
     python scripts/make_metrics_table.py            # write both
     python scripts/make_metrics_table.py --check    # exit 1 when either is out of date
@@ -18,17 +18,17 @@ sys.path.insert(0, str(ROOT))
 
 from pytest_retrieval.measures.registry import docs_page, readme_table  # noqa: E402
 
-README = ROOT / "README.md"
+EXPLAINED = ROOT / "docs" / "explanation" / "metrics.md"
 DOCS = ROOT / "docs" / "metrics.md"
 HEADER = "| metric | definition |"
 
 
-def with_readme_table(readme: str) -> str:
-    """``readme`` with its metrics table replaced by the generated one."""
-    lines = readme.splitlines(keepends=True)
+def with_readme_table(page: str) -> str:
+    """``page`` with its metrics table replaced by the generated one."""
+    lines = page.splitlines(keepends=True)
     start = next((i for i, line in enumerate(lines) if line.rstrip("\n") == HEADER), None)
     if start is None:
-        raise SystemExit(f"{README.name}: no line {HEADER!r}")
+        raise SystemExit(f"{EXPLAINED.name}: no line {HEADER!r}")
     end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
     return "".join(lines[:start]) + readme_table() + "".join(lines[end:])
 
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only check the files are up to date")
     args = parser.parse_args(argv)
-    wanted = {README: with_readme_table(README.read_text(encoding="utf-8")), DOCS: docs_page()}
+    wanted = {EXPLAINED: with_readme_table(EXPLAINED.read_text(encoding="utf-8")), DOCS: docs_page()}
     stale = [
         path for path, text in wanted.items() if not path.exists() or path.read_text(encoding="utf-8") != text
     ]

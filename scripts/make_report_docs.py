@@ -1,4 +1,5 @@
-"""Make the README's report pictures with the project's own commands (developer tool).
+"""Make the report pictures (docs/report-*.png, in the README and docs/how-to/reports.md) with the
+project's own commands (developer tool).
 
 Runs the example suite with a baseline and an induced regression (BM25 loses its abstracts
 field; ``tests/reports/scenario.py``), then writes into ``docs/``:

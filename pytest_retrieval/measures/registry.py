@@ -4,7 +4,7 @@ judgments, its formula and a one-line definition.
 
 Generated from the declarations: the parser's tables (:func:`.metrics.parse_metric`), the
 list of known metrics in error messages (:data:`KNOWN_METRICS`), the formula each metric is
-computed by (:func:`.metrics.evaluate_columns`) and the metrics tables of ``README.md`` and
+computed by (:func:`.metrics.evaluate_columns`) and the metrics tables of ``docs/explanation/metrics.md`` and
 ``docs/metrics.md`` (written by ``scripts/make_metrics_table.py``; a test checks both are up
 to date). Adding a measure is one :class:`Measure` in :data:`MEASURES` and its formula in
 :mod:`.formulas`; a measure trec_eval has also needs its case in
@@ -219,7 +219,7 @@ KNOWN_METRICS = ", ".join(map(_listed, MEASURES)) + "; trec_eval names such as "
 
 
 def readme_table() -> str:
-    """The metrics table of ``README.md``: metric, definition."""
+    """The short metrics table (``docs/explanation/metrics.md``): metric, definition."""
     rows = ["| metric | definition |", "|---|---|"]
     rows += [f"| `{m.synopsis}` | {m.doc} |" for m in MEASURES]
     return "\n".join(rows) + "\n"

@@ -78,7 +78,7 @@ def _yaml(snippet: Snippet, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> N
             result = SuiteRunner(suite).run()
             assert result.retrievers, snippet.id
     else:
-        override = workdir / "override.yaml"
+        override = workdir / "example_suite" / "override.yaml"  # its data/... paths: the example's
         override.write_text(snippet.code, encoding="utf-8")
         load_suite(example, overrides=(override,))
 

@@ -116,8 +116,8 @@ def pytest_surfaces() -> Set[str]:
     return rec.names
 
 
-# files read or written (README: "A suite file", "Judgments you can trust", "Regressions against a
-# baseline", "Reports in the pull request", "Authoring judgments") -> the hostile tests covering them
+# files read or written (docs/how-to/: suite-files, judgments, baselines, reports) -> the hostile
+# tests covering them
 FILE_CASES: Dict[str, List[str]] = {
     "file:suite": [
         "test_suite_yaml.py::test_hostile_suite_file_is_one_clear_line",

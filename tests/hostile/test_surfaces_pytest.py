@@ -21,7 +21,7 @@ pytestmark = needs_fifos
 R = "\u202e"
 
 # (option, arguments, exit codes, fragments of the line; the first fragment picks the line).
-# A rendering not written does not fail the run (README, "Reports in the pull request").
+# A rendering not written does not fail the run (docs/how-to/reports.md).
 CASES = [
     ("--retrieval-backend", [f"--retrieval-backend={R}"], (4,), ["--retrieval-backend", "invalid choice"]),
     ("--retrieval-profile", ["--retrieval-profile=nan"], (4,), ["--retrieval-profile", "invalid choice"]),
