@@ -176,7 +176,9 @@ def pytest_options_page() -> str:
 # --------------------------------------------------------------------------- the command line
 
 
-def _commands(parser: argparse.ArgumentParser, prog: str) -> Iterator[Tuple[str, argparse.ArgumentParser, str]]:
+def _commands(
+    parser: argparse.ArgumentParser, prog: str
+) -> Iterator[Tuple[str, argparse.ArgumentParser, str]]:
     """Every (sub)command under ``parser``: its full name, its parser and its one-line help."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -201,7 +203,11 @@ def _argument_rows(parser: argparse.ArgumentParser) -> List[str]:
         else:
             value = f"`{action.metavar or action.dest.upper()}`" if action.option_strings else "positional"
         default = action.default
-        shown = "-" if default in (None, False, [], argparse.SUPPRESS) or not action.option_strings else f"`{default}`"
+        shown = (
+            "-"
+            if default in (None, False, [], argparse.SUPPRESS) or not action.option_strings
+            else f"`{default}`"
+        )
         rows.append(f"| {names} | {value} | {_cell(shown)} | {_cell(action.help or '')} |")
     return rows
 

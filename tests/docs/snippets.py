@@ -56,7 +56,9 @@ def snippets(page: Path) -> Iterator[Snippet]:
             indent = len(m["indent"])
             body = "\n".join(line[indent:] for line in lines[i + 1 : end]) + "\n"
             marker = SKIP.match(lines[i - 1].strip()) if i else None
-            yield Snippet(page, i + 1, m["lang"], _resolve_includes(body), marker["reason"] if marker else None)
+            yield Snippet(
+                page, i + 1, m["lang"], _resolve_includes(body), marker["reason"] if marker else None
+            )
         i = end + 1
 
 

@@ -23,7 +23,13 @@ def test_the_site_builds_strict(tmp_path: Path) -> None:
         timeout=600,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    for page in ("tutorial", "reference/cli", "reference/suite-schema", "reference/pytest-options", "metrics"):
+    for page in (
+        "tutorial",
+        "reference/cli",
+        "reference/suite-schema",
+        "reference/pytest-options",
+        "metrics",
+    ):
         assert (tmp_path / "site" / page / "index.html").is_file(), page
     # the shipped example is included, not copied: the page shows the file as it is
     index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
