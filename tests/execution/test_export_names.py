@@ -114,3 +114,14 @@ def test_a_query_id_a_trec_file_cannot_hold_writes_nothing(tmp_path) -> None:
     with pytest.raises(ConfigError, match="query id 'q 2' contains whitespace"):
         write_suite_runs(result, tmp_path / "runs")
     assert not (tmp_path / "runs").exists()  # every file is checked before the first is written
+
+
+def test_suite_runs_on_a_suite_with_latency_floors(tmp_path: Path) -> None:
+    """The shipped example gates p95_ms: suite_runs leaves the timing pass out without
+    calling the file's latency floors invalid (issue #26: it raised a ConfigError)."""
+    from pytest_retrieval.execution.export import suite_runs
+
+    root = Path(__file__).resolve().parents[2]
+    qrels, runs = suite_runs(root / "example_suite" / "retrieval_scifact_mini.yaml")
+    assert set(runs) == {"bm25", "dense", "rrf", "weighted"}
+    assert len(qrels.to_dict()) == 100 and all(len(r.to_dict()) == 100 for r in runs.values())

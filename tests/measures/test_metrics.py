@@ -384,3 +384,25 @@ def test_parsing_metric_names_does_not_import_numpy():
         "assert 'numpy' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_evaluate_takes_the_suites_profile_words() -> None:
+    """``profile="trec"`` is ``gain="linear"`` and ``profile="exp"`` is ``gain="exp"``, as in a
+    suite's ``evaluation.profile`` and the commands' ``--profile`` (issue #26)."""
+    import pytest
+
+    from pytest_retrieval.measures.metrics import evaluate
+    from pytest_retrieval.types import Ranking
+
+    qrels = {"q": {"a": 2, "b": 1}}
+    run = {"q": Ranking(["b", "a"], [2.0, 1.0])}
+    linear = evaluate(qrels, run, "ndcg@10", gain="linear").aggregate
+    assert evaluate(qrels, run, "ndcg@10", profile="trec").aggregate == linear
+    assert (
+        evaluate(qrels, run, "ndcg@10", profile="exp").aggregate == evaluate(qrels, run, "ndcg@10").aggregate
+    )
+    assert evaluate(qrels, run, "ndcg@10", profile="exp").aggregate != linear
+    with pytest.raises(ValueError, match="profile must be 'exp' or 'trec'"):
+        evaluate(qrels, run, "ndcg@10", profile="linear")
+    with pytest.raises(ValueError, match="disagree"):
+        evaluate(qrels, run, "ndcg@10", profile="exp", gain="linear")
