@@ -95,6 +95,17 @@ def test_the_docs_have_snippets_and_few_skipped_ones() -> None:
     assert len(SKIPPED) <= MAX_SKIPPED, [f"{s.id}: {s.skip}" for s in SKIPPED]
 
 
+def test_every_fence_names_a_language_the_collector_knows() -> None:
+    """``yml`` or ``py`` would slip past the collector: say ``yaml`` and ``python``."""
+    known = {"python", "yaml", "bash", "text", "json", "toml", "console", "html", "markdown"}
+    for page in (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))):
+        for i, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            fence = line.strip()
+            if fence.startswith("```") and fence != "```":
+                lang = fence[3:].split()[0].lower()
+                assert lang in known, f"{page.relative_to(ROOT)}:{i}: fence language {lang!r}"
+
+
 def test_a_skip_marker_stands_right_before_a_fence() -> None:
     """A marker anywhere else would skip nothing (and hide that it does not)."""
     for page in (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))):
