@@ -225,6 +225,11 @@ def cli_page() -> str:
         "from the argparse parsers in `pytest_retrieval/cli/`. Every command prints `--help`. "
         "Exit codes: 0 done, 1 a gate or check failed, 2 a usage or input error (one line, no traceback).",
     ]
+    own = [
+        a for a in parser._actions if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))
+    ]
+    if own:  # options of the command itself (e.g. --version)
+        lines += ["", "## `pytest-retrieval`", "", *_argument_rows(parser)]
     for name, sub, help_text in _commands(parser, "pytest-retrieval"):
         lines += ["", f"## `{name}`", ""]
         if help_text:

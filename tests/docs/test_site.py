@@ -77,7 +77,10 @@ def test_the_reference_names_every_option_command_and_key() -> None:
                     yield f"{prog} {name}", sub
                     yield from walk(sub, f"{prog} {name}")
 
-    for name, sub in walk(build_parser(), "pytest-retrieval"):
+    top = build_parser()
+    for flag in (f for a in top._actions for f in a.option_strings if f not in ("-h", "--help")):
+        assert f"`{flag}`" in cli_page, flag
+    for name, sub in walk(top, "pytest-retrieval"):
         assert f"## `{name}`" in cli_page, name
         for action in sub._actions:
             for flag in action.option_strings:
