@@ -5,7 +5,8 @@
 * yaml: parsed; a suite (``suite`` and ``retrievers``) is saved in that ``example_suite/`` copy
   (so ``data/...`` are the example's files), loaded with the suite schema and run on the
   embedded engine when that is its backend; a fragment of a suite (top-level suite keys) is
-  merged over the example suite as an override file and loaded, so it is checked in context;
+  merged over the example suite as an override file, loaded and run (without the timing pass)
+  on the embedded engine, so it is checked in context;
   other YAML (CI recipes, pre-commit) is parsed only.
 
 A block that cannot run on its own carries ``<!-- skip-snippet: reason -->``: they are counted
@@ -79,7 +80,10 @@ def _yaml(snippet: Snippet, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> N
     else:
         override = workdir / "example_suite" / "override.yaml"  # its data/... paths: the example's
         override.write_text(snippet.code, encoding="utf-8")
-        load_suite(example, overrides=(override,))
+        suite = load_suite(example, overrides=(override,))
+        if suite.model.backend.type == "embedded":  # and run (without the timing pass)
+            suite.model.latency.enabled = False
+            assert SuiteRunner(suite).run().retrievers, snippet.id
 
 
 @pytest.mark.parametrize("snippet", RUN, ids=[s.id for s in RUN])
