@@ -92,3 +92,15 @@ def test_the_reference_names_every_option_command_and_key() -> None:
     for model in schema["$defs"].values():
         for key in model.get("properties", {}):
             assert f"| `{key}` |" in schema_page, key
+
+
+def test_the_readme_links_to_files_that_exist() -> None:
+    """GitHub renders the README from the repository, not from the site: its relative links
+    must name committed files (the generated reference pages exist only in the site)."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = {t for t in re.findall(r"\]\(([^)#\s]+)", readme) if "://" not in t}
+    assert targets, "no relative link in the README"
+    missing = sorted(t for t in targets if not (ROOT / t).exists())
+    assert not missing, missing
