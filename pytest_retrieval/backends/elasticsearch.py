@@ -183,9 +183,6 @@ class ElasticsearchBackend(SearchEngineBackend):
             knn["filter"] = spec.filter
         return {"knn": knn}
 
-    def _sparse_mapping(self) -> Dict[str, Any]:
-        return {"type": "sparse_vector"}
-
     def _sparse_clause(self, field: str, weights: Dict[str, float]) -> Dict[str, Any]:
         # the sparse_vector query with raw weights (8.15+): one linear FeatureField clause per
         # term, summed. prune: false, because Elasticsearch 9.1+ prunes query terms by default

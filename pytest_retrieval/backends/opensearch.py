@@ -209,9 +209,6 @@ class OpenSearchBackend(SearchEngineBackend):
     def _knn_body(self, spec: KnnSpec, vector: List[float], k: int) -> Dict[str, Any]:
         return {"query": self.knn_query(spec, vector, k)}
 
-    def _sparse_mapping(self) -> Dict[str, Any]:
-        return {"type": "rank_features"}  # the mapper-extras module (in every distribution)
-
     def _sparse_clause(self, field: str, weights: Dict[str, float]) -> Dict[str, Any]:
         # neural_sparse with raw query_tokens (the neural-search plugin): one linear
         # FeatureField clause per token, summed, which takes any term (a rank_feature query

@@ -21,31 +21,27 @@ import logging
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ...errors import ConfigError, InfrastructureError, cleanup_after_failure
-from ...types import DocSparseVectors, Document, DocVectors, Query, Run
-from ..base import Backend, KnnSpec, SearchResult, SparseSpec, TemplateSpec
+from ...types import Document, DocVectors, Query, Run
+from ..base import Backend, KnnSpec, SearchResult, TemplateSpec
 from .dsl import check_k, search_body, vector_to_list
 from .existing import held_ids, refuse_index_options
 from .facts import hnsw_parameters, index_definition, read_vector_mapping, searched_index_facts
 from .http import ConnectionSettings, EngineHTTP, connect
 from .index import INDEX_PREFIX, IndexPlan, ThrowawayIndex, count_docs, reap_indices
 from .search import FieldCheck, Searcher, json_answers
-from .sparse import check_doc_vectors, check_sparse_field, sparse_facts, sparse_query_body
+from .sparse import SparseFields, SparseSearch
 from .versions import bm25_similarity_type, client_version, older_than
 
 log = logging.getLogger("pytest_retrieval.backends")
 
-SPARSE_FIELD = "sparse_embedding"  # a throwaway index's (first) learned sparse field
-
 __all__ = ["SearchEngineBackend"]
 
 
-class SearchEngineBackend(Backend):
+class SearchEngineBackend(SparseSearch, Backend):
     """Elasticsearch/OpenSearch backend logic; subclasses supply the engine adapter."""
 
     name = "search-engine"
     vector_field_types: Tuple[str, ...] = ()
-    # the field types a sparse retriever searches (an existing index's field must be one)
-    sparse_field_types: Tuple[str, ...] = ()
     # the engine an adapter requires: its distribution, product name, minimum version and why
     distribution = ""
     product = ""
@@ -78,14 +74,13 @@ class SearchEngineBackend(Backend):
         self._searcher = Searcher(
             self._http, self._conn.batch_size, self._conn.concurrency, self._search_settings()
         )
-        self._check_fields = FieldCheck(self._http, self.vector_field_types)
+        self._sparse = SparseFields(self._http, self._index, self._config, self.sparse_field_types)
+        self._check_fields = FieldCheck(self._http, self.vector_field_types, self._sparse.check)
         self._existing_count: Optional[int] = None
         self._closed = False
         self._client_warning: Optional[str] = None  # set by _check_client
         self._index_facts: Dict[str, Dict[str, Any]] = {}  # per index searched, read once
         self._definitions: Dict[str, Dict[str, Any]] = {}  # an existing index's (fingerprint)
-        self._sparse_fields: Dict[Tuple[str, str], str] = {}  # (index, field) -> its type, checked
-        self._sparse_encoders: Dict[str, str] = {}  # a throwaway index's encoder id -> its field
         self._client = connect(self.name, self._conn, self._make_client)
 
     def _search_settings(self) -> Dict[str, str]:
@@ -126,14 +121,6 @@ class SearchEngineBackend(Backend):
         return {}
 
     def _knn_body(self, spec: KnnSpec, vector: List[float], k: int) -> Dict[str, Any]:
-        raise NotImplementedError
-
-    def _sparse_mapping(self) -> Dict[str, Any]:
-        """The mapping of a throwaway index's learned sparse field."""
-        raise NotImplementedError
-
-    def _sparse_clause(self, field: str, weights: Dict[str, float]) -> Dict[str, Any]:
-        """The query clause scoring sum of weights[t] x the document's weight of t."""
         raise NotImplementedError
 
     def _search_params(self, spec: Any) -> Dict[str, Any]:
@@ -208,9 +195,7 @@ class SearchEngineBackend(Backend):
             "search": dict(self._searcher.settings),
         }
         facts.update(_client_facts(self.name, self._client_warning))
-        facts.update(self.index_facts())
-        index = self.index_name
-        facts.update(sparse_facts({f: t for (i, f), t in self._sparse_fields.items() if i == index}))
+        facts.update(self.index_facts(), **self._sparse.facts(self.index_name))
         if existing:  # the system under test: the alias's target, mapping and settings (read once)
             if existing not in self._definitions:
                 self._definitions[existing] = index_definition(self._http, existing)
@@ -250,44 +235,6 @@ class SearchEngineBackend(Backend):
             raise InfrastructureError(f"{self.name} backend already prepared ({self._index.name})")
         self.reap_leftovers()
         self._index.create(documents, doc_vectors)
-
-    def prepare_sparse(self, doc_sparse: DocSparseVectors) -> None:
-        """A throwaway index: map a sparse field for the vectors' encoder (``sparse_embedding``,
-        then ``sparse_embedding-2``... for other encoders) and add the documents' vectors to
-        it; searches of a SparseSpec with that ``encoder_id`` use it. An existing index is never
-        written: its field (``SparseSpec.field``) is checked when first searched."""
-        if self._config.existing is not None:
-            log.info("%s: sparse vectors not added to the existing index %s", self.name, self._target())
-            return
-        index = self._target()
-        vectors = check_doc_vectors(doc_sparse)
-        unknown = sorted(set(vectors) - self._index.known_ids())
-        if unknown:
-            raise ConfigError(
-                f"{len(unknown)} document(s) with a sparse vector are not in the corpus "
-                f"(first {unknown[0]!r}; encoder {doc_sparse.encoder_id!r})"
-            )
-        fields = self._sparse_encoders
-        field = fields.get(doc_sparse.encoder_id) or SPARSE_FIELD + (f"-{len(fields) + 1}" if fields else "")
-        mapping = self._sparse_mapping()
-        self._index.add_sparse(field, mapping, vectors)
-        fields[doc_sparse.encoder_id] = field
-        self._sparse_fields[(index, field)] = str(mapping["type"])
-
-    def sparse_field(self, spec: SparseSpec) -> str:
-        """The field a SparseSpec searches: an existing index's ``spec.field``; in a throwaway
-        index, the one :meth:`prepare_sparse` filled with its encoder's vectors."""
-        if self._config.existing is not None:
-            return spec.field
-        fields = self._sparse_encoders
-        if spec.encoder_id in fields:
-            return fields[spec.encoder_id]
-        if not spec.encoder_id and len(fields) == 1:
-            return next(iter(fields.values()))
-        raise ConfigError(
-            f"{self.name}: no sparse document vectors of encoder {spec.encoder_id!r} were added to the "
-            f"throwaway index (prepare_sparse; it holds {sorted(fields) or 'none'})"
-        )
 
     def reap_leftovers(self) -> List[str]:
         """Delete throwaway indices of crashed runs; returns the names deleted (see
@@ -331,19 +278,13 @@ class SearchEngineBackend(Backend):
         index = self._target()
         for spec in specs:
             self._check_fields(index, spec)
-            field = self.sparse_field(spec) if isinstance(spec, SparseSpec) else None
-            if field is not None and (index, field) not in self._sparse_fields:
-                types = self.sparse_field_types
-                self._sparse_fields[(index, field)] = check_sparse_field(self._http, index, field, types)
             if self._config.existing is not None:
                 refuse_index_options(self._http, index, spec)
         return self._target()
 
     def build_body(self, spec: Any, query: Query, k: int) -> Dict[str, Any]:
         """The search body for one query (what search_one sends)."""
-        if isinstance(spec, SparseSpec):
-            return sparse_query_body(self.sparse_field(spec), query, k, self._sparse_clause)
-        return search_body(spec, query, k, self._knn_body, self.name)
+        return search_body(spec, query, k, self._knn_body, self.name, self._sparse_body)
 
     def search_batch(self, spec: Any, queries: Sequence[Query], k: int) -> Run:
         index = self._ready(k, spec)

@@ -358,6 +358,15 @@ class ThrowawayIndex:
             cleanup_after_failure(self.delete, wrong)
             raise wrong
 
+    def _source(self, doc: Document, row: Optional[int]) -> Dict[str, Any]:
+        """A document's fields, its dense vector (if any) and its sparse vectors (if any)."""
+        doc_id = str(doc.doc_id)
+        source: Dict[str, Any] = {str(k): v for k, v in dict(doc.fields).items()}
+        if row is not None and self._vectors is not None:
+            source[self._config.vector_field] = vector_to_list(self._vectors.matrix[row])
+        source.update({f: vecs[doc_id] for f, (_m, vecs) in self.sparse.items() if vecs.get(doc_id)})
+        return source
+
     def _actions(self, name: str, rows: Dict[str, int], seen: set) -> Iterator[Dict[str, Any]]:
         """Bulk actions: every document (with its vector, if any), then the vectors of
         documents without fields."""
@@ -365,11 +374,7 @@ class ThrowawayIndex:
         vectors = self._vectors
         for doc in self._documents or ():
             doc_id = str(doc.doc_id)
-            source: Dict[str, Any] = {str(k): v for k, v in dict(doc.fields).items()}
-            row = rows.get(doc_id)
-            if row is not None and vectors is not None:
-                source[field] = vector_to_list(vectors.matrix[row])
-            source.update({f: rows_[doc_id] for f, (_m, rows_) in self.sparse.items() if rows_.get(doc_id)})
+            source = self._source(doc, rows.get(doc_id))
             seen.add(doc_id)
             yield {"_op_type": "index", "_index": name, "_id": doc_id, "_source": source}
         for doc_id, row in rows.items():

@@ -17,14 +17,18 @@ with the truncated document weights (``tests/engines/test_sparse_engines.py`` ch
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Set
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Set, Tuple
 
 from ...errors import ConfigError
 from ...types import DocSparseVectors, Query
+from ..base import SparseSpec
 from .http import EngineHTTP
 
 __all__ = [
     "PRECISION",
+    "SPARSE_FIELD",
+    "SparseFields",
+    "SparseSearch",
     "SparseQuery",
     "check_doc_vectors",
     "check_sparse_field",
@@ -40,11 +44,19 @@ PRECISION = (
     f"Lucene feature precision ({PRECISION_BITS} bits): document weights truncated to "
     f"{PRECISION_BITS} significant bits (relative error < 2^-8), query weights float32"
 )
+SPARSE_FIELD = "sparse_embedding"  # a throwaway index's (first) learned sparse field
 _FLOAT32_MAX = 3.4028234663852886e38
 _FLOAT32_MIN_NORMAL = 1.1754943508222875e-38  # FeatureField refuses subnormal weights
 
 # (field, {term: weight}) -> the engine's query clause
 SparseQuery = Callable[[str, Dict[str, float]], Dict[str, Any]]
+
+
+def mapping_of(field_type: str) -> Dict[str, Any]:
+    """A throwaway index's sparse field: Elasticsearch ``sparse_vector``, OpenSearch
+    ``rank_features`` (mapper-extras module, in every distribution); no options: Elasticsearch
+    9.1+ index_options (pruning) act on the query, which turns them off (``prune: false``)."""
+    return {"type": field_type}
 
 
 def feature_value(weight: float) -> float:
@@ -187,3 +199,94 @@ def sparse_facts(fields: Mapping[str, str]) -> Dict[str, Any]:
             for field, kind in sorted(fields.items())
         }
     }
+
+
+class SparseFields:
+    """The learned sparse fields of the searched index. A throwaway index gets one field per
+    encoder (``sparse_embedding``, then ``sparse_embedding-2``...), mapped and filled by
+    :meth:`add`, which a SparseSpec of that ``encoder_id`` searches; an existing index is
+    never written, and its ``SparseSpec.field`` must be one of the engine's sparse types."""
+
+    def __init__(
+        self,
+        http: EngineHTTP,
+        throwaway: Any,  # index.ThrowawayIndex
+        plan: Any,  # index.IndexPlan
+        types: Sequence[str],
+    ):
+        self._http, self._throwaway, self._existing = http, throwaway, plan.existing
+        self._types = tuple(types)
+        self._by_encoder: Dict[str, str] = {}  # a throwaway index's encoder id -> its field
+        self._checked: Dict[Tuple[str, str], str] = {}  # (index, field) -> its type
+
+    def add(self, index: str, doc_sparse: DocSparseVectors) -> None:
+        """Map the encoder's field in the throwaway ``index`` and add the vectors to it."""
+        if self._existing is not None:
+            return  # the existing index's field is checked when a sparse retriever searches
+        vectors = check_doc_vectors(doc_sparse)
+        unknown = sorted(set(vectors) - self._throwaway.known_ids())
+        if unknown:
+            raise ConfigError(
+                f"{len(unknown)} document(s) with a sparse vector are not in the corpus "
+                f"(first {unknown[0]!r}; encoder {doc_sparse.encoder_id!r})"
+            )
+        fields = self._by_encoder
+        field = fields.get(doc_sparse.encoder_id) or SPARSE_FIELD + (f"-{len(fields) + 1}" if fields else "")
+        mapping = mapping_of(self._types[0])
+        self._throwaway.add_sparse(field, mapping, vectors)
+        fields[doc_sparse.encoder_id] = field
+        self._checked[(self._throwaway.name, field)] = str(mapping["type"])
+
+    def field(self, spec: SparseSpec) -> str:
+        """The field ``spec`` searches (an existing index: ``spec.field``)."""
+        if self._existing is not None:
+            return spec.field
+        fields = self._by_encoder
+        if spec.encoder_id in fields:
+            return fields[spec.encoder_id]
+        if not spec.encoder_id and len(fields) == 1:
+            return next(iter(fields.values()))
+        raise ConfigError(
+            f"{self._http.name}: no sparse document vectors of encoder {spec.encoder_id!r} were added to "
+            f"the throwaway index (prepare_sparse; it holds {sorted(fields) or 'none'})"
+        )
+
+    def check(self, index: str, spec: Any) -> None:
+        """Read, once per (index, field), that a SparseSpec's field is there and sparse."""
+        if not isinstance(spec, SparseSpec):
+            return
+        field = self.field(spec)
+        if (index, field) not in self._checked:
+            self._checked[(index, field)] = check_sparse_field(self._http, index, field, self._types)
+
+    def body(self, spec: SparseSpec, query: Query, k: int, clause: SparseQuery) -> Dict[str, Any]:
+        """The search body of ``spec`` for one query (:func:`sparse_query_body`)."""
+        return sparse_query_body(self.field(spec), query, k, clause)
+
+    def facts(self, index: Optional[str]) -> Dict[str, Any]:
+        """:func:`sparse_facts` of the fields of ``index`` searched or filled so far."""
+        return sparse_facts({f: t for (i, f), t in self._checked.items() if i == index})
+
+
+class SparseSearch:
+    """The learned sparse part of the engine backends: the adapter's field type, mapping and
+    query clause, and ``Backend.prepare_sparse``."""
+
+    # the field types a sparse retriever searches (an existing index's field must be one)
+    sparse_field_types: Tuple[str, ...] = ()
+    _sparse: SparseFields
+
+    def _target(self) -> str:
+        raise NotImplementedError
+
+    def _sparse_clause(self, field: str, weights: Dict[str, float]) -> Dict[str, Any]:
+        """The query clause scoring sum of weights[t] x the document's weight of t."""
+        raise NotImplementedError
+
+    def _sparse_body(self, spec: SparseSpec, query: Query, k: int) -> Dict[str, Any]:
+        return self._sparse.body(spec, query, k, self._sparse_clause)
+
+    def prepare_sparse(self, doc_sparse: DocSparseVectors) -> None:
+        """A throwaway index: a sparse field for the vectors' encoder, filled with them; an
+        existing index is never written (:class:`SparseFields`)."""
+        self._sparse.add(self._target(), doc_sparse)
