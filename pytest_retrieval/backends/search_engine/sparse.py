@@ -17,7 +17,7 @@ with the truncated document weights (``tests/engines/test_sparse_engines.py`` ch
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Set, Tuple
 
 from ...errors import ConfigError
 from ...types import DocSparseVectors, Query
@@ -36,7 +36,6 @@ __all__ = [
     "query_weights",
     "sparse_facts",
     "sparse_query_body",
-    "update_actions",
 ]
 
 PRECISION_BITS = 9
@@ -139,21 +138,6 @@ def sparse_query_body(field: str, query: Query, k: int, clause: SparseQuery) -> 
     if not weights:
         return {"query": {"match_none": {}}, "size": k, "_source": False}
     return {"query": clause(field, weights), "size": k, "_source": False}
-
-
-def update_actions(
-    index: str, field: str, vectors: Mapping[str, Dict[str, float]]
-) -> Iterator[Dict[str, Any]]:
-    """Bulk partial updates adding each document's vector (when it has a weight) to the
-    throwaway ``index``."""
-    for doc_id, vector in vectors.items():
-        if vector:
-            yield {
-                "_op_type": "update",
-                "_index": index,
-                "_id": doc_id,
-                "doc": {field: vector},
-            }
 
 
 def _field_type(found: Any, field: str) -> Set[str]:
