@@ -434,6 +434,10 @@ class ThrowawayIndex:
             name = self.name
             assert name is not None
             self.assert_owned(name)
+            # the engine must know the field type: asked on the built index first, which is
+            # left as it was when it does not (a rebuild would have deleted it)
+            what = f"mapping the learned sparse field {field!r} ({mapping.get('type')})"
+            self._http.request("PUT", f"/{name}/_mapping", body={"properties": {field: mapping}}, what=what)
             self.sparse[field] = (dict(mapping), vectors)
             self._rebuild(f"learned sparse field {field!r} added")
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Set, Tuple
 
-from ...errors import ConfigError
+from ...errors import ConfigError, InfrastructureError
 from ...types import DocSparseVectors, Query
 from ..base import SparseSpec
 from .http import EngineHTTP
@@ -46,6 +46,13 @@ PRECISION = (
 SPARSE_FIELD = "sparse_embedding"  # a throwaway index's (first) learned sparse field
 _FLOAT32_MAX = 3.4028234663852886e38
 _FLOAT32_MIN_NORMAL = 1.1754943508222875e-38  # FeatureField refuses subnormal weights
+
+# why a server may lack the field type a throwaway index maps
+_MISSING_TYPE = {
+    "rank_features": "this OpenSearch lacks the mapper-extras module that defines rank_features (every "
+    "distribution has it but the integ-test one: add the module, as scripts/engines does)",
+    "sparse_vector": "sparse_vector needs Elasticsearch >= 8.11",
+}
 
 # (field, {term: weight}) -> the engine's query clause
 SparseQuery = Callable[[str, Dict[str, float]], Dict[str, Any]]
@@ -217,7 +224,12 @@ class SparseFields:
         fields = self._by_encoder
         field = fields.get(doc_sparse.encoder_id) or SPARSE_FIELD + (f"-{len(fields) + 1}" if fields else "")
         mapping = mapping_of(self._types[0])
-        self._throwaway.add_sparse(field, mapping, vectors)
+        try:
+            self._throwaway.add_sparse(field, mapping, vectors)
+        except InfrastructureError as exc:
+            if "No handler for type" not in str(exc):
+                raise
+            raise InfrastructureError(f"{exc}: {_MISSING_TYPE.get(mapping['type'], '')}") from None
         fields[doc_sparse.encoder_id] = field
         self._checked[(self._throwaway.name, field)] = str(mapping["type"])
 
