@@ -268,3 +268,36 @@ def test_sparse_existing_index(engine: Instance, sparse_index, sparse_scifact):
         assert backend.existing_ids(["x"]) == set()
     finally:
         backend.close()
+
+
+def test_sparse_two_encoders_and_rebuilds(engine: Instance):
+    """Each encoder's vectors get their own field; a BM25 stop-word change (which rebuilds the
+    throwaway index) keeps them; vectors of documents outside the corpus are refused."""
+    from pytest_retrieval.backends.base import BM25Spec
+    from pytest_retrieval.types import Document
+
+    docs = [Document(f"d{i}", {"title": f"doc {i}", "text": "the cell and the gene"}) for i in range(20)]
+    backend = backend_class(engine.name)({"hosts": [engine.url]}, {"suite": "sparse encoders"})
+    try:
+        backend.prepare(docs, None)
+        ids = [d.doc_id for d in docs]
+        backend.prepare_sparse(DocSparseVectors(ids, [{"a": 1.0 + i} for i in range(20)], "enc-a"))
+        backend.prepare_sparse(DocSparseVectors(ids, [{"a": 20.0 - i} for i in range(20)], "enc-b"))
+        q = Query("q", "", sparse={"a": 1.0})
+        a = backend.search_batch(SparseSpec(encoder_id="enc-a"), [q], 3)["q"]
+        b = backend.search_batch(SparseSpec(encoder_id="enc-b"), [q], 3)["q"]
+        assert a.doc_ids == ["d19", "d18", "d17"] and a.scores == [20.0, 19.0, 18.0]
+        assert b.doc_ids == ["d0", "d1", "d2"] and b.scores == [20.0, 19.0, 18.0]
+        assert set(backend.describe()["sparse"]) == {"sparse_embedding", "sparse_embedding-2"}
+        with pytest.raises(ConfigError, match=r"encoder 'enc-c'"):
+            backend.search_batch(SparseSpec(encoder_id="enc-c"), [q], 3)
+
+        before = backend.index_name
+        backend.search_batch(BM25Spec(stopwords="english"), [Query("t", "cell")], 3)
+        assert backend.index_name != before  # rebuilt: the vectors came along
+        assert backend.search_batch(SparseSpec(encoder_id="enc-b"), [q], 3)["q"].doc_ids == b.doc_ids
+
+        with pytest.raises(ConfigError, match=r"1 document\(s\) with a sparse vector are not in the corpus"):
+            backend.prepare_sparse(DocSparseVectors(["d1", "ghost"], [{"a": 1.0}, {"a": 1.0}], "enc-d"))
+    finally:
+        backend.close()
