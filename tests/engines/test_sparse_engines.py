@@ -271,7 +271,7 @@ def test_sparse_existing_index(engine: Instance, sparse_index, sparse_scifact):
 
 
 def test_sparse_two_encoders_and_rebuilds(engine: Instance):
-    """Each encoder's vectors get their own field; a BM25 stop-word change (which rebuilds the
+    """Each encoder's vectors get their own field; odd term names work; a BM25 stop-word change (which rebuilds the
     throwaway index) keeps them; vectors of documents outside the corpus are refused."""
     from pytest_retrieval.backends.base import BM25Spec
     from pytest_retrieval.types import Document
@@ -281,7 +281,9 @@ def test_sparse_two_encoders_and_rebuilds(engine: Instance):
     try:
         backend.prepare(docs, None)
         ids = [d.doc_id for d in docs]
-        backend.prepare_sparse(DocSparseVectors(ids, [{"a": 1.0 + i} for i in range(20)], "enc-a"))
+        odd = ["p.q", "x y", "##s", "c/d", "\u03a9", "a..b", ".lead", "trail.", "*", "_id"]
+        vectors_a = [{"a": 1.0 + i, **({odd[i]: 2.0} if i < len(odd) else {})} for i in range(20)]
+        backend.prepare_sparse(DocSparseVectors(ids, vectors_a, "enc-a"))
         backend.prepare_sparse(DocSparseVectors(ids, [{"a": 20.0 - i} for i in range(20)], "enc-b"))
         q = Query("q", "", sparse={"a": 1.0})
         a = backend.search_batch(SparseSpec(encoder_id="enc-a"), [q], 3)["q"]
@@ -289,6 +291,10 @@ def test_sparse_two_encoders_and_rebuilds(engine: Instance):
         assert a.doc_ids == ["d19", "d18", "d17"] and a.scores == [20.0, 19.0, 18.0]
         assert b.doc_ids == ["d0", "d1", "d2"] and b.scores == [20.0, 19.0, 18.0]
         assert set(backend.describe()["sparse"]) == {"sparse_embedding", "sparse_embedding-2"}
+        # terms a field path could not hold are plain terms (dots, spaces, '#', '/', '*')
+        odd_queries = [Query(f"odd{i}", "", sparse={t: 1.0}) for i, t in enumerate(odd)]
+        found = backend.search_batch(SparseSpec(encoder_id="enc-a"), odd_queries, 3)
+        assert {q: r.doc_ids for q, r in found.items()} == {f"odd{i}": [f"d{i}"] for i in range(len(odd))}
         with pytest.raises(ConfigError, match=r"encoder 'enc-c'"):
             backend.search_batch(SparseSpec(encoder_id="enc-c"), [q], 3)
 
