@@ -120,7 +120,10 @@ def sparse_index(sparse_scifact: SparseCollection, scifact_full):
 
     def get(instance: Instance):
         if instance.key not in built:
-            backend = backend_class(instance.name)({"hosts": [instance.url]}, {"suite": "sparse parity"})
+            # sparse: true (execution.plan's hint): one build, with the vectors
+            backend = backend_class(instance.name)(
+                {"hosts": [instance.url]}, {"suite": "sparse parity", "sparse": True}
+            )
             built[instance.key] = backend
             backend.prepare(scifact_full.documents, None)
             backend.prepare_sparse(
@@ -307,3 +310,31 @@ def test_sparse_two_encoders_and_rebuilds(engine: Instance):
             backend.prepare_sparse(DocSparseVectors(["d1", "ghost"], [{"a": 1.0}, {"a": 1.0}], "enc-d"))
     finally:
         backend.close()
+
+
+def test_sparse_announced_index_is_built_once(engine: Instance, caplog):
+    """With ``sparse: true`` the throwaway index is built once, by prepare_sparse, with the
+    vectors; without prepare_sparse it is built at first use; closed before, never built."""
+    import logging
+
+    from pytest_retrieval.backends.base import BM25Spec
+    from pytest_retrieval.types import Document
+
+    docs = [Document(f"d{i}", {"title": f"doc {i}", "text": "cell"}) for i in range(5)]
+    make = backend_class(engine.name)
+    caplog.set_level(logging.INFO, logger="pytest_retrieval.backends")
+    with make({"hosts": [engine.url]}, {"suite": "sparse once", "sparse": True}) as backend:
+        backend.prepare(docs, None)
+        backend.prepare_sparse(DocSparseVectors([d.doc_id for d in docs], [{"t": 1.0}] * 5, "e"))
+        created = [r for r in caplog.records if "created throwaway index" in r.getMessage()]
+        assert len(created) == 1 and not [r for r in caplog.records if "rebuilding" in r.getMessage()]
+        assert backend.describe()["doc_count"] == 5
+        hits = backend.search_batch(SparseSpec(encoder_id="e"), [Query("q", "", sparse={"t": 2.0})], 10)
+        assert sorted(hits["q"].doc_ids) == [d.doc_id for d in docs] and set(hits["q"].scores) == {2.0}
+    with make({"hosts": [engine.url]}, {"suite": "sparse once", "sparse": True}) as backend:
+        backend.prepare(docs, None)  # no sparse vectors after all: built when first searched
+        assert backend.search_batch(BM25Spec(), [Query("q", "cell")], 10)["q"].doc_ids
+    caplog.clear()
+    with make({"hosts": [engine.url]}, {"suite": "sparse once", "sparse": True}) as backend:
+        backend.prepare(docs, None)
+    assert not [r for r in caplog.records if "created throwaway index" in r.getMessage()]

@@ -159,7 +159,7 @@ class SearchEngineBackend(SparseSearch, Backend):
     # ---- plumbing ---------------------------------------------------------------------
 
     def __repr__(self) -> str:
-        where = self.index_name or f"{INDEX_PREFIX}{self._config.suite_slug}-*"
+        where = self._config.existing or self._index.name or f"{INDEX_PREFIX}{self._config.suite_slug}-*"
         return f"<{type(self).__name__} hosts={self._conn.hosts!r} index={where!r}>"
 
     def __enter__(self):
@@ -171,7 +171,7 @@ class SearchEngineBackend(SparseSearch, Backend):
     @property
     def index_name(self) -> Optional[str]:
         """The index searched: the existing one, or the throwaway one once prepared."""
-        return self._config.existing or self._index.name
+        return self._config.existing or self._index.built_name()
 
     def engine_info(self) -> Tuple[str, str]:
         """(distribution, version) of the engine."""

@@ -121,6 +121,9 @@ class IndexPlan:
     variant: Mapping[str, Any]  # the first throwaway index's k1, b, stopwords, similarity
     reap_after_s: float
     quantization: str = "none"  # of a throwaway index's vector field (versions.QUANTIZATIONS)
+    # a sparse retriever will add document vectors (``prepare_sparse``): the throwaway index is
+    # built once, with them, instead of built and built again
+    sparse: bool = False
 
     @classmethod
     def parse(cls, index: Optional[Mapping[str, Any]], suite: Optional[str]) -> IndexPlan:
@@ -143,6 +146,7 @@ class IndexPlan:
             variant=_first_variant(index),
             reap_after_s=float(index.get("reap_after_hours", DEFAULT_REAP_AFTER_HOURS)) * 3600.0,
             quantization=str(quantization),
+            sparse=bool(index.get("sparse")),
         )
 
 
@@ -266,6 +270,7 @@ class ThrowawayIndex:
         self.name: Optional[str] = None
         self.doc_count: Optional[int] = None
         self.variant: Dict[str, Any] = dict(config.variant)
+        self._deferred = False  # create() waits for add_sparse (IndexPlan.sparse)
         self._documents: Optional[Sequence[Document]] = None
         self._vectors: Optional[DocVectors] = None
         # learned sparse fields: field -> (its mapping, document id -> {term: weight}); a
@@ -279,7 +284,22 @@ class ThrowawayIndex:
             raise ConfigError("a throwaway index needs documents (or document vectors) to index")
         self._documents = documents
         self._vectors = vectors
-        self._build()
+        self._deferred = self._config.sparse  # built by add_sparse, or at first use
+        if not self._deferred:
+            self._build()
+
+    @property
+    def deferred(self) -> bool:
+        """Whether the build waits for sparse vectors (``IndexPlan.sparse``)."""
+        return self._deferred
+
+    def built_name(self) -> Optional[str]:
+        """The index's name, building it first if its build still waits for sparse vectors."""
+        with self._lock:
+            if self._deferred:
+                self._deferred = False
+                self._build()
+        return self.name
 
     @property
     def vectors(self) -> Optional[DocVectors]:
@@ -431,6 +451,11 @@ class ThrowawayIndex:
         document (and kept for later rebuilds). Measured on OpenSearch 2.19, SciFact: adding
         them to the built index by bulk partial updates took 18-26 s, a new build 5 s."""
         with self._lock:
+            if self._deferred:  # announced (IndexPlan.sparse): the one build holds the vectors
+                self.sparse[field] = (dict(mapping), vectors)
+                self._deferred = False
+                self._build()
+                return
             name = self.name
             assert name is not None
             self.assert_owned(name)
@@ -504,6 +529,7 @@ class ThrowawayIndex:
         self._build()
 
     def delete(self) -> None:
+        self._deferred = False  # (closed before its build: nothing to build or delete)
         name = self.name
         if name is None:
             return

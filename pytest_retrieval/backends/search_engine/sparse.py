@@ -210,10 +210,12 @@ class SparseFields:
         self._by_encoder: Dict[str, str] = {}  # a throwaway index's encoder id -> its field
         self._checked: Dict[Tuple[str, str], str] = {}  # (index, field) -> its type
 
-    def add(self, index: str, doc_sparse: DocSparseVectors) -> None:
-        """Map the encoder's field in the throwaway ``index`` and add the vectors to it."""
+    def add(self, doc_sparse: DocSparseVectors) -> None:
+        """Map the encoder's field in the throwaway index and add the vectors to it."""
         if self._existing is not None:
             return  # the existing index's field is checked when a sparse retriever searches
+        if self._throwaway.name is None and not self._throwaway.deferred:
+            raise InfrastructureError(f"{self._http.name} backend used before prepare() (or closed)")
         vectors = check_doc_vectors(doc_sparse)
         unknown = sorted(set(vectors) - self._throwaway.known_ids())
         if unknown:
@@ -272,9 +274,6 @@ class SparseSearch:
     sparse_field_types: Tuple[str, ...] = ()
     _sparse: SparseFields
 
-    def _target(self) -> str:
-        raise NotImplementedError
-
     def _sparse_clause(self, field: str, weights: Dict[str, float]) -> Dict[str, Any]:
         """The query clause scoring sum of weights[t] x the document's weight of t."""
         raise NotImplementedError
@@ -285,4 +284,4 @@ class SparseSearch:
     def prepare_sparse(self, doc_sparse: DocSparseVectors) -> None:
         """A throwaway index: a sparse field for the vectors' encoder, filled with them; an
         existing index is never written (:class:`SparseFields`)."""
-        self._sparse.add(self._target(), doc_sparse)
+        self._sparse.add(doc_sparse)
