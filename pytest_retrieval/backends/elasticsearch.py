@@ -28,6 +28,7 @@ from .search_engine import (
 from .search_engine.dsl import default_num_candidates
 from .search_engine.http import EngineBadAnswer, describe_answer, import_client, not_json
 from .search_engine.retry import RETRY_STATUSES
+from .search_engine.versions import older_than
 
 _SIMILARITIES = {
     "cosine": "cosine",
@@ -40,6 +41,7 @@ _SIMILARITIES = {
 class ElasticsearchBackend(SearchEngineBackend):
     name = "elasticsearch"
     vector_field_types = ("dense_vector",)
+    sparse_field_types = ("sparse_vector",)
     distribution = "elasticsearch"
     product = "Elasticsearch"
     min_version = (8, 4)
@@ -180,3 +182,15 @@ class ElasticsearchBackend(SearchEngineBackend):
         if spec.filter:
             knn["filter"] = spec.filter
         return {"knn": knn}
+
+    def _sparse_clause(self, field: str, weights: Dict[str, float]) -> Dict[str, Any]:
+        # the sparse_vector query with raw weights (8.15+): one linear FeatureField clause per
+        # term, summed. prune: false, because Elasticsearch 9.1+ prunes query terms by default
+        # on new sparse_vector fields (index_options.prune), which is not the exact dot product.
+        version = self.engine_info()[1]
+        if older_than(version, (8, 15)):
+            raise ConfigError(
+                f"a sparse retriever needs the sparse_vector query with query_vector "
+                f"(Elasticsearch >= 8.15), the server is {version}"
+            )
+        return {"sparse_vector": {"field": field, "query_vector": weights, "prune": False}}

@@ -46,6 +46,7 @@ _SPACE_TYPES = {
     "max_inner_product": "innerproduct",
 }
 _PIPELINE_DESCRIPTION_PREFIX = f"{META_CREATOR} "
+_MAX_FEATURE_WEIGHT = 64.0  # Lucene FeatureField.newLinearQuery: weight in (0, 64]
 _ANY_STATUS = tuple(range(100, 600))  # a connection that raises on none: statuses are read here
 
 
@@ -92,6 +93,7 @@ def rrf_pipeline(rank_constant: int = 60) -> Dict[str, Any]:
 class OpenSearchBackend(SearchEngineBackend):
     name = "opensearch"
     vector_field_types = ("knn_vector",)
+    sparse_field_types = ("rank_features",)
     distribution = "opensearch"
     product = "OpenSearch"
     min_version = (2,)
@@ -206,6 +208,17 @@ class OpenSearchBackend(SearchEngineBackend):
 
     def _knn_body(self, spec: KnnSpec, vector: List[float], k: int) -> Dict[str, Any]:
         return {"query": self.knn_query(spec, vector, k)}
+
+    def _sparse_clause(self, field: str, weights: Dict[str, float]) -> Dict[str, Any]:
+        # neural_sparse with raw query_tokens (the neural-search plugin): one linear
+        # FeatureField clause per token, summed, which takes any term (a rank_feature query
+        # names "field.term" and splits a term with a dot). FeatureField.newLinearQuery refuses
+        # weights above 64, so larger ones are scaled into range and the query boosted back.
+        scale = max(weights.values()) / _MAX_FEATURE_WEIGHT
+        clause: Dict[str, Any] = {"query_tokens": weights}
+        if scale > 1:
+            clause = {"query_tokens": {t: w / scale for t, w in weights.items()}, "boost": scale}
+        return {"neural_sparse": {field: clause}}
 
     def _search_params(self, spec: Any) -> Dict[str, Any]:
         if isinstance(spec, TemplateSpec) and spec.pipeline:

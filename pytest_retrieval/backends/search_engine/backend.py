@@ -29,6 +29,7 @@ from .facts import hnsw_parameters, index_definition, read_vector_mapping, searc
 from .http import ConnectionSettings, EngineHTTP, connect
 from .index import INDEX_PREFIX, IndexPlan, ThrowawayIndex, count_docs, reap_indices
 from .search import FieldCheck, Searcher, json_answers
+from .sparse import SparseFields, SparseSearch
 from .versions import bm25_similarity_type, client_version, older_than
 
 log = logging.getLogger("pytest_retrieval.backends")
@@ -36,7 +37,7 @@ log = logging.getLogger("pytest_retrieval.backends")
 __all__ = ["SearchEngineBackend"]
 
 
-class SearchEngineBackend(Backend):
+class SearchEngineBackend(SparseSearch, Backend):
     """Elasticsearch/OpenSearch backend logic; subclasses supply the engine adapter."""
 
     name = "search-engine"
@@ -73,7 +74,8 @@ class SearchEngineBackend(Backend):
         self._searcher = Searcher(
             self._http, self._conn.batch_size, self._conn.concurrency, self._search_settings()
         )
-        self._check_fields = FieldCheck(self._http, self.vector_field_types)
+        self._sparse = SparseFields(self._http, self._index, self._config, self.sparse_field_types)
+        self._check_fields = FieldCheck(self._http, self.vector_field_types, self._sparse.check)
         self._existing_count: Optional[int] = None
         self._closed = False
         self._client_warning: Optional[str] = None  # set by _check_client
@@ -157,7 +159,7 @@ class SearchEngineBackend(Backend):
     # ---- plumbing ---------------------------------------------------------------------
 
     def __repr__(self) -> str:
-        where = self.index_name or f"{INDEX_PREFIX}{self._config.suite_slug}-*"
+        where = self._config.existing or self._index.name or f"{INDEX_PREFIX}{self._config.suite_slug}-*"
         return f"<{type(self).__name__} hosts={self._conn.hosts!r} index={where!r}>"
 
     def __enter__(self):
@@ -169,7 +171,7 @@ class SearchEngineBackend(Backend):
     @property
     def index_name(self) -> Optional[str]:
         """The index searched: the existing one, or the throwaway one once prepared."""
-        return self._config.existing or self._index.name
+        return self._config.existing or self._index.built_name()
 
     def engine_info(self) -> Tuple[str, str]:
         """(distribution, version) of the engine."""
@@ -193,7 +195,7 @@ class SearchEngineBackend(Backend):
             "search": dict(self._searcher.settings),
         }
         facts.update(_client_facts(self.name, self._client_warning))
-        facts.update(self.index_facts())
+        facts.update(self.index_facts(), **self._sparse.facts(self.index_name))
         if existing:  # the system under test: the alias's target, mapping and settings (read once)
             if existing not in self._definitions:
                 self._definitions[existing] = index_definition(self._http, existing)
@@ -282,7 +284,7 @@ class SearchEngineBackend(Backend):
 
     def build_body(self, spec: Any, query: Query, k: int) -> Dict[str, Any]:
         """The search body for one query (what search_one sends)."""
-        return search_body(spec, query, k, self._knn_body, self.name)
+        return search_body(spec, query, k, self._knn_body, self.name, self._sparse_body)
 
     def search_batch(self, spec: Any, queries: Sequence[Query], k: int) -> Run:
         index = self._ready(k, spec)

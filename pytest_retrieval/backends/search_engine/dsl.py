@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Callable, Dict, List, Mapping
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from ...errors import ConfigError
 from ...types import Query
-from ..base import BM25Spec, KnnSpec, TemplateSpec
+from ..base import BM25Spec, KnnSpec, SparseSpec, TemplateSpec
 
 __all__ = [
     "bm25_query",
@@ -49,10 +49,20 @@ def check_k(k: int) -> int:
     return k
 
 
-def search_body(spec: Any, query: Query, k: int, knn_body: KnnBody, engine: str) -> Dict[str, Any]:
-    """The search body for one query: BM25, kNN (the engine's clause) or a template."""
+def search_body(
+    spec: Any,
+    query: Query,
+    k: int,
+    knn_body: KnnBody,
+    engine: str,
+    sparse_body: Optional[Callable[[Any, Query, int], Dict[str, Any]]] = None,
+) -> Dict[str, Any]:
+    """The search body for one query: BM25, kNN (the engine's clause), learned sparse (the
+    engine's, ``sparse.SparseSearch``) or a template."""
     body: Dict[str, Any]
-    if isinstance(spec, BM25Spec):
+    if isinstance(spec, SparseSpec) and sparse_body is not None:
+        body = sparse_body(spec, query, k)
+    elif isinstance(spec, BM25Spec):
         body = {"query": bm25_query(spec, query.text)}
     elif isinstance(spec, KnnSpec):
         if query.vector is None:

@@ -38,6 +38,7 @@ class IndexConfig(BaseModel):
     )
 
 
-# what the backend is handed: the suite's ``index`` keys, plus the suite's name and the first
-# BM25 variant and vector similarity (execution.plan adds them)
-INDEX_KEYS = set(IndexConfig.model_fields) | {"suite", "bm25", "similarity"}
+# what the backend is handed: the suite's ``index`` keys, plus the suite's name, the first
+# BM25 variant and vector similarity, and whether a sparse retriever will add document
+# vectors (``sparse: true``: the throwaway index is built once, by prepare_sparse)
+INDEX_KEYS = set(IndexConfig.model_fields) | {"suite", "bm25", "similarity", "sparse"}

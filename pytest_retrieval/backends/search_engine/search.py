@@ -171,9 +171,15 @@ class FieldCheck:
     """Fails loudly, once per (index, field), when a BM25/kNN spec names a field the index
     does not have, or a kNN spec a field that is not a vector field of this engine."""
 
-    def __init__(self, http: EngineHTTP, vector_field_types: Tuple[str, ...]):
+    def __init__(
+        self,
+        http: EngineHTTP,
+        vector_field_types: Tuple[str, ...],
+        other: Optional[Callable[[str, Any], None]] = None,
+    ):
         self._http = http
         self._vector_field_types = vector_field_types
+        self._other = other  # checks of other specs' fields (learned sparse: sparse.SparseFields)
         self._checked: Set[Tuple[str, str, bool]] = set()
 
     def __call__(self, index: str, spec: Any) -> None:
@@ -182,6 +188,8 @@ class FieldCheck:
         elif isinstance(spec, BM25Spec):
             wanted = [(name, False) for name, _boost in spec.fields if "*" not in name]
         else:
+            if self._other is not None:
+                self._other(index, spec)
             return
         todo = [(f, vec) for f, vec in wanted if (index, f, vec) not in self._checked]
         if not todo:
