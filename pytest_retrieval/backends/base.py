@@ -90,6 +90,11 @@ class Backend(Protocol):
 
     A class may implement it structurally, or subclass it to inherit the optional methods'
     defaults below (``existing_ids``, ``exact_knn``, ``describe``, ``close``).
+
+    One capability is optional and outside the protocol (so backends written before it still
+    satisfy ``isinstance(x, Backend)``): ``prepare_sparse(doc_sparse: DocSparseVectors)``, which
+    adds the documents' learned sparse vectors after ``prepare`` when a suite has a sparse
+    retriever. Call it through :func:`prepare_sparse`, which refuses a backend without it.
     """
 
     name: str = "abstract"
@@ -105,14 +110,6 @@ class Backend(Protocol):
     @abc.abstractmethod
     def search_one(self, spec: LeafSpec, query: Query, k: int) -> SearchResult:
         """Latency pass: exactly one request for one query, as production would send it."""
-
-    def prepare_sparse(self, doc_sparse: DocSparseVectors) -> None:
-        """Add the documents' learned sparse vectors (called after ``prepare`` when a suite has
-        a sparse retriever). A backend without sparse support raises ``ConfigError`` naming
-        itself; it never ignores the vectors."""
-        from ..errors import ConfigError
-
-        raise ConfigError(f"backend {self.name!r} has no learned sparse retrieval (type: sparse)")
 
     def existing_ids(self, doc_ids: Sequence[str]) -> Optional[Set[str]]:
         """Which of ``doc_ids`` the prepared index holds (read-only); None when this backend
@@ -130,3 +127,15 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Release resources and delete throwaway indexes this backend created."""
+
+
+def prepare_sparse(backend: Backend, doc_sparse: DocSparseVectors) -> None:
+    """Hand the documents' sparse vectors to ``backend`` (its optional ``prepare_sparse``); a
+    backend without learned sparse retrieval is a ``ConfigError`` naming it, never a run that
+    silently ignores the vectors."""
+    from ..errors import ConfigError
+
+    method = getattr(backend, "prepare_sparse", None)
+    if method is None:
+        raise ConfigError(f"backend {backend.name!r} has no learned sparse retrieval (type: sparse)")
+    method(doc_sparse)
