@@ -45,10 +45,40 @@ def _opensearch(connection: Optional[Mapping[str, Any]], index: Mapping[str, Any
     return OpenSearchBackend(connection, index)
 
 
+def _http(connection: Optional[Mapping[str, Any]], index: Mapping[str, Any]) -> Backend:
+    from .http.backend import HttpBackend
+    from .http.config import HttpRequestConfig, HttpResponseConfig
+
+    values = dict(connection or {})
+    return HttpBackend(
+        HttpRequestConfig.model_validate(values["request"]),
+        HttpResponseConfig.model_validate(values["response"]),
+        max_concurrency=int(values.get("max_concurrency") or 4),
+        secrets=tuple(values.get("secrets") or ()),
+    )
+
+
+def _python(connection: Optional[Mapping[str, Any]], index: Mapping[str, Any]) -> Backend:
+    from pathlib import Path
+
+    from .function import FunctionBackend
+
+    values = dict(connection or {})
+    base_dir = values.get("base_dir")
+    return FunctionBackend(
+        values["function"],
+        values.get("batch_function"),
+        max_concurrency=int(values.get("max_concurrency") or 1),
+        base_dir=Path(base_dir) if base_dir else None,
+    )
+
+
 BUILT_IN: Dict[str, BackendFactory] = {
     "embedded": _embedded,
     "elasticsearch": _elasticsearch,
     "opensearch": _opensearch,
+    "http": _http,
+    "python": _python,
 }
 
 _registered: Dict[str, BackendFactory] = {}
