@@ -165,6 +165,9 @@ def make_backend(suite: Suite) -> Backend:
     except ConfigError as exc:
         if exc.file:
             raise
+        key, _, detail = exc.detail.partition(" ")  # "backend.function 'm:f': cannot import ..."
+        if key in ("backend.function", "backend.batch_function"):
+            raise suite.error(tuple(key.split(".")), detail) from None
         raise suite.error(("backend",), exc.detail) from None
 
 

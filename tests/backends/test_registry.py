@@ -57,14 +57,14 @@ def test_a_registered_backend_is_found_by_name(fake):
     backend = make({"hosts": ["http://x:1"]}, {"suite": "s"})
     assert isinstance(backend, FakeBackend) and isinstance(backend, Backend)
     assert backend.connection == {"hosts": ["http://x:1"]} and backend.index == {"suite": "s"}
-    assert registry.backend_names()[:4] == ["embedded", "elasticsearch", "opensearch", "fake"]
+    assert registry.backend_names()[:6] == ["embedded", "elasticsearch", "opensearch", "http", "python", "fake"]
 
 
 def test_an_unknown_name_is_a_config_error_listing_the_known_ones(fake):
     with pytest.raises(ConfigError) as err:
         registry.backend_factory("vespa")
     assert str(err.value).startswith(
-        "unknown backend type 'vespa' (known: embedded, elasticsearch, opensearch, fake"
+        "unknown backend type 'vespa' (known: embedded, elasticsearch, opensearch, http, python, fake"
     )
     registry.unregister("fake")
     with pytest.raises(ConfigError, match="unknown backend type 'fake'"):

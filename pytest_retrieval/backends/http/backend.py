@@ -119,7 +119,8 @@ class HttpBackend(PipelineBackend):
                 self.request.method, url, body=payload, headers=headers, redirect=False, preload_content=True
             )
         except urllib3.exceptions.NewConnectionError as exc:  # a subclass of the timeout error
-            raise ServiceUnreachable(f"cannot be reached: {type(exc).__name__}", False)
+            reason = str(exc).split(": ", 1)[-1]  # after the connection object's repr
+            raise ServiceUnreachable(f"cannot be reached: {reason}", False)
         except urllib3.exceptions.TimeoutError as exc:
             raise ServiceUnreachable(f"timed out after {self.request.timeout:g} s ({type(exc).__name__})", True)
         except urllib3.exceptions.HTTPError as exc:
