@@ -44,7 +44,9 @@ class FunctionBackend(PipelineBackend):
         self.function_name = function
         self.batch_name = batch_function
         self.function = import_function(function, base_dir, "backend.function")
-        self.batch = import_function(batch_function, base_dir, "backend.batch_function") if batch_function else None
+        self.batch = (
+            import_function(batch_function, base_dir, "backend.batch_function") if batch_function else None
+        )
 
     def __repr__(self) -> str:
         return f"FunctionBackend({self.function_name!r})"
@@ -61,7 +63,10 @@ class FunctionBackend(PipelineBackend):
         what = f"backend.batch_function {self.batch_name!r}"
         texts, ids = [q.text for q in queries], [q.qid for q in queries]
         answer = self._call(self.batch, what, texts, k, ids, **dict(service.params))
-        return {q.qid: ranking_of(r, k, f"{what} for query {q.qid!r}", ConfigError) for q, r in _per_query(answer, queries, what)}
+        return {
+            q.qid: ranking_of(r, k, f"{what} for query {q.qid!r}", ConfigError)
+            for q, r in _per_query(answer, queries, what)
+        }
 
     @staticmethod
     def _call(fn: Callable[..., Any], what: str, *args: Any, **kwargs: Any) -> Any:
@@ -115,4 +120,3 @@ def _is_signature_error(exc: TypeError, fn: Callable[..., Any]) -> bool:
     """Whether a TypeError is the call not matching ``fn``'s parameters (not one raised inside)."""
     tb = exc.__traceback__
     return tb is not None and tb.tb_next is None and "argument" in str(exc)
-

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -38,6 +38,11 @@ class PipelineBackend(Backend):
     # --- the Backend protocol
     def prepare(self, documents: Any, doc_vectors: Any) -> None:
         """Nothing to index: the service searches its own index."""
+        return None
+
+    def close(self) -> None:
+        """Nothing of this backend's to delete (subclasses release their connections)."""
+        return None
 
     def search_batch(self, spec: LeafSpec, queries: Sequence[Query], k: int) -> Run:
         service = self.service_spec(spec)

@@ -20,31 +20,41 @@ def check_backend(suite: Any) -> None:
     every placeholder of its request. Raises ``suite.error`` (one line)."""
     backend = suite.model.backend
     if backend.type not in ENGINE_TYPES + PIPELINE_TYPES:
-        try:
-            known = backend_names()
-        except Exception as exc:  # noqa: BLE001 - a broken installed package's metadata
-            raise suite.error(("backend", "type"), f"cannot list the installed backends: {exc}") from None
-        if backend.type not in known:
-            raise suite.error(
-                ("backend", "type"), f"unknown backend type {backend.type!r} (known: {', '.join(known)})"
-            )
+        _check_declared(suite, backend.type)
     for name, r in suite.model.retrievers.items():
-        if r.type in STAGE_TYPES:
-            continue
-        if backend.type in PIPELINE_TYPES and r.type != "service":
-            raise suite.error(
-                ("retrievers", name, "type"),
-                f"a {r.type} retriever on backend {backend.type}, which answers only 'type: service' "
-                "retrievers (the service runs its own pipeline)",
-            )
-        if backend.type in ENGINE_TYPES and r.type == "service":
-            raise suite.error(
-                ("retrievers", name, "type"),
-                f"a service retriever asks a whole-pipeline backend (type http or python, or a "
-                f"third-party one), not {backend.type} (which answers {', '.join(ENGINE_LEAVES)})",
-            )
+        problem = _leaf_problem(backend.type, r.type)
+        if problem:
+            raise suite.error(("retrievers", name, "type"), problem)
     if backend.type == "http":
         _check_placeholders(suite)
+
+
+def _check_declared(suite: Any, kind: str) -> None:
+    """A type no built-in has is one an installed package declares (or registered in-process)."""
+    try:
+        known = backend_names()
+    except Exception as exc:  # noqa: BLE001 - a broken installed package's metadata
+        raise suite.error(("backend", "type"), f"cannot list the installed backends: {exc}") from None
+    if kind not in known:
+        raise suite.error(("backend", "type"), f"unknown backend type {kind!r} (known: {', '.join(known)})")
+
+
+def _leaf_problem(backend: str, leaf: str) -> str:
+    """Why ``backend`` cannot answer a ``leaf`` retriever ('' when it can, or may: a third-party
+    backend refuses what it cannot answer itself)."""
+    if leaf in STAGE_TYPES:
+        return ""
+    if backend in PIPELINE_TYPES and leaf != "service":
+        return (
+            f"a {leaf} retriever on backend {backend}, which answers only 'type: service' "
+            "retrievers (the service runs its own pipeline)"
+        )
+    if backend in ENGINE_TYPES and leaf == "service":
+        return (
+            "a service retriever asks a whole-pipeline backend (type http or python, or a "
+            f"third-party one), not {backend} (which answers {', '.join(ENGINE_LEAVES)})"
+        )
+    return ""
 
 
 def _check_placeholders(suite: Any) -> None:
@@ -53,9 +63,7 @@ def _check_placeholders(suite: Any) -> None:
     request = suite.model.backend.request
     services = {n: r for n, r in suite.model.retrievers.items() if r.type == "service"}
     for key, template in (("url", request.url), ("body", request.body)):
-        for placeholder in sorted(placeholders_in(template)):
-            if placeholder in BUILT_IN_PLACEHOLDERS:
-                continue
+        for placeholder in sorted(placeholders_in(template) - set(BUILT_IN_PLACEHOLDERS)):
             lacking = [n for n, r in services.items() if placeholder not in r.params]
             if lacking or not services:
                 whose = f"retriever {lacking[0]!r} has no such param" if lacking else "no service retriever"
@@ -76,4 +84,3 @@ def _unused_params(suite: Any, services: Any, used: Set[str]) -> None:
                     ("retrievers", name, "params", param),
                     f"param {param!r} is in no placeholder of backend.request (url, body): it would not be sent",
                 )
-

@@ -163,51 +163,64 @@ BACKEND_KEYS_OF = {
     "batch_function": ("python",),
     "max_concurrency": ("http", "python"),
 }
+# the keys a type cannot do without
+BACKEND_NEEDS = {
+    "http": (("request", "response"), "'request' (url, ...) and 'response' (hits, id, score)"),
+    "python": (("function",), "'function' ('module:function')"),
+}
 ENGINE_TYPES = ("embedded", "elasticsearch", "opensearch")
 PIPELINE_TYPES = ("http", "python")  # whole-pipeline backends: they answer 'service' retrievers
 
 
 class BackendConfig(_Strict):
-    type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,63}$")] = Field(
-        "embedded",
+    type: str = Field(
+        default="embedded",
+        pattern=r"^[a-z][a-z0-9_-]{0,63}$",
         description="embedded | elasticsearch | opensearch | http (a team's search endpoint) | "
         "python (a function) | a backend an installed package declares (entry point group "
         "pytest_retrieval.backends).",
     )
     connection: Optional[ConnectionConfig] = None
     index: IndexConfig = Field(default_factory=IndexConfig)
-    request: Optional[HttpRequestConfig] = Field(None, description="type http: the request sent per query.")
+    request: Optional[HttpRequestConfig] = Field(
+        default=None, description="type http: the request sent per query."
+    )
     response: Optional[HttpResponseConfig] = Field(
-        None, description="type http: where the answer holds the hits, their ids and scores (JMESPath)."
+        default=None,
+        description="type http: where the answer holds the hits, their ids and scores (JMESPath).",
     )
     function: Optional[str] = Field(
-        None,
+        default=None,
         description="type python: 'module:function' called as function(query_text, k, query_id) "
         "-> [(doc_id, score), ...] (sync or async).",
     )
     batch_function: Optional[str] = Field(
-        None,
+        default=None,
         description="type python: 'module:function' called as f(query_texts, k, query_ids) -> one "
         "ranking per query, for the quality pass.",
     )
     max_concurrency: Optional[Annotated[int, Field(ge=1, le=256, strict=True)]] = Field(
-        None, description="type http/python: queries asked at a time in the quality pass (http: 4, python: 1)."
+        default=None,
+        description="type http/python: queries asked at a time in the quality pass (http: 4, python: 1).",
     )
     options: Optional[Dict[str, Any]] = Field(
-        None, description="A third-party backend's own settings, handed to its factory as index['options']."
+        default=None,
+        description="A third-party backend's own settings, handed to its factory as index['options'].",
     )
 
     @model_validator(mode="after")
     def _keys_of_the_type(self) -> BackendConfig:
-        for key, types in BACKEND_KEYS_OF.items():
-            if getattr(self, key) is not None and self.type not in types:
-                raise ValueError(f"{key!r} belongs to backend type {' or '.join(types)}, not {self.type!r}")
+        given = [key for key in BACKEND_KEYS_OF if getattr(self, key) is not None]
+        for key in given:
+            if self.type not in BACKEND_KEYS_OF[key]:
+                raise ValueError(
+                    f"{key!r} belongs to backend type {' or '.join(BACKEND_KEYS_OF[key])}, not {self.type!r}"
+                )
         if self.options is not None and self.type in ENGINE_TYPES + PIPELINE_TYPES:
             raise ValueError(f"'options' is for a third-party backend, not {self.type!r}")
-        if self.type == "http" and (self.request is None or self.response is None):
-            raise ValueError("backend type http needs 'request' (url, ...) and 'response' (hits, id, score)")
-        if self.type == "python" and self.function is None:
-            raise ValueError("backend type python needs 'function' ('module:function')")
+        needed, what = BACKEND_NEEDS.get(self.type, ((), ""))
+        if any(getattr(self, key) is None for key in needed):
+            raise ValueError(f"backend type {self.type} needs {what}")
         return self
 
 
@@ -251,7 +264,10 @@ class TemplateRetrieverConfig(_Strict):
 class ServiceRetrieverConfig(_Strict):
     type: Literal["service"]
     params: Dict[
-        str, Union[Annotated[str, Field(max_length=1000)], bool, int, Annotated[float, Field(allow_inf_nan=False)]]
+        str,
+        Union[
+            Annotated[str, Field(max_length=1000)], bool, int, Annotated[float, Field(allow_inf_nan=False)]
+        ],
     ] = Field(
         default_factory=dict,
         description="Filled into the http request's {name} placeholders, or passed to the python "

@@ -17,7 +17,7 @@ from pytest_retrieval.types import Query
 
 from ..tiny import TINY_SUITE
 
-MODULE = '''
+MODULE = """
 import asyncio, threading
 from pytest_retrieval.backends.base import BM25Spec
 from pytest_retrieval.backends.embedded.backend import EmbeddedBackend
@@ -49,7 +49,7 @@ async def asearch(text, k, qid):
 def many(texts, k, ids):
     CALLS.append(("many", len(texts)))
     return {i: search(t, k, i) for t, i in zip(texts, ids)}
-'''
+"""
 
 
 @pytest.fixture
@@ -90,7 +90,9 @@ def test_the_function_scores_as_the_engine_it_wraps(module: Path, tmp_path: Path
     on_function = run_suite(path)
     for mine, theirs in (("svc", "bm25"), ("text_only", "text_only"), ("rrf", "rrf")):
         theirs_metrics = on_engine.retrievers[theirs].metrics
-        assert on_function.retrievers[mine].metrics == {m: theirs_metrics[m] for m in ("ndcg@10", "mrr@10", "recall@100")}
+        assert on_function.retrievers[mine].metrics == {
+            m: theirs_metrics[m] for m in ("ndcg@10", "mrr@10", "recall@100")
+        }
         assert {q: r.doc_ids for q, r in on_function.retrievers[mine].run.items()} == {
             q: r.doc_ids for q, r in on_engine.retrievers[theirs].run.items()
         }
@@ -122,11 +124,17 @@ def test_async_and_batch_functions(module: Path) -> None:
 def test_a_batch_answer_of_the_wrong_size_is_refused(module: Path) -> None:
     (module / "short.py").write_text("def many(texts, k, ids):\n    return [[]]\n")
     b = FunctionBackend("team_search:search", "short:many", base_dir=module)
-    with pytest.raises(ConfigError, match=r"expected one ranking per query \(2, in order, or a mapping by query id\), got 1"):
+    with pytest.raises(
+        ConfigError, match=r"expected one ranking per query \(2, in order, or a mapping by query id\), got 1"
+    ):
         b.search_batch(ServiceSpec(), [Query("q1", "a"), Query("q2", "b")], 3)
 
 
 def test_hits_beyond_k_are_cut(module: Path) -> None:
-    (module / "many_hits.py").write_text("def f(text, k, qid):\n    return [(str(i), 1.0 / (i + 1)) for i in range(50)]\n")
-    ranking = FunctionBackend("many_hits:f", base_dir=module).search_one(ServiceSpec(), Query("q", "x"), 5).ranking
+    (module / "many_hits.py").write_text(
+        "def f(text, k, qid):\n    return [(str(i), 1.0 / (i + 1)) for i in range(50)]\n"
+    )
+    ranking = (
+        FunctionBackend("many_hits:f", base_dir=module).search_one(ServiceSpec(), Query("q", "x"), 5).ranking
+    )
     assert ranking.doc_ids == ["0", "1", "2", "3", "4"]

@@ -32,6 +32,9 @@ class FakeBackend:
     def search_one(self, spec, query, k):
         return SearchResult(Ranking(query.query_id, [], []))
 
+    def prepare_sparse(self, doc_sparse):
+        pass
+
     def existing_ids(self, doc_ids):
         return None
 
@@ -57,7 +60,14 @@ def test_a_registered_backend_is_found_by_name(fake):
     backend = make({"hosts": ["http://x:1"]}, {"suite": "s"})
     assert isinstance(backend, FakeBackend) and isinstance(backend, Backend)
     assert backend.connection == {"hosts": ["http://x:1"]} and backend.index == {"suite": "s"}
-    assert registry.backend_names()[:6] == ["embedded", "elasticsearch", "opensearch", "http", "python", "fake"]
+    assert registry.backend_names()[:6] == [
+        "embedded",
+        "elasticsearch",
+        "opensearch",
+        "http",
+        "python",
+        "fake",
+    ]
 
 
 def test_an_unknown_name_is_a_config_error_listing_the_known_ones(fake):

@@ -75,7 +75,9 @@ def test_a_scifact_suite_runs_on_the_installed_qdrant_backend(
     path = os.pathsep.join(p for p in (str(installed), os.environ.get("PYTHONPATH", "")) if p)
     monkeypatch.setenv("PYTHONPATH", path)
     report = pytester.path / "report.json"
-    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", f"--retrieval-report={report}", suite)
+    result = pytester.runpytest_subprocess(
+        "-q", "-p", "no:cacheprovider", f"--retrieval-report={report}", suite
+    )
     result.assert_outcomes(passed=1)  # dense::ndcg@10
     out = result.stdout.str()
     assert "on qdrant (qdrant-local" in out
@@ -86,13 +88,19 @@ def test_a_scifact_suite_runs_on_the_installed_qdrant_backend(
     # (to float rounding: Qdrant normalises the vectors itself and scores in float32)
     for metric in ("ndcg@10", "recall@100"):
         assert dense["metrics"][metric] == pytest.approx(embedded.aggregate[metric], abs=1e-9)
-        differing = [q for q, v in dense["per_query"].items() if abs(v[metric] - embedded.per_query[metric][q]) > 1e-9]
+        differing = [
+            q for q, v in dense["per_query"].items() if abs(v[metric] - embedded.per_query[metric][q]) > 1e-9
+        ]
         assert differing == [], metric
     assert dense["metrics"]["ndcg@10"] > 0.6
+
 
 def test_a_suite_without_the_package_names_the_type(pytester: pytest.Pytester, shared_dir: Path) -> None:
     suite = scifact_suite(pytester.path, shared_dir, "qdrant")
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", suite)
     out = result.stdout.str()
-    assert "backend.type: unknown backend type 'qdrant' (known: embedded, elasticsearch, opensearch, http, python" in out
+    assert (
+        "backend.type: unknown backend type 'qdrant' (known: embedded, elasticsearch, opensearch, http, python"
+        in out
+    )
     assert "Traceback" not in out

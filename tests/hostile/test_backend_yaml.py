@@ -40,7 +40,11 @@ def python(extra: str = "") -> str:
 
 
 ERRORS = [
-    ("unknown type", HEAD + "backend: {type: vespa}\n" + SVC + FLOOR, ["backend.type", "unknown backend type 'vespa'"]),
+    (
+        "unknown type",
+        HEAD + "backend: {type: vespa}\n" + SVC + FLOOR,
+        ["backend.type", "unknown backend type 'vespa'"],
+    ),
     ("type not a name", HEAD + "backend: {type: 'Vespa DB'}\n" + SVC + FLOOR, ["backend.type"]),
     ("http without request", HEAD + "backend: {type: http}\n" + SVC + FLOOR, ["backend", "needs 'request'"]),
     (
@@ -60,21 +64,43 @@ ERRORS = [
     ),
     (
         "max_concurrency on embedded",
-        HEAD + "backend: {max_concurrency: 4}\n" + "retrievers:\n  b: {type: bm25}\nfloors:\n  b: {ndcg@10: 0.1}\n",
+        HEAD
+        + "backend: {max_concurrency: 4}\n"
+        + "retrievers:\n  b: {type: bm25}\nfloors:\n  b: {ndcg@10: 0.1}\n",
         ["backend", "'max_concurrency' belongs to backend type http or python"],
     ),
-    ("options on opensearch", HEAD + "backend: {type: opensearch, options: {a: 1}}\n" + SVC + FLOOR, ["backend"]),
+    (
+        "options on opensearch",
+        HEAD + "backend: {type: opensearch, options: {a: 1}}\n" + SVC + FLOOR,
+        ["backend"],
+    ),
     ("max_concurrency zero", python("  max_concurrency: 0\n") + SVC + FLOOR, ["backend.max_concurrency"]),
     ("max_concurrency bool", python("  max_concurrency: true\n") + SVC + FLOOR, ["backend.max_concurrency"]),
-    ("max_concurrency huge", python("  max_concurrency: 100000\n") + SVC + FLOOR, ["backend.max_concurrency"]),
+    (
+        "max_concurrency huge",
+        python("  max_concurrency: 100000\n") + SVC + FLOOR,
+        ["backend.max_concurrency"],
+    ),
     ("ftp url", http('url: "ftp://x/s"') + SVC + FLOOR, ["backend.request.url", "http:// or https://"]),
-    ("url with a space", http('url: "http://x/s?q={query} x"') + SVC + FLOOR, ["backend.request.url", "white space"]),
+    (
+        "url with a space",
+        http('url: "http://x/s?q={query} x"') + SVC + FLOOR,
+        ["backend.request.url", "white space"],
+    ),
     ("url without host", http('url: "http://"') + SVC + FLOOR, ["backend.request.url"]),
     ("method DELETE", http('url: "http://x/"\nmethod: DELETE') + SVC + FLOOR, ["backend.request.method"]),
     ("timeout zero", http('url: "http://x/"\ntimeout: 0') + SVC + FLOOR, ["backend.request.timeout"]),
     ("timeout nan", http('url: "http://x/"\ntimeout: .nan') + SVC + FLOOR, ["backend.request.timeout"]),
-    ("max_retries negative", http('url: "http://x/"\nmax_retries: -1') + SVC + FLOOR, ["backend.request.max_retries"]),
-    ("retry_deadline inf", http('url: "http://x/"\nretry_deadline: .inf') + SVC + FLOOR, ["backend.request.retry_deadline"]),
+    (
+        "max_retries negative",
+        http('url: "http://x/"\nmax_retries: -1') + SVC + FLOOR,
+        ["backend.request.max_retries"],
+    ),
+    (
+        "retry_deadline inf",
+        http('url: "http://x/"\nretry_deadline: .inf') + SVC + FLOOR,
+        ["backend.request.retry_deadline"],
+    ),
     (
         "header with a line break",
         http('url: "http://x/"\nheaders: {X-Token: "a\\r\\nInjected: 1"}') + SVC + FLOOR,
@@ -87,7 +113,11 @@ ERRORS = [
     ),
     ("body a string", http('url: "http://x/"\nbody: "{query}"') + SVC + FLOOR, ["backend.request.body"]),
     ("bad JMESPath", http(response="hits: 'results[?'") + SVC + FLOOR, ["backend.response.hits", "JMESPath"]),
-    ("empty JMESPath", http(response="hits: results\nid: ''") + SVC + FLOOR, ["backend.response.id", "empty"]),
+    (
+        "empty JMESPath",
+        http(response="hits: results\nid: ''") + SVC + FLOOR,
+        ["backend.response.id", "empty"],
+    ),
     ("score JMESPath", http(response="hits: results\nscore: '..'") + SVC + FLOOR, ["backend.response.score"]),
     ("hits missing", http(response="id: x") + SVC + FLOOR, ["backend.response", "'hits'"]),
     (
@@ -128,7 +158,11 @@ ERRORS = [
         HEAD + SVC + FLOOR,
         ["retrievers.svc.type", "a service retriever asks a whole-pipeline backend", "not embedded"],
     ),
-    ("service with a key", python() + SVC + "    size: 3\n" + FLOOR, ["retrievers.svc", "unknown key 'size'"]),
+    (
+        "service with a key",
+        python() + SVC + "    size: 3\n" + FLOOR,
+        ["retrievers.svc", "unknown key 'size'"],
+    ),
     ("function a list", python().replace('"hostile_fn:search"', "[a]") + SVC + FLOOR, ["backend.function"]),
     ("batch_function a map", python("  batch_function: {a: 1}\n") + SVC + FLOOR, ["backend.batch_function"]),
 ]
@@ -147,7 +181,9 @@ def test_a_header_token_is_never_echoed(tmp_path: Path, monkeypatch: pytest.Monk
     token = "Zq9-hostile-token-value"
     monkeypatch.setenv("HOSTILE_TOKEN", token)
     path = tmp_path / "s.yaml"
-    bad = http('url: "http://x/s?q={query}&key=${HOSTILE_TOKEN}"\nheaders: {Authorization: "${HOSTILE_TOKEN}\\n"}')
+    bad = http(
+        'url: "http://x/s?q={query}&key=${HOSTILE_TOKEN}"\nheaders: {Authorization: "${HOSTILE_TOKEN}\\n"}'
+    )
     path.write_text(bad + SVC + FLOOR, encoding="utf-8")
     with pytest.raises(ConfigError) as info:
         load_suite(path)
@@ -157,7 +193,7 @@ def test_a_header_token_is_never_echoed(tmp_path: Path, monkeypatch: pytest.Monk
 
 # --- python functions that cannot be imported or answer the wrong shape: one line at run time
 
-FUNCTIONS = '''
+FUNCTIONS = """
 def search(text, k, qid):
     return {"d1": 1.0}
 
@@ -172,7 +208,7 @@ def raises(text, k, qid):
 
 def no_args():
     return []
-'''
+"""
 
 
 @pytest.mark.parametrize(
@@ -181,7 +217,11 @@ def no_args():
         ("nowhere_module:search", ConfigError, ["backend.function", "cannot import 'nowhere_module'"]),
         ("hostile_fn:absent", ConfigError, ["backend.function", "has no 'absent'"]),
         ("hostile_fn", ConfigError, ["backend.function", "expected 'module:function'"]),
-        ("hostile_fn:search", ConfigError, ["for query 'q1': expected a list of (doc_id, score) pairs, got dict"]),
+        (
+            "hostile_fn:search",
+            ConfigError,
+            ["for query 'q1': expected a list of (doc_id, score) pairs, got dict"],
+        ),
         ("hostile_fn:pairs_of_three", ConfigError, ["hit 0 is tuple", "expected a (doc_id, score) pair"]),
         ("hostile_fn:nan_score", ConfigError, ["hit 0 ('d1') has score float nan"]),
         ("hostile_fn:raises", InfrastructureError, ["raised ConnectionError: the service is down"]),

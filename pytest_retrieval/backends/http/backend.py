@@ -100,7 +100,9 @@ class HttpBackend(PipelineBackend):
         body = None if self.request.body is None else fill_body(self.request.body, values)
         what = f"{self.request.method} {self.endpoint} (query {query.qid!r})"
         try:
-            answer = self.retry.call(lambda: self._send(url, body), self._classify, f"http {what}", self.redact)
+            answer = self.retry.call(
+                lambda: self._send(url, body), self._classify, f"http {what}", self.redact
+            )
         except Retried as given_up:
             raise self._failure(what, given_up) from None
         return self._ranking(answer, k, what), None
@@ -120,18 +122,22 @@ class HttpBackend(PipelineBackend):
             )
         except urllib3.exceptions.NewConnectionError as exc:  # a subclass of the timeout error
             reason = str(exc).split(": ", 1)[-1]  # after the connection object's repr
-            raise ServiceUnreachable(f"cannot be reached: {reason}", False)
+            raise ServiceUnreachable(f"cannot be reached: {reason}", False) from None
         except urllib3.exceptions.TimeoutError as exc:
-            raise ServiceUnreachable(f"timed out after {self.request.timeout:g} s ({type(exc).__name__})", True)
+            raise ServiceUnreachable(
+                f"timed out after {self.request.timeout:g} s ({type(exc).__name__})", True
+            ) from None
         except urllib3.exceptions.HTTPError as exc:
-            raise ServiceUnreachable(f"cannot be reached: {type(exc).__name__}", False)
+            raise ServiceUnreachable(f"cannot be reached: {type(exc).__name__}", False) from None
         if not 200 <= answer.status < 300:
             raise ServiceHTTPError(answer.status, answer.data, answer.headers)
         try:
             return json.loads(answer.data)
         except (ValueError, UnicodeDecodeError):
             kind = answer.headers.get("content-type") or "untyped"
-            raise ServiceAnswerError(f"HTTP {answer.status} {kind}, not JSON: {_answer(answer.data)}") from None
+            raise ServiceAnswerError(
+                f"HTTP {answer.status} {kind}, not JSON: {_answer(answer.data)}"
+            ) from None
 
     @staticmethod
     def _classify(exc: BaseException) -> Tuple[bool, Optional[float]]:
@@ -167,7 +173,10 @@ class HttpBackend(PipelineBackend):
         pairs: List[Tuple[Any, Any]] = []
         for i, hit in enumerate(hits[:k]):
             doc_id, score = self._id.search(hit), self._score.search(hit)
-            for key, expression, value in (("id", self.response.id, doc_id), ("score", self.response.score, score)):
+            for key, expression, value in (
+                ("id", self.response.id, doc_id),
+                ("score", self.response.score, score),
+            ):
                 if value is None:
                     raise fail(f"{what}: hit {i} has no {expression!r} (response.{key}): {_answer(hit)}")
             pairs.append((doc_id, score))

@@ -84,8 +84,12 @@ class HttpRequestConfig(BaseModel):
 class HttpResponseConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    hits: str = Field(description="JMESPath to the list of hits in the answer, e.g. 'results' or 'hits.hits'.")
-    id: str = Field("id", description="JMESPath to a hit's document id, from the hit, e.g. '_id' or 'doc.id'.")
+    hits: str = Field(
+        description="JMESPath to the list of hits in the answer, e.g. 'results' or 'hits.hits'."
+    )
+    id: str = Field(
+        "id", description="JMESPath to a hit's document id, from the hit, e.g. '_id' or 'doc.id'."
+    )
     score: str = Field("score", description="JMESPath to a hit's score, from the hit, e.g. '_score'.")
 
     @field_validator("hits", "id", "score")
@@ -93,4 +97,3 @@ class HttpResponseConfig(BaseModel):
     def _jmespath(cls, v: str) -> str:
         compile_path(v)
         return v
-

@@ -82,7 +82,9 @@ class SearchService:
 
             def _serve(self, text: str, k: Any, qid: Any, request: Dict[str, Any]) -> None:
                 with service.lock:
-                    service.requests.append({"path": self.path, "request": request, "headers": dict(self.headers)})
+                    service.requests.append(
+                        {"path": self.path, "request": request, "headers": dict(self.headers)}
+                    )
                 if self.headers.get("authorization") != f"Bearer {TOKEN}":
                     return self._send(401, b'{"error": "unauthorized"}')
                 fault = service.fault()
@@ -104,7 +106,12 @@ class SearchService:
                     page = b"<!DOCTYPE html><html><body>Please log in</body></html>"
                     return self._send(200, page, content_type="text/html")
                 if kind == "echo":  # a service that echoes the request's headers in its error
-                    return self._send(arg, json.dumps({"error": "boom", "authorization": self.headers.get("authorization")}).encode())
+                    return self._send(
+                        arg,
+                        json.dumps(
+                            {"error": "boom", "authorization": self.headers.get("authorization")}
+                        ).encode(),
+                    )
                 if kind == "json":
                     return self._send(200, json.dumps(arg).encode())
                 raise AssertionError(kind)

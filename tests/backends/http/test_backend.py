@@ -97,14 +97,19 @@ def test_the_url_is_percent_encoded_and_the_body_typed(service: SearchService) -
         url=service.url + "/search",
         body={"query": "{query}", "size": "{k}", "id": "{query_id}", "note": "k={k}", "mode": "{mode}"},
     )
-    ranking = post.search_one(ServiceSpec(params=(("mode", "reversed"),)), Query("q 7", "solar panels"), 3).ranking
+    ranking = post.search_one(
+        ServiceSpec(params=(("mode", "reversed"),)), Query("q 7", "solar panels"), 3
+    ).ranking
     sent = service.requests[-1]["request"]
     assert sent == {"query": "solar panels", "size": 3, "id": "q 7", "note": "k=3", "mode": "reversed"}
     assert ranking.scores == sorted(ranking.scores)  # the service's order kept, as it answered
 
 
 def test_only_service_retrievers_are_answered(service: SearchService) -> None:
-    with pytest.raises(ConfigError, match="answers only .type: service. retrievers .the service runs its own pipeline.; got a bm25 retriever"):
+    with pytest.raises(
+        ConfigError,
+        match="answers only .type: service. retrievers .the service runs its own pipeline.; got a bm25 retriever",
+    ):
         backend(service).search_batch(BM25Spec(), [Query("q1", "solar")], 3)
 
 
@@ -174,7 +179,10 @@ def test_an_html_page_is_an_error_not_zero_hits(service: SearchService) -> None:
         ({"results": [{"doc": {"id": "d1"}, "score": "high"}]}, "hit 0 ('d1') has score str 'high'"),
         ({"results": [{"doc": {"id": 1.5}, "score": 1}]}, "hit 0 has doc id float 1.5"),
         ({"results": [{"doc": {"id": True}, "score": 1}]}, "hit 0 has doc id bool True"),
-        ({"results": [{"doc": {"id": "d1"}, "score": 2}, {"doc": {"id": "d1"}, "score": 1}]}, "'d1' is listed twice"),
+        (
+            {"results": [{"doc": {"id": "d1"}, "score": 2}, {"doc": {"id": "d1"}, "score": 1}]},
+            "'d1' is listed twice",
+        ),
     ],
 )
 def test_an_answer_of_the_wrong_shape_is_an_error(service: SearchService, answer: Any, fragment: str) -> None:
@@ -258,7 +266,9 @@ def test_a_failing_service_is_an_error_item_and_no_output_shows_the_token(
     suite = http_suite(pytester.path, service, monkeypatch)
     service.always = ("echo", 500)
     report = pytester.path / "report.json"
-    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", f"--retrieval-report={report}", suite)
+    result = pytester.runpytest_subprocess(
+        "-q", "-p", "no:cacheprovider", f"--retrieval-report={report}", suite
+    )
     out = result.stdout.str() + result.stderr.str()
     result.assert_outcomes(errors=1)
     assert "failed (HTTP 500)" in out

@@ -59,7 +59,11 @@ class QdrantBackend(Backend):
             from qdrant_client import QdrantClient
         except ImportError:
             raise ConfigError("qdrant backend: pip install qdrant-client") from None
-        self._client = QdrantClient(location=self.location) if self.location == ":memory:" else QdrantClient(path=self.location)
+        self._client = (
+            QdrantClient(location=self.location)
+            if self.location == ":memory:"
+            else QdrantClient(path=self.location)
+        )
         self._doc_ids = [str(d) for d in doc_vectors.doc_ids]
         self._dim = int(doc_vectors.matrix.shape[1])
         self._vectors = doc_vectors.matrix
@@ -68,9 +72,11 @@ class QdrantBackend(Backend):
         """(Re)create the collection with the spec's distance (a suite's kNN retrievers may differ)."""
         from qdrant_client import models
 
-        distance = {"cosine": models.Distance.COSINE, "dot_product": models.Distance.DOT, "l2_norm": models.Distance.EUCLID}[
-            spec.similarity
-        ]
+        distance = {
+            "cosine": models.Distance.COSINE,
+            "dot_product": models.Distance.DOT,
+            "l2_norm": models.Distance.EUCLID,
+        }[spec.similarity]
         if self._distance == distance:
             return
         if self._client.collection_exists(self.collection):
@@ -104,11 +110,15 @@ class QdrantBackend(Backend):
         out: Run = {}
         for start in range(0, len(queries), _BATCH):
             chunk = queries[start : start + _BATCH]
-            requests = [models.QueryRequest(query=self._vector(q), limit=k, with_payload=False) for q in chunk]
+            requests = [
+                models.QueryRequest(query=self._vector(q), limit=k, with_payload=False) for q in chunk
+            ]
             try:
                 answers = self._client.query_batch_points(self.collection, requests=requests)
             except Exception as exc:  # noqa: BLE001 - whatever the client raises is an error item
-                raise InfrastructureError(f"qdrant backend: search failed: {type(exc).__name__}: {exc}") from None
+                raise InfrastructureError(
+                    f"qdrant backend: search failed: {type(exc).__name__}: {exc}"
+                ) from None
             for q, answer in zip(chunk, answers):
                 out[q.qid] = self._ranking(answer.points)
         del knn
@@ -117,7 +127,9 @@ class QdrantBackend(Backend):
     def search_one(self, spec: Any, query: Query, k: int) -> SearchResult:
         self._knn(spec)
         try:
-            answer = self._client.query_points(self.collection, query=self._vector(query), limit=k, with_payload=False)
+            answer = self._client.query_points(
+                self.collection, query=self._vector(query), limit=k, with_payload=False
+            )
         except Exception as exc:  # noqa: BLE001
             raise InfrastructureError(f"qdrant backend: search failed: {type(exc).__name__}: {exc}") from None
         return SearchResult(self._ranking(answer.points))
@@ -125,7 +137,9 @@ class QdrantBackend(Backend):
     @staticmethod
     def _vector(query: Query) -> List[float]:
         if query.vector is None:
-            raise ConfigError(f"qdrant backend: query {query.qid!r} has no vector (the suite needs an embedder)")
+            raise ConfigError(
+                f"qdrant backend: query {query.qid!r} has no vector (the suite needs an embedder)"
+            )
         return [float(x) for x in query.vector]
 
     def _ranking(self, points: Sequence[Any]) -> Ranking:
