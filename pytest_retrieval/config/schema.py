@@ -196,7 +196,7 @@ class BackendConfig(_Strict):
     )
     batch_function: Optional[str] = Field(
         default=None,
-        description="type python: 'module:function' called as f(query_texts, k, query_ids) -> one "
+        description="type python: 'module:function' called as f(query_texts, k, query_ids, **params) -> one "
         "ranking per query, for the quality pass.",
     )
     max_concurrency: Optional[Annotated[int, Field(ge=1, le=256, strict=True)]] = Field(
