@@ -255,6 +255,9 @@ def test_a_suite_on_the_service_scores_as_the_engine(
     assert on_service.retrievers["svc"].metrics == on_engine.retrievers["bm25"].metrics
     assert on_service.retries["quality"] == {"HTTP 429": 1}
     assert on_service.backend_info["endpoint"] == f"GET {service.url}/search"
+    assert "documents: judged documents not checked: backend 'http' cannot tell which documents it holds" in (
+        on_service.check_lines()
+    )
 
 
 pytest_plugins = ["pytester"]
