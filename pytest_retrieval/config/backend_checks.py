@@ -5,7 +5,7 @@ have values."""
 
 from __future__ import annotations
 
-from typing import Any, Set
+from typing import Any, Dict, Set
 
 from ..backends.http.template import BUILT_IN_PLACEHOLDERS, placeholders_in
 from ..backends.registry import backend_names
@@ -64,15 +64,20 @@ def _check_placeholders(suite: Any) -> None:
     services = {n: r for n, r in suite.model.retrievers.items() if r.type == "service"}
     for key, template in (("url", request.url), ("body", request.body)):
         for placeholder in sorted(placeholders_in(template) - set(BUILT_IN_PLACEHOLDERS)):
-            lacking = [n for n, r in services.items() if placeholder not in r.params]
-            if lacking or not services:
-                whose = f"retriever {lacking[0]!r} has no such param" if lacking else "no service retriever"
-                raise suite.error(
-                    ("backend", "request", key),
-                    f"placeholder {{{placeholder}}} has no value: {whose} "
-                    f"(built in: {', '.join('{' + p + '}' for p in BUILT_IN_PLACEHOLDERS)})",
-                )
+            problem = _unfilled(placeholder, services)
+            if problem:
+                raise suite.error(("backend", "request", key), problem)
     _unused_params(suite, services, placeholders_in(request.url) | placeholders_in(request.body))
+
+
+def _unfilled(placeholder: str, services: Dict[str, Any]) -> str:
+    """Why ``{placeholder}`` would go out unfilled ('' when every service retriever fills it)."""
+    lacking = [n for n, r in services.items() if placeholder not in r.params]
+    if services and not lacking:
+        return ""
+    whose = f"retriever {lacking[0]!r} has no such param" if lacking else "no service retriever"
+    built_in = ", ".join("{" + p + "}" for p in BUILT_IN_PLACEHOLDERS)
+    return f"placeholder {{{placeholder}}} has no value: {whose} (built in: {built_in})"
 
 
 def _unused_params(suite: Any, services: Any, used: Set[str]) -> None:

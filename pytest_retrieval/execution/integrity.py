@@ -245,7 +245,9 @@ def find_missing_documents(
     judged = [d for docs in js.qrels.values() for d in docs]
     found = _existing_documents(suite, backend, js, judged, progress, "judged")
     if found is None:  # a backend that cannot tell (a service, a third-party engine): said so
-        return MissingDocuments(f"{UNCHECKED}: backend {backend.name!r} cannot tell which documents it holds", 0, 0)
+        return MissingDocuments(
+            f"{UNCHECKED}: backend {backend.name!r} cannot tell which documents it holds", 0, 0
+        )
     existing, where = found
     missing = MissingDocuments.of(js.qrels, existing, where)
     problem = missing.too_many(suite.model.judgments.max_missing_documents)
