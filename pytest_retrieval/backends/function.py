@@ -85,7 +85,13 @@ class FunctionBackend(PipelineBackend):
         return out
 
     def describe(self) -> Dict[str, Any]:
-        out: Dict[str, Any] = {"backend": self.name, "engine": "python", "function": self.function_name}
+        # the function stands as the "version": a baseline made with another one says so
+        out: Dict[str, Any] = {
+            "backend": self.name,
+            "engine": "python",
+            "version": self.function_name,
+            "function": self.function_name,
+        }
         if self.batch_name:
             out["batch_function"] = self.batch_name
         return out

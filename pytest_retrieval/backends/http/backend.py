@@ -190,6 +190,8 @@ class HttpBackend(PipelineBackend):
         return {
             "backend": self.name,
             "engine": "http",
+            # the endpoint stands as the "version": a baseline made on another one says so
+            "version": f"{self.request.method} {self.endpoint}",
             "endpoint": f"{self.request.method} {self.endpoint}",
             "max_concurrency": self.max_concurrency,
         }
