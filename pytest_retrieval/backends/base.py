@@ -66,7 +66,18 @@ class TemplateSpec:
     pipeline: Optional[str] = None
 
 
-LeafSpec = Any  # BM25Spec | KnnSpec | SparseSpec | TemplateSpec
+@dataclass(frozen=True)
+class ServiceSpec:
+    """Ask a whole-pipeline backend (``http``, ``python``, or a third-party one that answers
+    it) for its own ranking: the service rewrites, filters, fuses and reranks as it does in
+    production. ``params`` (name, value) pairs fill the request template's ``{name}``
+    placeholders (http) or are passed as keyword arguments (python), so one suite can compare
+    the service's modes."""
+
+    params: Tuple[Tuple[str, Any], ...] = ()
+
+
+LeafSpec = Any  # BM25Spec | KnnSpec | SparseSpec | TemplateSpec | ServiceSpec
 
 
 @dataclass

@@ -4,14 +4,25 @@ packages declare in the entry point group ``pytest_retrieval.backends``::
     [project.entry-points."pytest_retrieval.backends"]
     vespa = "my_package.vespa:VespaBackend"
 
-A backend factory is called as ``factory(connection, index)``: ``connection`` holds the suite's
-``backend.connection`` as plain values (secrets revealed, ``ca_certs`` resolved against the
-suite file), or None when the suite gives none; ``index`` the suite's ``backend.index`` values
-and ``suite``, the suite's name. It returns a :class:`~.base.Backend`.
+A suite names one with ``backend: {type: vespa}``; the name is checked when the suite loads
+(built in, registered, or declared by an installed package).
+
+The contract of a factory (docs/how-to/custom-backends.md): it is called as
+``factory(connection, index)`` and returns a :class:`~.base.Backend`.
+
+* ``connection``: the suite's ``backend.connection`` as plain values (secrets revealed,
+  ``ca_certs`` resolved against the suite file), or None when the suite gives none;
+* ``index``: the suite's ``backend.index`` values, ``suite`` (the suite's name), and for a
+  backend that is not built in ``options`` (the suite's ``backend.options``, a mapping, empty
+  when not given) and ``base_dir`` (the folder of the suite file, for relative paths).
+
+A factory or backend raises ``ConfigError`` for a setting or a retriever it cannot take (one
+line, shown with the suite file and ``backend``) and ``InfrastructureError`` when its engine
+cannot answer. The built-in ``http`` and ``python`` backends get their own sections as
+``connection`` (``execution.plan.pipeline_values``).
 
 Nothing is imported before it is asked for: the built-ins' modules load on their first use,
 and the entry points are read only for a name that is neither built in nor registered.
-(A suite's ``backend.type`` is still one of the built-ins: the schema names them.)
 """
 
 from __future__ import annotations
@@ -45,10 +56,40 @@ def _opensearch(connection: Optional[Mapping[str, Any]], index: Mapping[str, Any
     return OpenSearchBackend(connection, index)
 
 
+def _http(connection: Optional[Mapping[str, Any]], index: Mapping[str, Any]) -> Backend:
+    from .http.backend import HttpBackend
+    from .http.config import HttpRequestConfig, HttpResponseConfig
+
+    values = dict(connection or {})
+    return HttpBackend(
+        HttpRequestConfig.model_validate(values["request"]),
+        HttpResponseConfig.model_validate(values["response"]),
+        max_concurrency=int(values.get("max_concurrency") or 4),
+        secrets=tuple(values.get("secrets") or ()),
+    )
+
+
+def _python(connection: Optional[Mapping[str, Any]], index: Mapping[str, Any]) -> Backend:
+    from pathlib import Path
+
+    from .function import FunctionBackend
+
+    values = dict(connection or {})
+    base_dir = values.get("base_dir")
+    return FunctionBackend(
+        values["function"],
+        values.get("batch_function"),
+        max_concurrency=int(values.get("max_concurrency") or 1),
+        base_dir=Path(base_dir) if base_dir else None,
+    )
+
+
 BUILT_IN: Dict[str, BackendFactory] = {
     "embedded": _embedded,
     "elasticsearch": _elasticsearch,
     "opensearch": _opensearch,
+    "http": _http,
+    "python": _python,
 }
 
 _registered: Dict[str, BackendFactory] = {}

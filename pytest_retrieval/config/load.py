@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
 from ..gates.floors import BaselineGate, Floor, parse_floors
+from .backend_checks import check_backend
 from .schema import (
     FUSION_TYPES,
     SCALAR_RULES,
@@ -321,6 +322,7 @@ def load_suite(
     )
     suite.interpolated = interpolated_values(data)
     _check_judgments(suite)
+    check_backend(suite)
     _check_retrievers(suite)
     suite.order = _topological(model.retrievers, suite)
     metrics = _parse_metrics(suite)

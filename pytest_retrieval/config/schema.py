@@ -23,6 +23,8 @@ from typing_extensions import Annotated
 from ..backends.base import BM25Spec, KnnSpec, MultiMatchType, Similarity, Stopwords
 
 # the kinds' config models live beside their implementations (re-exported for load.py)
+from ..backends.http.config import HttpRequestConfig, HttpResponseConfig
+from ..backends.http.template import BUILT_IN_PLACEHOLDERS, PLACEHOLDER
 from ..backends.search_engine.http import ConnectionConfig
 from ..backends.search_engine.index_config import IndexConfig
 from ..io.grades import grade_of
@@ -153,10 +155,73 @@ class JudgmentsConfig(_Strict):
 # ---------------------------------------------------------------------- backend
 
 
+# the keys of ``backend`` that belong to one type only (http, python, third-party packages)
+BACKEND_KEYS_OF = {
+    "request": ("http",),
+    "response": ("http",),
+    "function": ("python",),
+    "batch_function": ("python",),
+    "max_concurrency": ("http", "python"),
+}
+# the keys a type cannot do without
+BACKEND_NEEDS = {
+    "http": (("request", "response"), "'request' (url, ...) and 'response' (hits, id, score)"),
+    "python": (("function",), "'function' ('module:function')"),
+}
+ENGINE_TYPES = ("embedded", "elasticsearch", "opensearch")
+PIPELINE_TYPES = ("http", "python")  # whole-pipeline backends: they answer 'service' retrievers
+
+
 class BackendConfig(_Strict):
-    type: Literal["embedded", "elasticsearch", "opensearch"] = "embedded"
+    type: str = Field(
+        default="embedded",
+        pattern=r"^[a-z][a-z0-9_-]{0,63}$",
+        description="embedded | elasticsearch | opensearch | http (a team's search endpoint) | "
+        "python (a function) | a backend an installed package declares (entry point group "
+        "pytest_retrieval.backends).",
+    )
     connection: Optional[ConnectionConfig] = None
     index: IndexConfig = Field(default_factory=IndexConfig)
+    request: Optional[HttpRequestConfig] = Field(
+        default=None, description="type http: the request sent per query."
+    )
+    response: Optional[HttpResponseConfig] = Field(
+        default=None,
+        description="type http: where the answer holds the hits, their ids and scores (JMESPath).",
+    )
+    function: Optional[str] = Field(
+        default=None,
+        description="type python: 'module:function' called as function(query_text, k, query_id) "
+        "-> [(doc_id, score), ...] (sync or async).",
+    )
+    batch_function: Optional[str] = Field(
+        default=None,
+        description="type python: 'module:function' called as f(query_texts, k, query_ids, **params) -> one "
+        "ranking per query, for the quality pass.",
+    )
+    max_concurrency: Optional[Annotated[int, Field(ge=1, le=256, strict=True)]] = Field(
+        default=None,
+        description="type http/python: queries asked at a time in the quality pass (http: 4, python: 1).",
+    )
+    options: Optional[Dict[str, Any]] = Field(
+        default=None,
+        description="A third-party backend's own settings, handed to its factory as index['options'].",
+    )
+
+    @model_validator(mode="after")
+    def _keys_of_the_type(self) -> BackendConfig:
+        given = [key for key in BACKEND_KEYS_OF if getattr(self, key) is not None]
+        for key in given:
+            if self.type not in BACKEND_KEYS_OF[key]:
+                raise ValueError(
+                    f"{key!r} belongs to backend type {' or '.join(BACKEND_KEYS_OF[key])}, not {self.type!r}"
+                )
+        if self.options is not None and self.type in ENGINE_TYPES + PIPELINE_TYPES:
+            raise ValueError(f"'options' is for a third-party backend, not {self.type!r}")
+        needed, what = BACKEND_NEEDS.get(self.type, ((), ""))
+        if any(getattr(self, key) is None for key in needed):
+            raise ValueError(f"backend type {self.type} needs {what}")
+        return self
 
 
 # ------------------------------------------------------------- embedder, rerankers
@@ -194,6 +259,30 @@ class TemplateRetrieverConfig(_Strict):
     type: Literal["template"]
     body: Dict[str, Any] = Field(description="Query body with {{query_text}}, {{query_vector}}, {{k}}.")
     pipeline: Optional[str] = None
+
+
+class ServiceRetrieverConfig(_Strict):
+    type: Literal["service"]
+    params: Dict[
+        str,
+        Union[
+            Annotated[str, Field(max_length=1000)], bool, int, Annotated[float, Field(allow_inf_nan=False)]
+        ],
+    ] = Field(
+        default_factory=dict,
+        description="Filled into the http request's {name} placeholders, or passed to the python "
+        "function as keyword arguments (e.g. {mode: hybrid}).",
+    )
+
+    @field_validator("params")
+    @classmethod
+    def _param_names(cls, v: Dict[str, Any]) -> Dict[str, Any]:
+        for name in v:
+            if not PLACEHOLDER.fullmatch("{" + str(name) + "}"):
+                raise ValueError(f"param name {name!r} is not a name (letters, digits, _)")
+            if name in BUILT_IN_PLACEHOLDERS:
+                raise ValueError(f"param {name!r} would hide the built-in placeholder {{{name}}}")
+        return v
 
 
 class RRFRetrieverConfig(_Strict):
@@ -252,6 +341,7 @@ RetrieverConfig = Annotated[
         BM25RetrieverConfig,
         KnnRetrieverConfig,
         TemplateRetrieverConfig,
+        ServiceRetrieverConfig,
         RRFRetrieverConfig,
         WeightedRetrieverConfig,
         LinearRetrieverConfig,

@@ -127,6 +127,9 @@ class QuerySetCheck:
 # ---------------------------------------------------------------- documents
 
 
+UNCHECKED = "not checked"  # MissingDocuments.checked_against when the backend cannot tell
+
+
 @dataclass
 class MissingDocuments:
     """Judgments naming documents that are not in the corpus / index."""
@@ -241,8 +244,10 @@ def find_missing_documents(
     existing index (batched read-only id lookups); an error above the allowed share."""
     judged = [d for docs in js.qrels.values() for d in docs]
     found = _existing_documents(suite, backend, js, judged, progress, "judged")
-    if found is None:  # a backend that cannot tell: nothing to report
-        return MissingDocuments("index", 0, 0)
+    if found is None:  # a backend that cannot tell (a service, a third-party engine): said so
+        return MissingDocuments(
+            f"{UNCHECKED}: backend {backend.name!r} cannot tell which documents it holds", 0, 0
+        )
     existing, where = found
     missing = MissingDocuments.of(js.qrels, existing, where)
     problem = missing.too_many(suite.model.judgments.max_missing_documents)

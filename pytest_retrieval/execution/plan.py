@@ -4,14 +4,16 @@ configurations, rerankers, how deep each leaf fetches)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
-from ..backends.base import Backend, BM25Spec, KnnSpec, TemplateSpec
+from ..backends.base import Backend, BM25Spec, KnnSpec, ServiceSpec, TemplateSpec
 from ..backends.registry import backend_factory
 from ..config.load import Suite
-from ..config.schema import FUSION_TYPES, STAGE_TYPES
+from ..config.schema import ENGINE_TYPES, FUSION_TYPES, PIPELINE_TYPES, STAGE_TYPES
+from ..config.yamlio import locate
 from ..errors import ConfigError
 from ..io.beir import load_beir
 from ..io.corpus import load_corpus
@@ -131,6 +133,8 @@ def _wants_corpus(suite: Suite) -> bool:
 def needs_corpus(suite: Suite) -> bool:
     """Whether the backend builds its index from the corpus (embedded, or a throwaway index)."""
     b = suite.model.backend
+    if b.type in PIPELINE_TYPES:
+        return False  # the service searches its own index
     return b.type == "embedded" or not b.index.name
 
 
@@ -145,17 +149,33 @@ def needs_texts(suite: Suite) -> bool:
 def make_backend(suite: Suite) -> Backend:
     """The suite's backend, made by the factory registered under its ``backend.type``."""
     b = suite.model.backend
-    make = backend_factory(b.type)
-    if b.connection is None and b.type != "embedded":
+    try:
+        make = backend_factory(b.type)
+    except ConfigError as exc:
+        raise suite.error(("backend", "type"), exc.detail) from None
+    if b.connection is None and b.type in ("elasticsearch", "opensearch"):
         raise suite.error(("backend",), f"backend {b.type} needs a 'connection' (hosts, auth)")
     index = b.index.model_dump()
     index["suite"] = suite.name
-    return make(connection_values(suite), index)
+    if b.type not in ENGINE_TYPES + PIPELINE_TYPES:  # a third-party backend's own settings
+        index["options"] = dict(b.options or {})
+        index["base_dir"] = str(suite.resolve_path(("backend",), "."))
+    try:
+        return make(connection_values(suite), index)
+    except ConfigError as exc:
+        if exc.file:
+            raise
+        key, _, detail = exc.detail.partition(" ")  # "backend.function 'm:f': cannot import ..."
+        if key in ("backend.function", "backend.batch_function"):
+            raise suite.error(tuple(key.split(".")), detail) from None
+        raise suite.error(("backend",), exc.detail) from None
 
 
 def connection_values(suite: Suite) -> Optional[Dict[str, Any]]:
     """The suite's ``backend.connection`` as plain values: secrets revealed, ``ca_certs``
     resolved against the file that names it; None when the suite gives none."""
+    if suite.model.backend.type in PIPELINE_TYPES:
+        return pipeline_values(suite)
     connection = suite.model.backend.connection
     if connection is None:
         return None
@@ -166,6 +186,29 @@ def connection_values(suite: Suite) -> Optional[Dict[str, Any]]:
     if conn.get("ca_certs"):
         conn["ca_certs"] = str(suite.resolve_path(("backend", "connection", "ca_certs"), conn["ca_certs"]))
     return conn
+
+
+def pipeline_values(suite: Suite) -> Dict[str, Any]:
+    """What the http and python backends are made of: the request and response (header values
+    stay ``SecretStr``) with the ``${VAR}`` values they hold (secrets every message hides), or the
+    function's name and the folder it is imported from."""
+    b = suite.model.backend
+    if b.type == "http":
+        assert b.request is not None and b.response is not None
+        written = json.dumps([b.request.url, b.request.body], default=str)
+        return {
+            "request": b.request.model_dump(),
+            "response": b.response.model_dump(),
+            "max_concurrency": b.max_concurrency or 4,
+            "secrets": [str(v) for v in suite.interpolated if str(v).strip() and str(v) in written],
+        }
+    file, _ = locate(suite.positions, ("backend", "function"))
+    return {
+        "function": b.function,
+        "batch_function": b.batch_function,
+        "max_concurrency": b.max_concurrency or 1,
+        "base_dir": str(Path(file).parent if file else suite.path.parent),
+    }
 
 
 def leaf_spec(suite: Suite, name: str) -> Any:
@@ -195,6 +238,8 @@ def leaf_spec(suite: Suite, name: str) -> Any:
                 "template retrievers need backend type elasticsearch or opensearch",
             )
         return TemplateSpec(body=r.body, pipeline=r.pipeline)
+    if r.type == "service":
+        return ServiceSpec(params=tuple(sorted(r.params.items())))
     raise AssertionError(r.type)
 
 

@@ -134,6 +134,8 @@ class SuiteResult:
             line = self.missing_documents.line()
             if line:
                 out.append(f"missing documents: {line}")
+            elif self.missing_documents.checked_against.startswith("not checked"):
+                out.append(f"documents: judged documents {self.missing_documents.checked_against}")
             elif self.missing_documents.judgments:
                 out.append(
                     f"documents: all {self.missing_documents.judgments} judged documents exist in the "

@@ -1,0 +1,128 @@
+"""``backend: {type: python, function: "mymodule:search"}``: any Python function as the search.
+
+``function(query_text, k, query_id, **params) -> [(doc_id, score), ...]`` (best first), sync or
+``async``; ``params`` are the ``service`` retriever's, passed only when it has some. The
+optional ``batch_function(query_texts, k, query_ids, **params)`` answers the quality pass in one
+call: a list of rankings in the queries' order, or a mapping query id -> ranking. The latency
+pass always times ``function``, one call per query.
+
+An import that fails, a name that is not callable, or an answer of the wrong shape is one
+``ConfigError`` line naming the function; an exception the function raises (its service is
+down) is an ``InfrastructureError`` naming it and the query.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ..errors import ConfigError, InfrastructureError, RetrievalError
+from ..models.imports import import_function
+from ..types import Query, Ranking, Run
+from .base import LeafSpec, ServiceSpec
+from .pipeline import PipelineBackend, ranking_of
+
+__all__ = ["FunctionBackend"]
+
+
+class FunctionBackend(PipelineBackend):
+    """The suite's ``backend.function`` (and ``batch_function``), imported from the suite's
+    folder or ``sys.path``."""
+
+    name = "python"
+
+    def __init__(
+        self,
+        function: str,
+        batch_function: Optional[str] = None,
+        max_concurrency: int = 1,
+        base_dir: Optional[Path] = None,
+    ) -> None:
+        super().__init__(max_concurrency)
+        self.function_name = function
+        self.batch_name = batch_function
+        self.function = import_function(function, base_dir, "backend.function")
+        self.batch = (
+            import_function(batch_function, base_dir, "backend.batch_function") if batch_function else None
+        )
+
+    def __repr__(self) -> str:
+        return f"FunctionBackend({self.function_name!r})"
+
+    def ask(self, spec: ServiceSpec, query: Query, k: int) -> Tuple[Ranking, Optional[float]]:
+        what = f"backend.function {self.function_name!r} for query {query.qid!r}"
+        answer = self._call(self.function, what, query.text, k, query.qid, **dict(spec.params))
+        return ranking_of(answer, k, what, ConfigError), None
+
+    def search_batch(self, spec: LeafSpec, queries: Sequence[Query], k: int) -> Run:
+        service = self.service_spec(spec)
+        if self.batch is None or not queries:
+            return super().search_batch(service, queries, k)
+        what = f"backend.batch_function {self.batch_name!r}"
+        texts, ids = [q.text for q in queries], [q.qid for q in queries]
+        answer = self._call(self.batch, what, texts, k, ids, **dict(service.params))
+        return {
+            q.qid: ranking_of(r, k, f"{what} for query {q.qid!r}", ConfigError)
+            for q, r in _per_query(answer, queries, what)
+        }
+
+    @staticmethod
+    def _call(fn: Callable[..., Any], what: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            out = fn(*args, **kwargs)
+            if inspect.isawaitable(out):
+                out = _run(out)
+        except RetrievalError:
+            raise
+        except TypeError as exc:
+            if _is_signature_error(exc, fn):
+                raise ConfigError(f"{what}: cannot be called as documented ({exc})") from None
+            raise InfrastructureError(f"{what} raised TypeError: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - the team's code: any failure is an error item
+            raise InfrastructureError(f"{what} raised {type(exc).__name__}: {exc}") from None
+        return out
+
+    def describe(self) -> Dict[str, Any]:
+        # the function stands as the "version": a baseline made with another one says so
+        out: Dict[str, Any] = {
+            "backend": self.name,
+            "engine": "python",
+            "version": self.function_name,
+            "function": self.function_name,
+        }
+        if self.batch_name:
+            out["batch_function"] = self.batch_name
+        return out
+
+
+def _per_query(answer: Any, queries: Sequence[Query], what: str) -> List[Tuple[Query, Any]]:
+    """The batch answer matched to the queries: a list in their order, or a map by query id."""
+    if isinstance(answer, Mapping):
+        missing = [q.qid for q in queries if q.qid not in answer]
+        if missing:
+            raise ConfigError(f"{what}: no ranking for query {missing[0]!r} (+{len(missing) - 1} more)")
+        return [(q, answer[q.qid]) for q in queries]
+    if isinstance(answer, (list, tuple)) and len(answer) == len(queries):
+        return list(zip(queries, answer))
+    size = f"{len(answer)} rankings" if isinstance(answer, (list, tuple)) else type(answer).__name__
+    raise ConfigError(
+        f"{what}: expected one ranking per query ({len(queries)}, in order, or a mapping by query id), got {size}"
+    )
+
+
+def _run(awaitable: Any) -> Any:
+    """An ``async`` function's answer, awaited on a loop of this thread (each worker of the
+    quality pass runs its own)."""
+
+    async def wait() -> Any:
+        return await awaitable
+
+    return asyncio.run(wait())
+
+
+def _is_signature_error(exc: TypeError, fn: Callable[..., Any]) -> bool:
+    """Whether a TypeError is the call not matching ``fn``'s parameters (not one raised inside)."""
+    tb = exc.__traceback__
+    return tb is not None and tb.tb_next is None and "argument" in str(exc)

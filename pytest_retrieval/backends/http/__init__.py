@@ -1,0 +1,1 @@
+"""``backend: {type: http}``: a team's own search endpoint under the gate."""

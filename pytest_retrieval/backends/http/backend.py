@@ -1,0 +1,231 @@
+"""``backend: {type: http}``: a team's own search endpoint, asked one request per query.
+
+The request is the suite's template filled per query (``template``); the answer is read with
+JMESPath (``response.hits``, and each hit's ``id`` and ``score``). Failures follow the engines'
+one retry policy (``search_engine/retry.py``): 429/502/503/504, refused or reset connections
+and timeouts are retried with backoff and counted; any other status, an answer that is not JSON
+(an HTML login page), a missing path or a hit of the wrong shape is an ``InfrastructureError``
+naming the endpoint without its credentials, never a ranking with no hits.
+
+Header values (tokens) and every ``${VAR}`` value of the template are secrets: they are removed
+from every message, log line and ``repr``, percent-encoded and JSON-escaped forms included.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from urllib.parse import urlsplit
+
+from ...errors import InfrastructureError
+from ...types import Query, Ranking
+from ..base import ServiceSpec
+from ..pipeline import PipelineBackend, ranking_of
+from ..search_engine.http import Redactor, describe_answer, secret_forms, snippet
+from ..search_engine.retry import RETRY_STATUSES, Retried, RetryPolicy, parse_retry_after
+from .config import HttpRequestConfig, HttpResponseConfig, compile_path
+from .template import fill_body, fill_url, values_of
+
+__all__ = ["HttpBackend", "ServiceAnswerError", "ServiceHTTPError", "ServiceUnreachable"]
+
+
+class ServiceHTTPError(Exception):
+    """The service answered an error status."""
+
+    def __init__(self, status: int, body: bytes, headers: Mapping[str, Any]):
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.body = body
+        self.headers = {str(k).lower(): v for k, v in headers.items()}
+
+
+class ServiceUnreachable(Exception):
+    """No answer: refused, reset, timed out."""
+
+    def __init__(self, message: str, timeout: bool):
+        super().__init__(message)
+        self.timeout = timeout
+        self.retry_reason = "a timeout" if timeout else "a lost connection"
+
+
+class ServiceAnswerError(Exception):
+    """A 2xx answer that is not the JSON the response paths read."""
+
+
+class HttpBackend(PipelineBackend):
+    """Asks ``request.url`` for each query's ranking (see the module's text)."""
+
+    name = "http"
+
+    def __init__(
+        self,
+        request: HttpRequestConfig,
+        response: HttpResponseConfig,
+        max_concurrency: int = 4,
+        secrets: Sequence[str] = (),
+        retry: Optional[RetryPolicy] = None,
+    ) -> None:
+        super().__init__(max_concurrency)
+        self.request = request
+        self.response = response
+        self._hits = compile_path(response.hits)
+        self._id = compile_path(response.id)
+        self._score = compile_path(response.score)
+        self.redact = Redactor()
+        for value in [h.get_secret_value() for h in request.headers.values()] + list(secrets):
+            self.redact.add(secret_forms(str(value)))
+        self.retry = retry or RetryPolicy(max_retries=request.max_retries, deadline_s=request.retry_deadline)
+        self.endpoint = self.redact(_endpoint(request.url))
+        self._pool: Any = None
+
+    def __repr__(self) -> str:
+        return f"HttpBackend({self.request.method} {self.endpoint})"
+
+    def _client(self) -> Any:
+        if self._pool is None:
+            import urllib3
+
+            self._pool = urllib3.PoolManager(
+                num_pools=4,
+                maxsize=self.max_concurrency,
+                retries=False,  # retried here, under the one policy, and counted
+                timeout=urllib3.Timeout(connect=self.request.timeout, read=self.request.timeout),
+            )
+        return self._pool
+
+    # --- one query
+    def ask(self, spec: ServiceSpec, query: Query, k: int) -> Tuple[Ranking, Optional[float]]:
+        values = values_of(query.text, k, query.qid, dict(spec.params))
+        url = fill_url(self.request.url, values)
+        body = None if self.request.body is None else fill_body(self.request.body, values)
+        what = f"{self.request.method} {self.endpoint} (query {query.qid!r})"
+        try:
+            answer = self.retry.call(
+                lambda: self._send(url, body), self._classify, f"http {what}", self.redact
+            )
+        except Retried as given_up:
+            raise self._failure(what, given_up) from None
+        return self._ranking(answer, k, what), None
+
+    def _send(self, url: str, body: Any) -> Any:
+        import urllib3
+
+        headers = {"accept": "application/json"}
+        headers.update({name: value.get_secret_value() for name, value in self.request.headers.items()})
+        payload = None
+        if body is not None:
+            headers.setdefault("content-type", "application/json")
+            payload = json.dumps(body).encode("utf-8")
+        try:
+            answer = self._client().request(
+                self.request.method, url, body=payload, headers=headers, redirect=False, preload_content=True
+            )
+        except urllib3.exceptions.NewConnectionError as exc:  # a subclass of the timeout error
+            reason = str(exc).split(": ", 1)[-1]  # after the connection object's repr
+            raise ServiceUnreachable(f"cannot be reached: {reason}", False) from None
+        except urllib3.exceptions.TimeoutError as exc:
+            raise ServiceUnreachable(
+                f"timed out after {self.request.timeout:g} s ({type(exc).__name__})", True
+            ) from None
+        except urllib3.exceptions.HTTPError as exc:
+            raise ServiceUnreachable(f"cannot be reached: {type(exc).__name__}", False) from None
+        if not 200 <= answer.status < 300:
+            raise ServiceHTTPError(answer.status, answer.data, answer.headers)
+        try:
+            return json.loads(answer.data)
+        except (ValueError, UnicodeDecodeError):
+            kind = answer.headers.get("content-type") or "untyped"
+            raise ServiceAnswerError(
+                f"HTTP {answer.status} {kind}, not JSON: {_answer(answer.data)}"
+            ) from None
+
+    @staticmethod
+    def _classify(exc: BaseException) -> Tuple[bool, Optional[float]]:
+        if isinstance(exc, ServiceHTTPError) and exc.status in RETRY_STATUSES:
+            return True, parse_retry_after(exc.headers.get("retry-after"))
+        return isinstance(exc, ServiceUnreachable), None
+
+    def _failure(self, what: str, given_up: Retried) -> InfrastructureError:
+        exc, note = given_up.cause, given_up.note()
+        if isinstance(exc, ServiceHTTPError):
+            text = snippet(exc.body.decode("utf-8", "replace")) if exc.body else "(no body)"
+            detail = f"failed (HTTP {exc.status}){note}: {text}"
+        elif isinstance(exc, ServiceUnreachable):
+            detail = f"{exc}{note}"
+        elif isinstance(exc, ServiceAnswerError):
+            detail = f"failed: {exc}"
+        else:
+            detail = f"failed: {type(exc).__name__}: {exc}"
+        return InfrastructureError(self.redact(f"http backend {what} {detail}"))
+
+    # --- the answer
+    def _ranking(self, answer: Any, k: int, what: str) -> Ranking:
+        def fail(message: str) -> InfrastructureError:
+            return InfrastructureError(self.redact(f"http backend {message}"))
+
+        hits = self._hits.search(answer)
+        if hits is None:
+            raise fail(f"{what}: the answer has no {self.response.hits!r} (response.hits): {_answer(answer)}")
+        if not isinstance(hits, list):
+            raise fail(
+                f"{what}: response.hits {self.response.hits!r} is a {_json_type(hits)}, not a list of hits"
+            )
+        pairs: List[Tuple[Any, Any]] = []
+        for i, hit in enumerate(hits[:k]):
+            doc_id, score = self._id.search(hit), self._score.search(hit)
+            for key, expression, value in (
+                ("id", self.response.id, doc_id),
+                ("score", self.response.score, score),
+            ):
+                if value is None:
+                    raise fail(f"{what}: hit {i} has no {expression!r} (response.{key}): {_answer(hit)}")
+            pairs.append((doc_id, score))
+        return ranking_of(pairs, k, what, fail)
+
+    def retries(self) -> Dict[str, int]:
+        """Every retry made so far, by reason (the runner counts a pass's as the difference)."""
+        return self.retry.count.snapshot()
+
+    def describe(self) -> Dict[str, Any]:
+        return {
+            "backend": self.name,
+            "engine": "http",
+            # the endpoint stands as the "version": a baseline made on another one says so
+            "version": f"{self.request.method} {self.endpoint}",
+            "endpoint": f"{self.request.method} {self.endpoint}",
+            "max_concurrency": self.max_concurrency,
+        }
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.clear()
+            self._pool = None
+
+
+def _endpoint(url: str) -> str:
+    """The URL as a message names it: scheme, host, port and path, without the user info and
+    the query string (either may hold a credential)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if _port(parts) else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def _port(parts: Any) -> Optional[int]:
+    try:
+        return int(parts.port) if parts.port else None
+    except ValueError:
+        return None
+
+
+def _answer(value: Any) -> str:
+    """A JSON answer or a body, in one short line."""
+    if isinstance(value, (bytes, bytearray)):
+        return describe_answer(value).replace("the engine's JSON", "JSON")
+    return repr(snippet(json.dumps(value, ensure_ascii=False, default=str)))
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "object", str: "string", bool: "boolean", int: "number", float: "number"}.get(
+        type(value), type(value).__name__
+    )
