@@ -104,7 +104,10 @@ class Retriever:
             raise ValueError(f"k must be a positive integer, got {k!r}")
         depth = run_depth(self.suite, k)
         if depth not in self._plans:
-            self._plans[depth] = StagePlan.of(self.suite, self.suite.with_inputs([self.name]), depth)
+            plan = StagePlan.of(self.suite, self.suite.with_inputs([self.name]), depth)
+            if plan.sparse_leaves:
+                plan.sparse = self._runner.vectors.sparse()
+            self._plans[depth] = plan
         return self._plans[depth]
 
     def _queries(self, texts: List[str], plan: StagePlan) -> List[Query]:

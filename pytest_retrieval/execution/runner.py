@@ -36,6 +36,7 @@ from .scoring import score_retriever
 from .security import security_warnings
 from .selection import check_query_set, golden_queries, golden_retrievers, queries_to_run
 from .shared import SharedBackend
+from .sparse import sparse_retrievers
 from .vectors import SuiteVectors
 
 # the engine clients' loggers: their retries and node-pool warnings are noise during a run
@@ -140,6 +141,8 @@ class SuiteRunner:
         suite = self.suite
         order = suite.order if only is None else suite.with_inputs(only)
         plan = StagePlan.of(suite, order, run_depth(suite, min_depth))
+        if plan.sparse_leaves:
+            plan.sparse = self.vectors.sparse()
         embedder = self.vectors.embedder() if plan.needs_vectors else None
         queries = self.vectors.queries(js, qids, embedder)
         only_for = golden_retrievers(suite, {q.qid for q in extra_queries})
@@ -156,6 +159,7 @@ class SuiteRunner:
                 out.missing_documents = find_missing_documents(suite, backend, js, self.progress)
                 check_expectation_documents(suite, backend, js, self.progress)
             StagePasses(suite, backend, plan, self.progress).run(queries, extra, texts, out, only_for)
+            out.sparse = {n: plan.sparse.facts(n, queries) for n in plan.sparse_leaves}
             before = _count_retries(out, "quality", backend, before)
             if latency:
                 single = stage_timer(suite, backend, plan, texts)
@@ -225,9 +229,14 @@ class SuiteRunner:
             doc_vectors = self.vectors.documents(embedder, documents)
         self.progress(f"preparing {backend.name} backend ({len(documents or [])} documents)")
         backend.prepare(documents, doc_vectors)
+        sparse = self.vectors.sparse() if sparse_retrievers(suite) else None
+        if sparse is not None:
+            sparse.prepare(backend, documents)
         info = dict(backend.describe())
         if embedder is not None:
             info.setdefault("embedder", embedder.id)
+        if sparse is not None:
+            info.setdefault("sparse_encoders", sparse.encoders())
         return info
 
     def queries(self, js: JudgmentSet, qids: Sequence[str], embedder: Any = None) -> List[Query]:
