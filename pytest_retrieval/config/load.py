@@ -141,9 +141,10 @@ class Suite:
                 config = self.model.retrievers[name].sparse_encoder  # type: ignore[union-attr]
                 self.built_encoders[name] = make_sparse_encoder(config, base)
             except RetrievalError as exc:
-                detail = getattr(exc, "detail", None) or str(exc)
-                if getattr(exc, "file", None):
-                    detail += f" ({exc.file})"  # type: ignore[attr-defined]
+                detail = str(getattr(exc, "detail", None) or exc)
+                file_ = getattr(exc, "file", None)
+                if file_:
+                    detail += f" ({file_})"
                 raise self.error(key, detail) from None
         return self.built_encoders[name]
 

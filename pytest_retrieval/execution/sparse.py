@@ -12,7 +12,15 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from ..backends.base import Backend
 from ..config.load import Suite
 from ..errors import ConfigError
-from ..sparse import DocStats, SparseFacts, apply_idf, check_vectors, doc_stats, sparse_facts, vocabulary_mismatch
+from ..sparse import (
+    DocStats,
+    SparseFacts,
+    apply_idf,
+    check_vectors,
+    doc_stats,
+    sparse_facts,
+    vocabulary_mismatch,
+)
 from ..types import DocSparseVectors, Document, Query
 
 
@@ -30,7 +38,9 @@ class SparseLeaves:
         self.progress = progress
         self._stats: Dict[str, Optional[DocStats]] = {}  # encoder id -> the documents' statistics
         self._raw: Dict[str, Dict[Tuple[str, str], Dict[str, float]]] = {}  # encoder id -> (qid, text) -> raw
-        self._sent: Dict[str, Dict[Tuple[str, str], Dict[str, float]]] = {}  # retriever -> (qid, text) -> sent
+        self._sent: Dict[
+            str, Dict[Tuple[str, str], Dict[str, float]]
+        ] = {}  # retriever -> (qid, text) -> sent
         self._checked_vocabulary: Dict[str, bool] = {}
 
     @contextlib.contextmanager
@@ -41,7 +51,9 @@ class SparseLeaves:
         except ConfigError as exc:
             if exc.key or exc.file and str(exc.file) == str(self.suite.path):
                 raise
-            detail = exc.detail + (f" ({exc.file}{':' + str(exc.line) if exc.line else ''})" if exc.file else "")
+            detail = exc.detail + (
+                f" ({exc.file}{':' + str(exc.line) if exc.line else ''})" if exc.file else ""
+            )
             raise self.suite.error(("retrievers", name, "sparse_encoder"), detail) from None
 
     def encoder(self, name: str) -> Any:
@@ -66,7 +78,9 @@ class SparseLeaves:
                 done[encoder.id] = name
                 self._stats[encoder.id] = self._documents(backend, encoder, documents)
 
-    def _documents(self, backend: Backend, encoder: Any, documents: Optional[Sequence[Document]]) -> Optional[DocStats]:
+    def _documents(
+        self, backend: Backend, encoder: Any, documents: Optional[Sequence[Document]]
+    ) -> Optional[DocStats]:
         from ..models.sparse import encode_corpus
 
         if documents is None:

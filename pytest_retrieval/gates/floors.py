@@ -182,7 +182,9 @@ def _parse_floor(model: Any, suite: Any, metrics: List[str], r_name: str, m: Any
         raise suite.error(key, str(exc)) from None
     kind = kind_of(canon)
     if stratum and kind is not GateKind.QUALITY:
-        raise suite.error(key, "latency, lift and sparse cost floors hold for the whole suite, not per stratum")
+        raise suite.error(
+            key, "latency, lift and sparse cost floors hold for the whole suite, not per stratum"
+        )
     _CHECKS[kind](model, suite, key, r_name, canon, value)
     needed = _metric_needed(kind, canon)
     if needed is not None and needed not in metrics:
@@ -273,9 +275,13 @@ def _check_ann_recall(model: Any, suite: Any, key: _Key, r_name: str, canon: str
 def _check_sparse(model: Any, suite: Any, key: _Key, r_name: str, canon: str, value: Any) -> None:
     kind = model.retrievers[r_name].type
     if kind != "sparse":
-        raise suite.error(key, f"{canon} measures a sparse retriever's vectors; {r_name!r} is a {kind} retriever")
+        raise suite.error(
+            key, f"{canon} measures a sparse retriever's vectors; {r_name!r} is a {kind} retriever"
+        )
     if value < 0:
-        raise suite.error(key, f"{canon} is a count or an expectation, >= 0; ceiling {value!r} can never be met")
+        raise suite.error(
+            key, f"{canon} is a count or an expectation, >= 0; ceiling {value!r} can never be met"
+        )
 
 
 _CHECKS: Dict[GateKind, Callable[[Any, Any, _Key, str, str, Any], None]] = {

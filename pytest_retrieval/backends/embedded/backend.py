@@ -55,7 +55,7 @@ import math
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from ...errors import ConfigError, InfrastructureError, RetrievalError
-from ...types import Document, DocSparseVectors, DocVectors, Query, Ranking, Run
+from ...types import DocSparseVectors, Document, DocVectors, Query, Ranking, Run
 from ..base import Backend, BM25Spec, KnnSpec, LeafSpec, SearchResult, SparseSpec, TemplateSpec
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -20,7 +20,7 @@ from ...errors import ConfigError
 from ...types import DocSparseVectors, Query, Ranking, Run
 
 if TYPE_CHECKING:  # pragma: no cover
-    import numpy as np
+    pass
 
 #: the dense score block of a query batch stays under this many bytes (float64 cells)
 SPARSE_BLOCK_BYTES = 256 * 1024 * 1024
@@ -53,7 +53,11 @@ def csr_of(vectors: Sequence[Mapping[str, float]], columns: Dict[str, int], grow
                 data.append(float(weight))
         indptr.append(len(indices))
     matrix = sp.csr_matrix(
-        (np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
+        (
+            np.asarray(data, dtype=np.float64),
+            np.asarray(indices, dtype=np.int64),
+            np.asarray(indptr, dtype=np.int64),
+        ),
         shape=(len(vectors), max(1, len(columns))),
     )
     matrix.sum_duplicates()
@@ -81,7 +85,9 @@ class SparseIndex:
         self.encoder_id = doc_sparse.encoder_id
         self.n_docs = len(corpus_ids)
 
-    def search(self, queries: List[Query], k: int, doc_id: Callable[[int], str], top_k: Callable[..., Any]) -> Run:
+    def search(
+        self, queries: List[Query], k: int, doc_id: Callable[[int], str], top_k: Callable[..., Any]
+    ) -> Run:
         import numpy as np
 
         for q in queries:

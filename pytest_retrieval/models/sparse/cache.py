@@ -77,6 +77,10 @@ def _save(path: Path, vectors: Sequence[Any]) -> None:
         "data": np.asarray(data, dtype=np.float64),
     }
     try:
-        atomic_write(path, lambda fh: np.savez(fh, **arrays), binary=True)
+        atomic_write(path, lambda fh: np.savez(fh, **arrays), binary=True)  # type: ignore[arg-type]
     except (OSError, TypeError, ValueError) as exc:
-        warnings.warn(f"pytest-retrieval: could not cache sparse vectors in {path.parent}: {exc}", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"pytest-retrieval: could not cache sparse vectors in {path.parent}: {exc}",
+            RuntimeWarning,
+            stacklevel=3,
+        )

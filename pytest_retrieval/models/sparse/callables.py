@@ -37,7 +37,9 @@ class CallableSparseEncoder:
         self.function_name = function
         self.query_function_name = query_function
         self._function = import_function(function, path, what)
-        self._query_function = import_function(query_function, path, what) if query_function else self._function
+        self._query_function = (
+            import_function(query_function, path, what) if query_function else self._function
+        )
         if id:
             self.id = id
         else:
@@ -53,7 +55,9 @@ class CallableSparseEncoder:
         try:
             value = fn(list(texts))
         except Exception as exc:
-            raise InfrastructureError(f"callable sparse encoder {name!r} failed: {type(exc).__name__}: {exc}") from exc
+            raise InfrastructureError(
+                f"callable sparse encoder {name!r} failed: {type(exc).__name__}: {exc}"
+            ) from exc
         if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
             raise ConfigError(
                 f"callable sparse encoder {name!r} returned {type(value).__name__}; expected a list "
@@ -74,8 +78,12 @@ class CallableSparseEncoder:
 
 class CallableSparseEncoderConfig(ModelConfig):
     type: Literal["callable"]
-    function: str = Field(description="module:function taking a list of texts, returning {term: weight} per text.")
-    query_function: Optional[str] = Field(None, description="module:function for queries (default: function).")
+    function: str = Field(
+        description="module:function taking a list of texts, returning {term: weight} per text."
+    )
+    query_function: Optional[str] = Field(
+        None, description="module:function for queries (default: function)."
+    )
     id: Optional[str] = Field(None, description="Version of the function (default: a hash of its file).")
 
     def build(self, base_dir: Path) -> SparseEncoder:

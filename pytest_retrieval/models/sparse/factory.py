@@ -23,13 +23,16 @@ SparseEncoderConfig = Annotated[
 """A sparse retriever's ``sparse_encoder``: one config model per kind, chosen by ``type``."""
 
 SPARSE_ENCODER_CONFIGS: Dict[str, Type[ModelConfig]] = {
-    get_args(cls.model_fields["type"].annotation)[0]: cls for cls in get_args(get_args(SparseEncoderConfig)[0])
+    get_args(cls.model_fields["type"].annotation)[0]: cls
+    for cls in get_args(get_args(SparseEncoderConfig)[0])
 }
 
 _TYPE_WORDS = {"int": "an integer", "float": "a number", "bool": "true or false", "string": "a string"}
 
 
-def make_sparse_encoder(config: Union[ModelConfig, Mapping[str, Any]], base_dir: PathLike = ".") -> SparseEncoder:
+def make_sparse_encoder(
+    config: Union[ModelConfig, Mapping[str, Any]], base_dir: PathLike = "."
+) -> SparseEncoder:
     """A sparse encoder from its validated config model or a config dict (read strictly);
     relative paths resolve against ``base_dir``. Unknown keys, missing required keys and
     wrongly typed values are :class:`ConfigError`."""

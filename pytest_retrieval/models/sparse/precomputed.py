@@ -40,7 +40,9 @@ def read_vocabulary(path: Path) -> List[str]:
         raise ConfigError(f"cannot read the vocabulary: {exc}", file=str(path)) from None
     if isinstance(value, list) and all(isinstance(t, str) for t in value):
         return value
-    if isinstance(value, dict) and all(isinstance(c, int) and not isinstance(c, bool) for c in value.values()):
+    if isinstance(value, dict) and all(
+        isinstance(c, int) and not isinstance(c, bool) for c in value.values()
+    ):
         terms = [""] * (max(value.values(), default=-1) + 1)
         for term, column in value.items():
             if column < 0:
@@ -98,7 +100,9 @@ class SparseFile:
                     raise ConfigError(f"not JSON: {exc.msg}", file=where, line=lineno) from None
                 doc_id = obj.get("_id", obj.get("id")) if isinstance(obj, dict) else None
                 if doc_id is None or isinstance(doc_id, (bool, float, dict, list)) or "vector" not in obj:
-                    raise ConfigError('expected {"_id": "...", "vector": {"term": weight}}', file=where, line=lineno)
+                    raise ConfigError(
+                        'expected {"_id": "...", "vector": {"term": weight}}', file=where, line=lineno
+                    )
                 if not isinstance(obj["vector"], dict):
                     raise ConfigError('"vector" must be a {"term": weight} object', file=where, line=lineno)
                 ids.append(str(doc_id))
@@ -222,9 +226,13 @@ class PrecomputedSparseEncoder:
 
 class PrecomputedSparseEncoderConfig(ModelConfig):
     type: Literal["precomputed"]
-    queries: Optional[PathStr] = Field(None, description="Query vectors: .jsonl ({_id, vector}) or .npz (CSR).")
+    queries: Optional[PathStr] = Field(
+        None, description="Query vectors: .jsonl ({_id, vector}) or .npz (CSR)."
+    )
     query_ids: Optional[PathStr] = Field(None, description="Query ids of the .npz rows, one per line.")
-    documents: Optional[PathStr] = Field(None, description="Document vectors: .jsonl ({_id, vector}) or .npz (CSR).")
+    documents: Optional[PathStr] = Field(
+        None, description="Document vectors: .jsonl ({_id, vector}) or .npz (CSR)."
+    )
     document_ids: Optional[PathStr] = Field(None, description="Document ids of the .npz rows, one per line.")
     vocabulary: Optional[PathStr] = Field(
         None, description="The .npz columns' terms: one per line, or a JSON {term: column} object."
