@@ -280,7 +280,7 @@ def _check_sparse(model: Any, suite: Any, key: _Key, r_name: str, canon: str, va
         )
     if value < 0:
         raise suite.error(
-            key, f"{canon} is a count or an expectation, >= 0; ceiling {value!r} can never be met"
+            key, f"{canon} is a count or an expectation, >= 0; ceiling {value:g} can never be met"
         )
 
 
