@@ -46,7 +46,7 @@ def reference(doc_vectors, query_vectors, k):
     return out
 
 
-@pytest.mark.parametrize("block_bytes", [sparse_module.SPARSE_BLOCK_BYTES, 8 * 300 * 3])
+@pytest.mark.parametrize("block_bytes", [sparse_module.SPARSE_BLOCK_BYTES, 16 * 300 * 3])
 def test_identical_rankings_to_the_scipy_reference(monkeypatch, block_bytes: int) -> None:
     monkeypatch.setattr(sparse_module, "SPARSE_BLOCK_BYTES", block_bytes)  # 3 queries per block
     rng = np.random.default_rng(11)

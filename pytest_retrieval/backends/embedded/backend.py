@@ -1,4 +1,4 @@
-"""The embedded backend: BM25 and exact kNN in-process, no server needed.
+"""The embedded backend: BM25, exact kNN and learned sparse in-process, no server needed.
 
 This is the default backend, so ``pytest example_suite`` works on a fresh machine. It answers
 the same leaf specs as the engine backends and scores them the way Elasticsearch does, so a
@@ -42,7 +42,11 @@ kNN (``KnnSpec``)
     is ignored (the search is exact) and ``field`` is ignored (there is one vector set);
     ``filter`` is not supported and raises :class:`ConfigError`.
 
-Ties (both kinds): score descending, then the document's position in the corpus given to
+Learned sparse (``SparseSpec``)
+    ``sum_t q_t d_t`` over the terms a query and a document share (the query's weights with
+    IDF applied by the runner), exact, with scipy.sparse: see :mod:`.sparse`.
+
+Ties (every kind): score descending, then the document's position in the corpus given to
 :meth:`EmbeddedBackend.prepare` (Elasticsearch on a single shard breaks ties by internal doc
 id, which for a freshly bulk-loaded index is also load order).
 

@@ -2,28 +2,30 @@
 
 The documents' vectors become one CSR matrix (documents x terms, float64), in corpus order; a
 batch of queries (their IDF already applied by the runner) becomes another over the same
-columns (a query term no document holds matches nothing and is dropped). Their product gives
-each query's score of every document, ``sum_t q_t d_t``, which is densified one block of
-queries at a time: a block holds at most ``SPARSE_BLOCK_BYTES`` (256 MiB) of float64 scores,
-so memory stays bounded whatever the number of queries. Only documents scoring > 0 are hits
-(a document sharing no term with the query is not returned, as on the engines); an empty
-query has no hits. The top k is :func:`~.backend.top_k_indices` (``np.partition`` then a
-stable sort): score descending, ties by corpus position, as every embedded retriever.
+columns (a query term no document holds matches nothing and is dropped). Their sparse product
+gives each query's score of the documents sharing a term with it, ``sum_t q_t d_t``, one block
+of queries at a time: the block's scores never exceed ``SPARSE_BLOCK_BYTES`` (256 MiB, counting
+16 bytes per query-document cell, what a cell costs at most in the sparse product; a dense copy
+is never made), so memory stays bounded whatever the number of queries. Only documents scoring
+> 0 are hits (a document sharing no term with the query is not returned, as on the engines); an
+empty query has no hits. The top k of a query's row is :func:`~.backend.top_k_indices`
+(``np.partition`` then a stable sort) over its documents in corpus order: score descending,
+ties by corpus position, as every embedded retriever.
 
 scipy is imported on first use (``pip install pytest-retrieval[sparse]``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ...errors import ConfigError
 from ...types import DocSparseVectors, Query, Ranking, Run
 
-if TYPE_CHECKING:  # pragma: no cover
-    pass
-
-#: the dense score block of a query batch stays under this many bytes (float64 cells)
+#: the scores of a block of queries stay under this many bytes: a block holds at most
+#: SPARSE_BLOCK_BYTES / (BYTES_PER_CELL x documents) queries, BYTES_PER_CELL being what one
+#: (query, document) score costs at most in the sparse product (float64 + int64 index)
 SPARSE_BLOCK_BYTES = 256 * 1024 * 1024
+BYTES_PER_CELL = 16
 
 
 def import_scipy_sparse() -> Any:
@@ -85,25 +87,28 @@ class SparseIndex:
         self.encoder_id = doc_sparse.encoder_id
         self.n_docs = len(corpus_ids)
 
-    def search(
-        self, queries: List[Query], k: int, doc_id: Callable[[int], str], top_k: Callable[..., Any]
-    ) -> Run:
-        import numpy as np
-
+    def search(self, queries: List[Query], k: int, doc_id: Callable[[int], str], top_k: Callable[..., Any]) -> Run:
         for q in queries:
             if q.sparse is None:
                 raise ConfigError(f"query {q.qid!r} has no sparse vector for the sparse stage")
         run: Run = {}
-        step = max(1, SPARSE_BLOCK_BYTES // (8 * max(1, self.n_docs)))
+        step = max(1, SPARSE_BLOCK_BYTES // (BYTES_PER_CELL * max(1, self.n_docs)))
         for start in range(0, len(queries), step):
             block = queries[start : start + step]
-            q_matrix = csr_of([q.sparse for q in block], self.columns, grow=False)
-            scores = (q_matrix @ self.matrix_t).toarray()  # (block, documents) float64
+            scores = csr_of([q.sparse for q in block], self.columns, grow=False) @ self.matrix_t
+            scores.sort_indices()  # each row's documents in corpus order: ties by position
             for j, query in enumerate(block):
-                row = scores[j]
-                chosen = top_k(row, k, np.flatnonzero(row > 0))
-                run[query.qid] = Ranking([doc_id(i) for i in chosen], [float(row[i]) for i in chosen])
+                lo, hi = scores.indptr[j], scores.indptr[j + 1]
+                docs, values = scores.indices[lo:hi], scores.data[lo:hi]
+                chosen = top_k(values, k, _positive(values))
+                run[query.qid] = Ranking([doc_id(int(docs[i])) for i in chosen], [float(values[i]) for i in chosen])
         return run
+
+
+def _positive(values: Any) -> Any:
+    import numpy as np
+
+    return np.flatnonzero(values > 0)
 
 
 def sparse_index(indexes: Dict[str, SparseIndex], encoder_id: str) -> SparseIndex:
