@@ -118,6 +118,7 @@ class Retriever:
                 raise ValueError(f"a query is a non-empty text, got {t!r}")
         judged = self._judged_ids()
         qids = [judged.get(t, internal_query_id("text", i)) for i, t in enumerate(texts)]
+        self._check_sparse_encodable(plan, [t for t in texts if t not in judged])
         if not plan.needs_vectors:
             return [Query(q, t) for q, t in zip(qids, texts)]
         self._check_embeddable([t for t in texts if t not in judged])
@@ -134,6 +135,16 @@ class Retriever:
                 f"({free[0]!r}): its embedder is precomputed (vectors of the judged queries only); "
                 f"search a judged query's text, or use an embedder of kind {', '.join(TEXT_EMBEDDERS)}"
             )
+
+    def _check_sparse_encodable(self, plan: StagePlan, free: List[str]) -> None:
+        """Texts that are no judged query need sparse encoders that encode any text."""
+        for name in plan.sparse_leaves if free else ():
+            if self.suite.model.retrievers[name].sparse_encoder.type == "precomputed":  # type: ignore[union-attr]
+                raise ConfigError(
+                    f"retriever {self.name!r} of {self.suite.path.name} cannot encode free text "
+                    f"({free[0]!r}): the sparse encoder of {name!r} is precomputed (vectors of the "
+                    f"judged queries only); search a judged query's text, or use an onnx or callable encoder"
+                )
 
     def _judged_ids(self) -> Dict[str, str]:
         """judged query text -> its id (the first id when two share a text)."""

@@ -181,3 +181,22 @@ def test_through_pytest_floors_baseline_expectations_fixture_reports(pytester: p
     assert gates["sparse", "flops"]["op"] == "<=" and gates["sparse", "flops"]["passed"]
     written = [p.name for p in runs.rglob("*") if p.is_file()]
     assert any("sparse" in n for n in written), written
+
+
+def test_rerank_stage_over_a_sparse_leaf(suite_dir: Path) -> None:
+    rerank = (
+        "  reranked:\n    type: rerank\n    of: [sparse]\n    window: 10\n"
+        '    reranker: {type: callable, function: "bm25_encoder:rerank_by_length"}\n'
+    )
+    result = run(suite_dir, sparse_suite(SPARSE + rerank, ""))
+    reranked = result.retrievers["reranked"].run["q1"].doc_ids
+    assert set(reranked) == set(result.retrievers["sparse"].run["q1"].doc_ids)
+    assert reranked[0] == "d2"  # "Panels solar efficiency measured": the shortest hit
+
+
+def test_fusion_sweep_over_bm25_and_sparse(suite_dir: Path) -> None:
+    from pytest_retrieval.cli import main
+
+    path = suite_dir / "retrieval_sparse.yaml"
+    path.write_text(sparse_suite(floors=""))
+    assert main(["sweep", str(path), "--retriever", "hybrid_weighted", "--json"]) == 0

@@ -44,3 +44,8 @@ def empty_queries(texts: Sequence[str]) -> List[Dict[str, float]]:
 
 def numbers(texts: Sequence[str]) -> List[Dict[str, float]]:
     return [{str(len(t) + i): 1.0} for i, t in enumerate(texts)]
+
+
+def rerank_by_length(query: str, docs: Sequence[str]) -> List[float]:
+    """A reranker for tests: shorter documents first."""
+    return [-float(len(d)) for d in docs]
