@@ -149,7 +149,9 @@ def main(argv: List[str]) -> int:
         f"  ratio ours/reference: time {best['ours'] / best['reference']:.2f}x, "
         f"peak memory {memory['ours'] / memory['reference']:.2f}x"
     )
-    print(f"  rankings: {len(queries) - differ}/{len(queries)} identical top {args.k}; max relative score diff {worst:.1e}")
+    print(
+        f"  rankings: {len(queries) - differ}/{len(queries)} identical top {args.k}; max relative score diff {worst:.1e}"
+    )
     return 0 if differ == 0 and worst <= 1e-12 else 1
 
 

@@ -243,6 +243,12 @@ class StagePlan:
             return queries
         return self.sparse.queries(name, queries)
 
+    def sparse_facts(self, queries: List[Any]) -> Dict[str, Any]:
+        """sparse leaf -> its efficiency facts (``sparse.SparseFacts``) over ``queries``."""
+        if self.sparse is None:
+            return {}
+        return {n: self.sparse.facts(n, queries) for n in self.sparse_leaves}
+
     @property
     def needs_vectors(self) -> bool:
         """Whether a leaf sends query vectors (kNN, or a template with ``{{query_vector}}``)."""

@@ -104,18 +104,13 @@ class Retriever:
             raise ValueError(f"k must be a positive integer, got {k!r}")
         depth = run_depth(self.suite, k)
         if depth not in self._plans:
-            plan = StagePlan.of(self.suite, self.suite.with_inputs([self.name]), depth)
-            if plan.sparse_leaves:
-                plan.sparse = self._runner.vectors.sparse()
-            self._plans[depth] = plan
+            self._plans[depth] = self._runner.plan(self.suite.with_inputs([self.name]), depth)
         return self._plans[depth]
 
     def _queries(self, texts: List[str], plan: StagePlan) -> List[Query]:
         """The texts as queries: a judged query's text keeps its id (and its precomputed
         vector); vectors when a leaf needs them."""
-        for t in texts:
-            if not isinstance(t, str) or not t.strip():
-                raise ValueError(f"a query is a non-empty text, got {t!r}")
+        _check_texts(texts)
         judged = self._judged_ids()
         qids = [judged.get(t, internal_query_id("text", i)) for i, t in enumerate(texts)]
         self._check_sparse_encodable(plan, [t for t in texts if t not in judged])
@@ -174,3 +169,9 @@ class Retriever:
         if self._titles is None:
             self._titles = titles_of(self._shared.judgments().corpus)
         return self._titles
+
+
+def _check_texts(texts: Sequence[str]) -> None:
+    for t in texts:
+        if not isinstance(t, str) or not t.strip():
+            raise ValueError(f"a query is a non-empty text, got {t!r}")

@@ -159,29 +159,29 @@ def sparse_facts(
     vectors = list(raw_queries.values())
     n_q = len(vectors)
     qf: Dict[str, int] = {}
-    nnz = 0
     for vector in vectors:
-        nnz += len(vector)
         for t in vector:
             qf[t] = qf.get(t, 0) + 1
-    flops = None
-    doc_nnz = None
-    share = None
-    if stats is not None:
-        doc_nnz = stats.mean_nnz
-        if stats.n_docs and n_q:
-            flops = sum((stats.df.get(t, 0) / stats.n_docs) * (c / n_q) for t, c in qf.items())
-        if idf == "none":
-            share = common_term_share(vectors, stats)
-    return SparseFacts(
+    facts = SparseFacts(
         encoder=encoder,
         idf=idf,
-        documents=stats.n_docs if stats is not None else 0,
+        documents=0,
         queries=n_q,
-        doc_nnz=doc_nnz,
-        query_nnz=nnz / n_q if n_q else 0.0,
-        flops=flops,
-        empty_documents=stats.empty if stats is not None else 0,
+        doc_nnz=None,
+        query_nnz=sum(qf.values()) / n_q if n_q else 0.0,
+        flops=None,
         empty_queries=[q for q, v in raw_queries.items() if not v],
-        common_term_share=share,
     )
+    if stats is not None:
+        facts.documents, facts.doc_nnz, facts.empty_documents = stats.n_docs, stats.mean_nnz, stats.empty
+        facts.flops = expected_flops(qf, n_q, stats)
+        if idf == "none":
+            facts.common_term_share = common_term_share(vectors, stats)
+    return facts
+
+
+def expected_flops(query_df: Mapping[str, int], n_queries: int, stats: DocStats) -> Optional[float]:
+    """``sum_t p_doc(t) p_query(t)`` from the queries' term counts (None without vectors)."""
+    if not (stats.n_docs and n_queries):
+        return None
+    return sum((stats.df.get(t, 0) / stats.n_docs) * (c / n_queries) for t, c in query_df.items())

@@ -73,7 +73,9 @@ def test_refusals() -> None:
     backend.prepare([Document("d1", {"text": "x"}), Document("d2", {"text": "y"})], None)
     with pytest.raises(ConfigError, match="needs the documents' sparse vectors"):
         backend.search_batch(SparseSpec(), [Query("q", "", sparse={"a": 1.0})], 10)
-    with pytest.raises(ConfigError, match="sparse document vectors are missing for 1 of 2 corpus documents, e.g. 'd2'"):
+    with pytest.raises(
+        ConfigError, match="sparse document vectors are missing for 1 of 2 corpus documents, e.g. 'd2'"
+    ):
         backend.prepare_sparse(DocSparseVectors(["d1"], [{"a": 1.0}], "enc"))
     backend.prepare_sparse(DocSparseVectors(["d1", "d2"], [{"a": 1.0}, {}], "enc"))
     with pytest.raises(ConfigError, match="no sparse document vectors of encoder 'other'"):

@@ -48,7 +48,9 @@ FLOORS = """\
 
 
 def sparse_suite(text: str = SPARSE, floors: str = FLOORS, extra: str = "") -> str:
-    return TINY_SUITE.replace("retrievers:\n", extra + "retrievers:\n" + text).replace("floors:\n", "floors:\n" + floors)
+    return TINY_SUITE.replace("retrievers:\n", extra + "retrievers:\n" + text).replace(
+        "floors:\n", "floors:\n" + floors
+    )
 
 
 @pytest.fixture
@@ -75,7 +77,9 @@ def test_sparse_leaf_ranks_fuses_and_reports_its_cost(suite_dir: Path) -> None:
     assert facts.queries == 4 and facts.documents == 5 and facts.query_nnz == pytest.approx(3.0)
     assert 0 < facts.flops < 1 and result.value("sparse", "flops") == facts.flops
     assert result.value("sparse", "sparse_doc_nnz") == pytest.approx(facts.doc_nnz)
-    assert result.backend_info["sparse_encoders"]["sparse"].startswith("callable-sparse:bm25_encoder:documents")
+    assert result.backend_info["sparse_encoders"]["sparse"].startswith(
+        "callable-sparse:bm25_encoder:documents"
+    )
     assert sparse.latency is not None and sparse.latency.samples_ms
 
 
@@ -131,7 +135,10 @@ def test_precomputed_queries_missing_on_one_side(suite_dir: Path) -> None:
 @pytest.mark.parametrize(
     "floors, message",
     [
-        ("  text_only:\n    flops: 1\n", "flops measures a sparse retriever's vectors; 'text_only' is a bm25 retriever"),
+        (
+            "  text_only:\n    flops: 1\n",
+            "flops measures a sparse retriever's vectors; 'text_only' is a bm25 retriever",
+        ),
         ("  sparse:\n    sparse_doc_nnz: -1\n", "ceiling -1 can never be met"),
         ("  sparse:\n    flops[energy]: 1\n", "not per stratum"),
     ],
@@ -157,7 +164,9 @@ GATES = textwrap.dedent(
 
 def test_through_pytest_floors_baseline_expectations_fixture_reports(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bm25_encoder=ENCODER.read_text(), test_sparse_fixture=GATES)
-    expectations = 'expectations:\n  - {query: "river flood", contains: [d3], retrievers: [sparse, hybrid_rrf]}\n'
+    expectations = (
+        'expectations:\n  - {query: "river flood", contains: [d3], retrievers: [sparse, hybrid_rrf]}\n'
+    )
     regression = "regression:\n  max_drop: {ndcg@10: 0.0}\n  retrievers: [sparse, hybrid_rrf]\n"
     pytester.makefile(".yaml", retrieval_sparse=sparse_suite(extra=expectations + regression))
     first = pytester.runpytest_subprocess("-q", "--retrieval-baseline-update", "-p", "no:cacheprovider")
@@ -175,8 +184,16 @@ def test_through_pytest_floors_baseline_expectations_fixture_reports(pytester: p
     assert "sparse: sparse callable-sparse:bm25_encoder:documents" in out and "per query, FLOPS" in out
     data = json.loads(report.read_text())
     suite = data["suites"][0] if "suites" in data else data
-    entry = next(r for r in suite["retrievers"] if r["name"] == "sparse") if isinstance(suite["retrievers"], list) else suite["retrievers"]["sparse"]
-    assert entry["type"] == "sparse" and entry["sparse"]["flops"] > 0 and entry["sparse"]["sparse_query_nnz"] == 3.0
+    entry = (
+        next(r for r in suite["retrievers"] if r["name"] == "sparse")
+        if isinstance(suite["retrievers"], list)
+        else suite["retrievers"]["sparse"]
+    )
+    assert (
+        entry["type"] == "sparse"
+        and entry["sparse"]["flops"] > 0
+        and entry["sparse"]["sparse_query_nnz"] == 3.0
+    )
     gates = {(g["retriever"], g["metric"]): g for g in suite["gates"]}
     assert gates["sparse", "flops"]["op"] == "<=" and gates["sparse", "flops"]["passed"]
     written = [p.name for p in runs.rglob("*") if p.is_file()]

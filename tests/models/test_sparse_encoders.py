@@ -59,7 +59,12 @@ def write_npz(tmp_path: Path, name: str, dense: np.ndarray, ids, terms) -> None:
 
 def test_precomputed_npz(tmp_path: Path) -> None:
     write_npz(tmp_path, "docs", np.array([[0, 1.5, 0], [2.0, 0, 0.25]]), ["d1", "d2"], ["a", "b", "c"])
-    cfg = {"type": "precomputed", "documents": "docs.npz", "document_ids": "docs_ids.txt", "vocabulary": "vocab.txt"}
+    cfg = {
+        "type": "precomputed",
+        "documents": "docs.npz",
+        "document_ids": "docs_ids.txt",
+        "vocabulary": "vocab.txt",
+    }
     enc = make_sparse_encoder(cfg, tmp_path)
     assert enc.encode_documents(["d2", "d1"], ["", ""]) == [{"a": 2.0, "c": 0.25}, {"b": 1.5}]
     ids, vectors = enc.all_documents()
@@ -71,15 +76,24 @@ def test_precomputed_npz(tmp_path: Path) -> None:
 
 def test_precomputed_npz_vocabulary_and_id_mismatches(tmp_path: Path) -> None:
     write_npz(tmp_path, "docs", np.array([[0, 1.5, 0], [2.0, 0, 0.25]]), ["d1", "d2"], ["a", "b"])
-    cfg = {"type": "precomputed", "documents": "docs.npz", "document_ids": "docs_ids.txt", "vocabulary": "vocab.txt"}
-    with pytest.raises(ConfigError, match="vocabulary mismatch: the matrix has 3 columns but .*vocab.txt names 2 terms"):
+    cfg = {
+        "type": "precomputed",
+        "documents": "docs.npz",
+        "document_ids": "docs_ids.txt",
+        "vocabulary": "vocab.txt",
+    }
+    with pytest.raises(
+        ConfigError, match="vocabulary mismatch: the matrix has 3 columns but .*vocab.txt names 2 terms"
+    ):
         make_sparse_encoder(cfg, tmp_path).encode_documents(["d1"], [""])
     (tmp_path / "vocab.txt").write_text("a\nb\nc\n")
     (tmp_path / "docs_ids.txt").write_text("d1\n")
     with pytest.raises(ConfigError, match="2 matrix rows but 1 ids"):
         make_sparse_encoder(cfg, tmp_path).encode_documents(["d1"], [""])
     with pytest.raises(ConfigError, match="needs its id file \\('document_ids'"):
-        make_sparse_encoder({"type": "precomputed", "documents": "docs.npz"}, tmp_path).encode_documents(["d1"], [""])
+        make_sparse_encoder({"type": "precomputed", "documents": "docs.npz"}, tmp_path).encode_documents(
+            ["d1"], [""]
+        )
     (tmp_path / "bad.npz").write_bytes(b"nope")
     with pytest.raises(ConfigError, match="not a scipy sparse .npz matrix"):
         make_sparse_encoder({**cfg, "documents": "bad.npz"}, tmp_path).encode_documents(["d1"], [""])
@@ -114,9 +128,13 @@ def test_callable(tmp_path: Path) -> None:
     assert enc.encode_queries(["q"], ["solar panel"]) == [{"solar": 1.0, "panel": 1.0}]
     assert enc.id.startswith("callable-sparse:enc:encode:")
     with pytest.raises(ConfigError, match="returned 1 vectors for 2 texts"):
-        make_sparse_encoder({"type": "callable", "function": "enc:short"}, tmp_path).encode_queries(["a", "b"], ["x", "y"])
+        make_sparse_encoder({"type": "callable", "function": "enc:short"}, tmp_path).encode_queries(
+            ["a", "b"], ["x", "y"]
+        )
     with pytest.raises(InfrastructureError, match="failed: RuntimeError: model down"):
-        make_sparse_encoder({"type": "callable", "function": "enc:boom"}, tmp_path).encode_queries(["a"], ["x"])
+        make_sparse_encoder({"type": "callable", "function": "enc:boom"}, tmp_path).encode_queries(
+            ["a"], ["x"]
+        )
 
 
 # ---------------------------------------------------------------- ONNX (tiny SPLADE-style MLM)

@@ -87,7 +87,9 @@ class SparseIndex:
         self.encoder_id = doc_sparse.encoder_id
         self.n_docs = len(corpus_ids)
 
-    def search(self, queries: List[Query], k: int, doc_id: Callable[[int], str], top_k: Callable[..., Any]) -> Run:
+    def search(
+        self, queries: List[Query], k: int, doc_id: Callable[[int], str], top_k: Callable[..., Any]
+    ) -> Run:
         for q in queries:
             if q.sparse is None:
                 raise ConfigError(f"query {q.qid!r} has no sparse vector for the sparse stage")
@@ -101,7 +103,9 @@ class SparseIndex:
                 lo, hi = scores.indptr[j], scores.indptr[j + 1]
                 docs, values = scores.indices[lo:hi], scores.data[lo:hi]
                 chosen = top_k(values, k, _positive(values))
-                run[query.qid] = Ranking([doc_id(int(docs[i])) for i in chosen], [float(values[i]) for i in chosen])
+                run[query.qid] = Ranking(
+                    [doc_id(int(docs[i])) for i in chosen], [float(values[i]) for i in chosen]
+                )
         return run
 
 

@@ -43,13 +43,18 @@ def read_vocabulary(path: Path) -> List[str]:
     if isinstance(value, dict) and all(
         isinstance(c, int) and not isinstance(c, bool) for c in value.values()
     ):
-        terms = [""] * (max(value.values(), default=-1) + 1)
-        for term, column in value.items():
-            if column < 0:
-                raise ConfigError(f"vocabulary column of {term!r} is negative", file=str(path))
-            terms[column] = term
-        return terms
+        return _columns(value, path)
     raise ConfigError("a JSON vocabulary is a list of terms or a {term: column} object", file=str(path))
+
+
+def _columns(value: Dict[str, int], path: Path) -> List[str]:
+    """A ``{term: column}`` vocabulary as column -> term."""
+    terms = [""] * (max(value.values(), default=-1) + 1)
+    for term, column in value.items():
+        if column < 0:
+            raise ConfigError(f"vocabulary column of {term!r} is negative", file=str(path))
+        terms[column] = term
+    return terms
 
 
 def _unique_ids(ids: List[str], where: str) -> Dict[str, int]:
