@@ -35,8 +35,8 @@ def test_precomputed_jsonl(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "line, message",
     [
-        ("not json", "not JSON"),
-        ('{"vector": {"a": 1}}', 'expected {"_id": "...", "vector": {"term": weight}}'),
+        ("not json", "invalid JSON"),
+        ('{"vector": {"a": 1}}', "missing id (one of: _id, id)"),
         ('{"_id": "d", "vector": [1, 2]}', '"vector" must be a {"term": weight} object'),
         ('{"_id": "d1", "vector": {}}\n{"_id": "d1", "vector": {}}', "duplicate id 'd1'"),
     ],

@@ -20,12 +20,11 @@ NO_SIDE = "precomputed sparse encoder: give 'queries' and/or 'documents' vectors
 
 
 def read_lines(path: Path) -> List[str]:
-    """The non-empty lines of a text file, stripped."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return [line.strip() for line in fh if line.strip()]
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+    """The non-empty lines of a regular UTF-8 text file, stripped (``io.lines``: a FIFO, a
+    folder or undecodable bytes are one ConfigError)."""
+    from ...io.lines import read_lines as lines
+
+    return [line.strip() for _, line in lines(path)]
 
 
 def read_vocabulary(path: Path) -> List[str]:
@@ -33,10 +32,13 @@ def read_vocabulary(path: Path) -> List[str]:
     object (a tokenizer's ``vocab.json``) or list."""
     if path.suffix.lower() != ".json":
         return read_lines(path)
+    from ...io.lines import check_data_file
+
+    check_data_file(path)
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:
             value = json.load(fh)
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise ConfigError(f"cannot read the vocabulary: {exc}", file=str(path)) from None
     if isinstance(value, list) and all(isinstance(t, str) for t in value):
         return value
@@ -92,26 +94,18 @@ class SparseFile:
         return list(self._row)
 
     def _load_jsonl(self) -> Any:
+        from ...io.lines import parse_id, pick, read_jsonl
+
         where = str(self.path)
         ids: List[str] = []
         vectors: List[Any] = []
-        with open(self.path, encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ConfigError(f"not JSON: {exc.msg}", file=where, line=lineno) from None
-                doc_id = obj.get("_id", obj.get("id")) if isinstance(obj, dict) else None
-                if doc_id is None or isinstance(doc_id, (bool, float, dict, list)) or "vector" not in obj:
-                    raise ConfigError(
-                        'expected {"_id": "...", "vector": {"term": weight}}', file=where, line=lineno
-                    )
-                if not isinstance(obj["vector"], dict):
-                    raise ConfigError('"vector" must be a {"term": weight} object', file=where, line=lineno)
-                ids.append(str(doc_id))
-                vectors.append(obj["vector"])
+        for lineno, obj in read_jsonl(self.path):
+            doc_id = parse_id(pick(obj, ("_id", "id"), self.path, lineno, "id"), self.path, lineno, "id")
+            vector = obj.get("vector")
+            if not isinstance(vector, dict):
+                raise ConfigError('"vector" must be a {"term": weight} object', file=where, line=lineno)
+            ids.append(doc_id)
+            vectors.append(vector)
         return vectors, _unique_ids(ids, where)
 
     def _load_npz(self) -> Any:
@@ -123,6 +117,9 @@ class SparseFile:
                 f"'vocabulary' (one term per column)",
                 file=where,
             )
+        from ...io.lines import check_data_file
+
+        check_data_file(self.path)
         matrix = load_csr(self.path)
         ids = read_lines(self.ids_path)
         terms = read_vocabulary(self.vocabulary)
@@ -197,13 +194,15 @@ class PrecomputedSparseEncoder:
 
     @property
     def id(self) -> str:
+        from ...io.lines import check_data_file
+
         if self._id is None:
             files = []
             for side in (self.documents, self.queries):
                 if side is not None:
                     for path in (side.path, side.ids_path, side.vocabulary):
-                        if path is not None and not path.is_file():
-                            raise ConfigError("precomputed sparse vector file not found", file=str(path))
+                        if path is not None:
+                            check_data_file(path)  # missing, a folder or a FIFO: one line
                         files.append(path)
             self._id = "precomputed-sparse:" + file_digest(*files)[:16]
         return self._id
