@@ -217,3 +217,25 @@ def test_fusion_sweep_over_bm25_and_sparse(suite_dir: Path) -> None:
     path = suite_dir / "retrieval_sparse.yaml"
     path.write_text(sparse_suite(floors=""))
     assert main(["sweep", str(path), "--retriever", "hybrid_weighted", "--json"]) == 0
+
+
+def test_onnx_encoder_in_a_suite(suite_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from ..models.test_sparse_encoders import build_mlm, build_tokenizer
+
+    monkeypatch.setenv("PYTEST_RETRIEVAL_CACHE_DIR", str(suite_dir / "cache"))
+    folder = suite_dir / "splade"
+    folder.mkdir()
+    vocab = build_tokenizer(folder / "tokenizer.json")
+    # an identity MLM head: each token lights up itself only (log(1 + relu(2)) for every token)
+    build_mlm(folder / "model.onnx", np.eye(vocab, dtype=np.float32) * 2, np.eye(vocab, dtype=np.float32))
+    text = sparse_suite(
+        "  sparse:\n    type: sparse\n    idf: bm25_plus1\n    sparse_encoder: {type: onnx, model: splade}\n",
+        "",
+    )
+    result = run(suite_dir, text)
+    sparse = result.retrievers["sparse"]
+    assert sparse.run["q2"].doc_ids[0] == "d3"  # river flood defences
+    assert sparse.sparse.encoder.startswith("onnx-sparse:splade:")
+    assert list((suite_dir / "cache").rglob("*.sparse.npz"))  # the documents' vectors were cached
