@@ -56,6 +56,7 @@ class Suite:
     expectations: List[Any] = field(default_factory=list)  # gates.expectations.Expectation
     files: List[str] = field(default_factory=list)  # every file that went into it
     interpolated: List[Interpolated] = field(default_factory=list)  # ${VAR} values: never echoed
+    built_encoders: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def shown(self, value: Any) -> str:
         """``repr(value)``, or the variable's name when the value came from ``${VAR}``."""
@@ -126,6 +127,27 @@ class Suite:
             if file_:
                 detail += f" ({file_})"
             raise self.error(key, detail) from None
+
+    def sparse_encoder(self, name: str):
+        """The sparse encoder of a ``sparse`` retriever (``models.sparse``), built once; relative
+        paths and callables resolve against the folder of the file that names them."""
+        from ..errors import RetrievalError
+        from ..models.sparse import make_sparse_encoder
+
+        if name not in self.built_encoders:
+            key = ("retrievers", name, "sparse_encoder")
+            file, _ = locate(self.positions, key)
+            base = Path(file).parent if file else self.path.parent
+            try:
+                config = self.model.retrievers[name].sparse_encoder  # type: ignore[union-attr]
+                self.built_encoders[name] = make_sparse_encoder(config, base)
+            except RetrievalError as exc:
+                detail = str(getattr(exc, "detail", None) or exc)
+                file_ = getattr(exc, "file", None)
+                if file_:
+                    detail += f" ({file_})"
+                raise self.error(key, detail) from None
+        return self.built_encoders[name]
 
     def bm25_fields(self, name: str) -> Tuple[Tuple[str, float], ...]:
         """``['title^2', 'text']`` or ``{title: 2, text: 1}`` -> ((field, boost), ...)."""
@@ -409,6 +431,8 @@ def _check_options(suite: Suite, name: str) -> None:
         suite.reranker(name)  # validates type and options
     if kind == "bm25":
         suite.bm25_fields(name)
+    if kind == "sparse":
+        suite.sparse_encoder(name)  # validates type and options
     if kind == "knn" and model.embedder is None and model.backend.type == "embedded":
         raise suite.error(("retrievers", name), "a knn retriever needs an 'embedder' section")
 

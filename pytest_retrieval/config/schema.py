@@ -20,7 +20,7 @@ from pydantic import (
 )
 from typing_extensions import Annotated
 
-from ..backends.base import BM25Spec, KnnSpec, MultiMatchType, Similarity, Stopwords
+from ..backends.base import BM25Spec, KnnSpec, MultiMatchType, Similarity, SparseSpec, Stopwords
 
 # the kinds' config models live beside their implementations (re-exported for load.py)
 from ..backends.http.config import HttpRequestConfig, HttpResponseConfig
@@ -33,6 +33,7 @@ from ..models.embedders import EmbedderConfig
 from ..models.embedders import OnnxEmbedderConfig as OnnxEmbedderConfig
 from ..models.embedders import PrecomputedEmbedderConfig as PrecomputedEmbedderConfig
 from ..models.rerankers import RerankerConfig
+from ..models.sparse import SparseEncoderConfig
 from .scalars import ANY, ScalarRules
 
 
@@ -255,6 +256,28 @@ class KnnRetrieverConfig(_Strict):
     filter: Optional[Dict[str, Any]] = None
 
 
+class SparseRetrieverConfig(_Strict):
+    """Learned sparse retrieval (SPLADE-style): score(q, d) = sum over shared terms of
+    q_weight x d_weight, times idf(t) with ``idf: bm25_plus1`` (applied query-side)."""
+
+    type: Literal["sparse"]
+    sparse_encoder: SparseEncoderConfig = Field(
+        description="type: precomputed | onnx | callable, plus its options (see docs/how-to/sparse.md)."
+    )
+    idf: Literal["none", "bm25_plus1"] = Field(
+        SparseSpec.idf,
+        description="none: raw weights (SPLADE); bm25_plus1: query weights times "
+        "ln(1 + (N - df + 0.5) / (df + 0.5)) (models trained for it, uniCOIL-like or BM25 term weights).",
+    )
+    field: Optional[str] = Field(
+        None, description=f"The index field of the sparse vectors (default {SparseSpec.field!r})."
+    )
+
+    @field_serializer("sparse_encoder")
+    def _encoder_as_written(self, encoder: Any) -> Dict[str, Any]:
+        return encoder.as_written()
+
+
 class TemplateRetrieverConfig(_Strict):
     type: Literal["template"]
     body: Dict[str, Any] = Field(description="Query body with {{query_text}}, {{query_vector}}, {{k}}.")
@@ -340,6 +363,7 @@ RetrieverConfig = Annotated[
     Union[
         BM25RetrieverConfig,
         KnnRetrieverConfig,
+        SparseRetrieverConfig,
         TemplateRetrieverConfig,
         ServiceRetrieverConfig,
         RRFRetrieverConfig,

@@ -72,7 +72,7 @@ def stage_timer(suite: Suite, backend: Backend, plan: StagePlan, doc_texts: Dict
 
     def single(n: str, q: Query) -> Tuple[Ranking, Any]:
         if n in leaves:
-            res = backend.search_one(leaves[n], q, plan.leaf_depth)
+            res = backend.search_one(leaves[n], plan.with_sparse(n, [q])[0], plan.leaf_depth)
             return res.ranking, res.server_took_ms
         if n in rerankers:
             from ..models.rerankers import rerank_ranking

@@ -101,6 +101,7 @@ class StagePasses:
         """One leaf retriever over all queries; a backend's refusal of the retriever's
         options (key ``retrievers``) is located at this retriever in the suite file."""
         plan, backend = self.plan, self.backend
+        queries = plan.with_sparse(name, queries)
         try:
             if not self.suite.model.evaluation.exclude_self_hits:
                 return backend.search_batch(plan.leaves[name], queries, plan.leaf_depth)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
-from ..backends.base import Backend, BM25Spec, KnnSpec, ServiceSpec, TemplateSpec
+from ..backends.base import Backend, BM25Spec, KnnSpec, ServiceSpec, SparseSpec, TemplateSpec
 from ..backends.registry import backend_factory
 from ..config.load import Suite
 from ..config.schema import ENGINE_TYPES, FUSION_TYPES, PIPELINE_TYPES, STAGE_TYPES
@@ -157,6 +157,10 @@ def make_backend(suite: Suite) -> Backend:
         raise suite.error(("backend",), f"backend {b.type} needs a 'connection' (hosts, auth)")
     index = b.index.model_dump()
     index["suite"] = suite.name
+    if b.type in ("elasticsearch", "opensearch") and any(
+        r.type == "sparse" for r in suite.model.retrievers.values()
+    ):
+        index["sparse"] = True  # the throwaway index is built once, with the sparse vectors
     if b.type not in ENGINE_TYPES + PIPELINE_TYPES:  # a third-party backend's own settings
         index["options"] = dict(b.options or {})
         index["base_dir"] = str(suite.resolve_path(("backend",), "."))
@@ -231,6 +235,10 @@ def leaf_spec(suite: Suite, name: str) -> Any:
             field=r.field or suite.model.backend.index.vector_field,
             filter=r.filter,
         )
+    if r.type == "sparse":
+        return SparseSpec(
+            field=r.field or SparseSpec.field, idf=r.idf, encoder_id=suite.sparse_encoder(name).id
+        )
     if r.type == "template":
         if suite.model.backend.type == "embedded":
             raise suite.error(
@@ -258,6 +266,7 @@ class StagePlan:
     leaves: Dict[str, Any]
     fusions: Dict[str, Any]
     rerankers: Dict[str, Any]
+    sparse: Any = None  # the run's .sparse.SparseLeaves when a leaf is sparse (set by the runner)
 
     @classmethod
     def of(cls, suite: Suite, order: List[str], depth: int) -> StagePlan:
@@ -271,6 +280,23 @@ class StagePlan:
         )
         leaves = {n: leaf_spec(suite, n) for n in order if model.retrievers[n].type not in STAGE_TYPES}
         return cls(order, depth, leaf_depth, leaves, fusions, rerankers)
+
+    @property
+    def sparse_leaves(self) -> List[str]:
+        """The leaves that send learned sparse query vectors."""
+        return [n for n, s in self.leaves.items() if isinstance(s, SparseSpec)]
+
+    def with_sparse(self, name: str, queries: List[Any]) -> List[Any]:
+        """``queries`` as the leaf ``name`` sends them: with its sparse vectors when it is sparse."""
+        if self.sparse is None or not isinstance(self.leaves.get(name), SparseSpec):
+            return queries
+        return self.sparse.queries(name, queries)
+
+    def sparse_facts(self, queries: List[Any]) -> Dict[str, Any]:
+        """sparse leaf -> its efficiency facts (``sparse.SparseFacts``) over ``queries``."""
+        if self.sparse is None:
+            return {}
+        return {n: self.sparse.facts(n, queries) for n in self.sparse_leaves}
 
     @property
     def needs_vectors(self) -> bool:

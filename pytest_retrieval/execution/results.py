@@ -29,6 +29,7 @@ class Retrieval:
     golden: Dict[str, Run] = field(default_factory=dict)  # retriever -> rankings of extra_queries
     exact: Dict[str, Run] = field(default_factory=dict)  # kNN leaf -> its exact top k (ann_recall@k)
     retries: Dict[str, Dict[str, int]] = field(default_factory=dict)  # pass -> reason -> retries
+    sparse: Dict[str, Any] = field(default_factory=dict)  # sparse leaf -> sparse.SparseFacts
 
 
 @dataclass
@@ -44,6 +45,7 @@ class RetrieverResult:
     ab: Optional[ABLatency] = None  # interleaved timing against latency.baseline
     candidate_recall: Dict[str, float] = field(default_factory=dict)  # input -> recall@window
     depth: Optional[int] = None  # the rankings were scored cut at this depth
+    sparse: Any = None  # sparse.SparseFacts of a sparse leaf (non-zeros, FLOPS)
 
     @property
     def metrics(self) -> Dict[str, float]:

@@ -104,17 +104,16 @@ class Retriever:
             raise ValueError(f"k must be a positive integer, got {k!r}")
         depth = run_depth(self.suite, k)
         if depth not in self._plans:
-            self._plans[depth] = StagePlan.of(self.suite, self.suite.with_inputs([self.name]), depth)
+            self._plans[depth] = self._runner.plan(self.suite.with_inputs([self.name]), depth)
         return self._plans[depth]
 
     def _queries(self, texts: List[str], plan: StagePlan) -> List[Query]:
         """The texts as queries: a judged query's text keeps its id (and its precomputed
         vector); vectors when a leaf needs them."""
-        for t in texts:
-            if not isinstance(t, str) or not t.strip():
-                raise ValueError(f"a query is a non-empty text, got {t!r}")
+        _check_texts(texts)
         judged = self._judged_ids()
         qids = [judged.get(t, internal_query_id("text", i)) for i, t in enumerate(texts)]
+        self._check_sparse_encodable(plan, [t for t in texts if t not in judged])
         if not plan.needs_vectors:
             return [Query(q, t) for q, t in zip(qids, texts)]
         self._check_embeddable([t for t in texts if t not in judged])
@@ -131,6 +130,16 @@ class Retriever:
                 f"({free[0]!r}): its embedder is precomputed (vectors of the judged queries only); "
                 f"search a judged query's text, or use an embedder of kind {', '.join(TEXT_EMBEDDERS)}"
             )
+
+    def _check_sparse_encodable(self, plan: StagePlan, free: List[str]) -> None:
+        """Texts that are no judged query need sparse encoders that encode any text."""
+        for name in plan.sparse_leaves if free else ():
+            if self.suite.model.retrievers[name].sparse_encoder.type == "precomputed":  # type: ignore[union-attr]
+                raise ConfigError(
+                    f"retriever {self.name!r} of {self.suite.path.name} cannot encode free text "
+                    f"({free[0]!r}): the sparse encoder of {name!r} is precomputed (vectors of the "
+                    f"judged queries only); search a judged query's text, or use an onnx or callable encoder"
+                )
 
     def _judged_ids(self) -> Dict[str, str]:
         """judged query text -> its id (the first id when two share a text)."""
@@ -160,3 +169,9 @@ class Retriever:
         if self._titles is None:
             self._titles = titles_of(self._shared.judgments().corpus)
         return self._titles
+
+
+def _check_texts(texts: Sequence[str]) -> None:
+    for t in texts:
+        if not isinstance(t, str) or not t.strip():
+            raise ValueError(f"a query is a non-empty text, got {t!r}")

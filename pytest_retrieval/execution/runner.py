@@ -36,6 +36,7 @@ from .scoring import score_retriever
 from .security import security_warnings
 from .selection import check_query_set, golden_queries, golden_retrievers, queries_to_run
 from .shared import SharedBackend
+from .sparse import sparse_retrievers
 from .vectors import SuiteVectors
 
 # the engine clients' loggers: their retries and node-pool warnings are noise during a run
@@ -139,7 +140,7 @@ class SuiteRunner:
         judged ones; their rankings are kept apart (``Retrieval.golden``), never scored."""
         suite = self.suite
         order = suite.order if only is None else suite.with_inputs(only)
-        plan = StagePlan.of(suite, order, run_depth(suite, min_depth))
+        plan = self.plan(order, run_depth(suite, min_depth))
         embedder = self.vectors.embedder() if plan.needs_vectors else None
         queries = self.vectors.queries(js, qids, embedder)
         only_for = golden_retrievers(suite, {q.qid for q in extra_queries})
@@ -156,6 +157,7 @@ class SuiteRunner:
                 out.missing_documents = find_missing_documents(suite, backend, js, self.progress)
                 check_expectation_documents(suite, backend, js, self.progress)
             StagePasses(suite, backend, plan, self.progress).run(queries, extra, texts, out, only_for)
+            out.sparse = plan.sparse_facts(queries)
             before = _count_retries(out, "quality", backend, before)
             if latency:
                 single = stage_timer(suite, backend, plan, texts)
@@ -206,6 +208,14 @@ class SuiteRunner:
         StagePasses(self.suite, backend, plan, self.progress).quality(queries, doc_texts, out)
         return out.runs
 
+    def plan(self, order: List[str], depth: int) -> StagePlan:
+        """The stage plan of ``order`` at ``depth``, with the suite's sparse retrievers' state
+        when a leaf is sparse."""
+        plan = StagePlan.of(self.suite, order, depth)
+        if plan.sparse_leaves:
+            plan.sparse = self.vectors.sparse()
+        return plan
+
     def doc_texts(self, js: JudgmentSet, plan: StagePlan) -> Dict[str, str]:
         """The documents' text, which rerank stages score (empty without one)."""
         return doc_texts(self.suite, js, plan)
@@ -225,10 +235,22 @@ class SuiteRunner:
             doc_vectors = self.vectors.documents(embedder, documents)
         self.progress(f"preparing {backend.name} backend ({len(documents or [])} documents)")
         backend.prepare(documents, doc_vectors)
+        sparse = self._prepare_sparse(backend, documents)
         info = dict(backend.describe())
         if embedder is not None:
             info.setdefault("embedder", embedder.id)
+        if sparse:
+            info.setdefault("sparse_encoders", sparse)
         return info
+
+    def _prepare_sparse(self, backend: Backend, documents: Any) -> Dict[str, str]:
+        """The sparse retrievers' document vectors given to ``backend`` (``prepare_sparse``, once
+        per encoder); retriever -> encoder id (empty without a sparse retriever)."""
+        if not sparse_retrievers(self.suite):
+            return {}
+        sparse = self.vectors.sparse()
+        sparse.prepare(backend, documents)
+        return sparse.encoders()
 
     def queries(self, js: JudgmentSet, qids: Sequence[str], embedder: Any = None) -> List[Query]:
         """The queries ``qids`` as the backends take them, with vectors from ``embedder``

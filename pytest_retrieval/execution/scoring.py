@@ -38,6 +38,9 @@ def score_retriever(
         name, model.retrievers[name].type, run, ev, latency=got.latency.get(name), ab=got.ab.get(name)
     )
     rr.depth = got.depth
+    rr.sparse = got.sparse.get(name)
+    if rr.sparse is not None:
+        rr.warnings.extend(rr.sparse.warnings())
     if model.unanswerable is not None:
         from ..stats.abstention import abstention
 

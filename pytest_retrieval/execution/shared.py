@@ -37,6 +37,7 @@ class SharedBackend:
         self._error: Optional[BaseException] = None
         self._judgments: Optional[JudgmentSet] = None
         self._embedder: Any = None
+        self._sparse: Any = None
         self.prepared = 0  # how many times an index was built or attached (at most once)
 
     def judgments(self) -> JudgmentSet:
@@ -49,6 +50,13 @@ class SharedBackend:
         if self._embedder is None:
             self._embedder = make()
         return self._embedder
+
+    def sparse(self, make: Callable[[], Any]) -> Any:
+        """The suite's sparse retrievers' state (``make()`` the first time): documents encoded
+        once per session, queries once per encoder."""
+        if self._sparse is None:
+            self._sparse = make()
+        return self._sparse
 
     def backend(self, prepare: Callable[[Backend], Dict[str, Any]]) -> Tuple[Backend, Dict[str, Any]]:
         """(the prepared backend, its engine facts); ``prepare(backend)`` builds or attaches the

@@ -18,6 +18,7 @@ class SuiteVectors:
         self.suite = suite
         self._shared = shared
         self.progress = progress
+        self._sparse: Any = None
 
     def new_embedder(self) -> Any:
         """A new embedder of the suite's ``embedder`` section (its paths resolved)."""
@@ -63,6 +64,16 @@ class SuiteVectors:
         vecs = embedder.embed_queries([q.qid for q in todo], [q.text for q in todo])
         by_id = {q.qid: Query(q.qid, q.text, vecs[i], q.tags) for i, q in enumerate(todo)}
         return [by_id.get(q.qid, q) for q in queries]
+
+    def sparse(self) -> Any:
+        """The suite's sparse retrievers (``.sparse.SparseLeaves``): the session's when shared."""
+        from .sparse import SparseLeaves
+
+        if self._shared is not None:
+            return self._shared.sparse(lambda: SparseLeaves(self.suite, self.progress))
+        if self._sparse is None:
+            self._sparse = SparseLeaves(self.suite, self.progress)
+        return self._sparse
 
     def documents(self, embedder: Any, documents: Sequence[Document]) -> DocVectors:
         from ..models.embedders import embed_corpus

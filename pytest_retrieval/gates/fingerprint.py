@@ -267,7 +267,7 @@ def fingerprint_from_result(
             "relevance_threshold": model.judgments.relevance_threshold,
             "depth": model.evaluation.depth,
         },
-        retrievers=_retriever_configs(model),
+        retrievers=_retriever_configs(model, info.get("sparse_encoders") or {}),
         search=_search_facts(info),
     )
 
@@ -293,9 +293,14 @@ def _search_facts(info: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     return {k: info[k] for k in SEARCH_FACTS if info.get(k) is not None} or None
 
 
-def _retriever_configs(model: Any) -> Dict[str, Any]:
-    """Each retriever's configuration; on a throwaway engine index, with the index's."""
+def _retriever_configs(model: Any, sparse_encoders: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+    """Each retriever's configuration; on a throwaway engine index, with the index's; a sparse
+    retriever's with its encoder's id (a hash of its vector files or model: new vectors under
+    the same file names are another system)."""
     retrievers = {n: r.model_dump(mode="json") for n, r in model.retrievers.items()}
+    for n, encoder_id in (sparse_encoders or {}).items():
+        if n in retrievers:
+            retrievers[n]["encoder_id"] = encoder_id
     if model.backend.type != "embedded" and not model.backend.index.name:
         # a throwaway index: its mapping/settings from the suite are part of the system
         idx_cfg = model.backend.index.model_dump(mode="json")

@@ -25,6 +25,9 @@ _LIFT = "lift@"
 LATENCY_KEYS = ("p50_ms", "p95_ms", "p99_ms")
 # pXX(retriever) / pXX(latency.baseline), timed interleaved in the same job (A/B)
 LATENCY_RATIO_KEYS = ("p50_ratio", "p95_ratio", "p99_ratio")
+# a sparse retriever's cost (issue #25): mean non-zero terms per document / per query, and the
+# expected FLOPS per query (sparse.weights): value <= ceiling
+SPARSE_KEYS = ("sparse_doc_nnz", "sparse_query_nnz", "flops")
 
 
 class GateKind(str, Enum):
@@ -35,6 +38,7 @@ class GateKind(str, Enum):
     LATENCY_RATIO = "latency_ratio"  # p50/p95/p99_ratio against latency.baseline (A/B): <= ceiling
     LIFT = "lift"  # lift@metric: a stage's value minus its best input's: >= floor
     ABSTENTION = "abstention"  # share of unanswerable queries abstained on: >= floor
+    SPARSE = "sparse"  # sparse_doc_nnz / sparse_query_nnz / flops of a sparse leaf: <= ceiling
     BASELINE = "baseline"  # per-query non-inferiority against the committed baseline
 
 
@@ -49,6 +53,8 @@ def kind_of(metric: str) -> GateKind:
         return GateKind.LIFT
     if metric == "abstention":
         return GateKind.ABSTENTION
+    if metric in SPARSE_KEYS:
+        return GateKind.SPARSE
     return GateKind.QUALITY
 
 
@@ -128,7 +134,7 @@ def floor_key(key: str) -> Tuple[str, str, Optional[str]]:
         if not stratum.strip():
             raise ValueError("empty stratum in [...]: write metric[tag]")
         stratum = stratum.strip()
-    if key in LATENCY_KEYS or key in LATENCY_RATIO_KEYS:
+    if key in LATENCY_KEYS or key in LATENCY_RATIO_KEYS or key in SPARSE_KEYS:
         return key, "<=", stratum
     if key == "abstention":  # share of unanswerable queries the retriever abstained on
         return key, ">=", stratum
@@ -176,7 +182,9 @@ def _parse_floor(model: Any, suite: Any, metrics: List[str], r_name: str, m: Any
         raise suite.error(key, str(exc)) from None
     kind = kind_of(canon)
     if stratum and kind is not GateKind.QUALITY:
-        raise suite.error(key, "latency and lift floors hold for the whole suite, not per stratum")
+        raise suite.error(
+            key, "latency, lift and sparse cost floors hold for the whole suite, not per stratum"
+        )
     _CHECKS[kind](model, suite, key, r_name, canon, value)
     needed = _metric_needed(kind, canon)
     if needed is not None and needed not in metrics:
@@ -264,10 +272,23 @@ def _check_ann_recall(model: Any, suite: Any, key: _Key, r_name: str, canon: str
         )
 
 
+def _check_sparse(model: Any, suite: Any, key: _Key, r_name: str, canon: str, value: Any) -> None:
+    kind = model.retrievers[r_name].type
+    if kind != "sparse":
+        raise suite.error(
+            key, f"{canon} measures a sparse retriever's vectors; {r_name!r} is a {kind} retriever"
+        )
+    if value < 0:
+        raise suite.error(
+            key, f"{canon} is a count or an expectation, >= 0; ceiling {value:g} can never be met"
+        )
+
+
 _CHECKS: Dict[GateKind, Callable[[Any, Any, _Key, str, str, Any], None]] = {
     GateKind.QUALITY: _check_quality,
     GateKind.LATENCY: _check_latency,
     GateKind.LATENCY_RATIO: _check_ratio,
     GateKind.LIFT: _check_lift,
     GateKind.ABSTENTION: _check_abstention,
+    GateKind.SPARSE: _check_sparse,
 }

@@ -96,6 +96,7 @@ _VERDICTS: Dict[GateKind, Callable[[Any, Floor, float, Worst], GateOutcome]] = {
     GateKind.QUALITY: _quality,
     GateKind.LIFT: _quality,
     GateKind.ABSTENTION: _quality,
+    GateKind.SPARSE: lambda result, floor, value, worst: check_floor(result.suite.name, floor, value, worst),
     GateKind.LATENCY: _latency,
     GateKind.LATENCY_RATIO: _latency_ratio,
 }
@@ -148,7 +149,19 @@ def _abstention_value(result: Any, retriever: str, metric: str) -> float:
     return ab.rate
 
 
+def _sparse_value(result: Any, retriever: str, metric: str) -> float:
+    facts = result.retrievers[retriever].sparse
+    value = facts.value(metric) if facts is not None else None
+    if value is None:
+        raise InfrastructureError(
+            f"{result.suite.name} :: {retriever} :: {metric}: not measured (the documents' sparse "
+            f"vectors were not available: an existing index without precomputed documents)"
+        )
+    return float(value)
+
+
 _VALUE_OF: Dict[GateKind, Callable[[Any, str, str], float]] = {
+    GateKind.SPARSE: _sparse_value,
     GateKind.LATENCY: _latency_value,
     GateKind.LATENCY_RATIO: _ratio_value,
     GateKind.LIFT: _lift_value,
@@ -227,6 +240,7 @@ def _worst_quality(result: Any, floor: Floor, n_worst: int) -> List[Tuple[str, f
 
 
 _WORST_OF: Dict[GateKind, Callable[[Any, Floor, int], List[Tuple[str, float]]]] = {
+    GateKind.SPARSE: lambda result, floor, n_worst: [],  # a corpus-wide figure: no worst queries
     GateKind.ABSTENTION: _worst_abstained,
     GateKind.LIFT: _worst_lift,
 }

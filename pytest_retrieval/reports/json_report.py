@@ -133,6 +133,7 @@ def _retriever_report(result: Any, name: str, r: Any) -> Dict[str, Any]:
         "per_query": per_query,
         "queries_without_hits": list(ev.missing),
         "warnings": list(r.warnings),
+        "sparse": r.sparse.as_dict() if getattr(r, "sparse", None) is not None else None,
     }
 
 

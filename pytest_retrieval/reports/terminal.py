@@ -217,6 +217,8 @@ def _left_out_lines(result: Any) -> List[str]:
 def _retriever_notes(r: Any) -> List[str]:
     """A retriever's queries without hits and its warnings."""
     lines = []
+    if getattr(r, "sparse", None) is not None:
+        lines.append(f"  {r.name}: {r.sparse.line()}")
     if r.evaluation.missing:
         lines.append(f"  {r.name}: {len(r.evaluation.missing)} queries returned no hits (scored 0, counted)")
     return lines + [f"  warning: {r.name}: {w}" for w in r.warnings]

@@ -151,6 +151,15 @@ FILE_CASES: Dict[str, List[str]] = {
     "file:prompt": ["test_surfaces_cli.py::test_a_hostile_command_line_is_refused_in_one_line"],
     "file:runs-dir": ["test_outputs.py::test_hostile_output_is_one_line"],
     "file:unjudged-queue": ["test_surfaces_pytest.py::test_hostile_pytest_option"],
+    # precomputed sparse vectors (docs/how-to/sparse.md): JSONL, .npz, its id file and vocabulary
+    "file:sparse-jsonl": [
+        "test_sparse_files.py::test_hostile_sparse_jsonl_is_one_clear_line",
+        "test_sparse_files.py::test_special_sparse_files_are_refused_without_blocking",
+    ],
+    "file:sparse-npz": [
+        "test_sparse_files.py::test_hostile_sparse_npz_is_one_clear_line",
+        "test_sparse_files.py::test_special_sparse_files_are_refused_without_blocking",
+    ],
 }
 FORMAT_CASES: Dict[str, List[str]] = {
     "format:terminal": ["test_secrets.py::test_no_secret_in_any_output_of_a_passing_run"],

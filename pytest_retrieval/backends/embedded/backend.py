@@ -1,4 +1,4 @@
-"""The embedded backend: BM25 and exact kNN in-process, no server needed.
+"""The embedded backend: BM25, exact kNN and learned sparse in-process, no server needed.
 
 This is the default backend, so ``pytest example_suite`` works on a fresh machine. It answers
 the same leaf specs as the engine backends and scores them the way Elasticsearch does, so a
@@ -42,7 +42,11 @@ kNN (``KnnSpec``)
     is ignored (the search is exact) and ``field`` is ignored (there is one vector set);
     ``filter`` is not supported and raises :class:`ConfigError`.
 
-Ties (both kinds): score descending, then the document's position in the corpus given to
+Learned sparse (``SparseSpec``)
+    ``sum_t q_t d_t`` over the terms a query and a document share (the query's weights with
+    IDF applied by the runner), exact, with scipy.sparse: see :mod:`.sparse`.
+
+Ties (every kind): score descending, then the document's position in the corpus given to
 :meth:`EmbeddedBackend.prepare` (Elasticsearch on a single shard breaks ties by internal doc
 id, which for a freshly bulk-loaded index is also load order).
 
@@ -55,8 +59,8 @@ import math
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from ...errors import ConfigError, InfrastructureError, RetrievalError
-from ...types import Document, DocVectors, Query, Ranking, Run
-from ..base import Backend, BM25Spec, KnnSpec, LeafSpec, SearchResult, TemplateSpec
+from ...types import DocSparseVectors, Document, DocVectors, Query, Ranking, Run
+from ..base import Backend, BM25Spec, KnnSpec, LeafSpec, SearchResult, SparseSpec, TemplateSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -187,6 +191,7 @@ class EmbeddedBackend(Backend):
         self._vector_rows: Any = None  # global doc index of each vector row
         self._normalized: Any = None  # unit-length copy, for cosine
         self._embedder_id = ""
+        self._sparse: Dict[str, Any] = {}  # encoder id -> .sparse.SparseIndex
 
     # ---- life cycle -------------------------------------------------------------------
 
@@ -228,7 +233,15 @@ class EmbeddedBackend(Backend):
         self._vectors = np.ascontiguousarray(matrix)
         self._vector_rows = rows
 
+    def prepare_sparse(self, doc_sparse: DocSparseVectors) -> None:
+        """The documents' learned sparse vectors as a CSR matrix in corpus order (one per
+        encoder; see :mod:`.sparse`)."""
+        from .sparse import SparseIndex
+
+        self._sparse[doc_sparse.encoder_id] = SparseIndex(doc_sparse, self._doc_ids)
+
     def close(self) -> None:
+        self._sparse = {}
         self._documents = None
         self._doc_ids = []
         self._analyzed.clear()
@@ -248,6 +261,8 @@ class EmbeddedBackend(Backend):
             "engine": f"bm25s {bm25s_version} + numpy",
             "doc_count": len(self._doc_ids),
         }
+        if self._sparse:
+            info["sparse_terms"] = {e: len(ix.columns) for e, ix in self._sparse.items()}
         if self._vectors is not None:
             info["vector_dims"] = int(self._vectors.shape[1])
             if self._embedder_id:
@@ -279,6 +294,11 @@ class EmbeddedBackend(Backend):
             return self._search_bm25(spec, queries, k)
         if isinstance(spec, KnnSpec):
             return self._search_knn(spec, queries, k)
+        if isinstance(spec, SparseSpec):
+            from .sparse import sparse_index
+
+            index = sparse_index(self._sparse, spec.encoder_id)
+            return index.search(queries, k, self._doc_ids.__getitem__, top_k_indices)
         raise ConfigError(f"the embedded backend cannot run a {type(spec).__name__} stage")
 
     # ---- BM25 --------------------------------------------------------------------------

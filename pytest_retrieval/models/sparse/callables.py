@@ -1,0 +1,90 @@
+"""Callable sparse encoder: your own ``module:function`` taking a list of texts and returning
+one ``{term: weight}`` mapping per text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, List, Literal, Optional, Sequence
+
+from pydantic import Field
+
+from ...errors import ConfigError, InfrastructureError
+from ..config_parsing import ModelConfig
+from ..digests import source_digest
+from ..files import PathLike
+from ..imports import import_function
+from .base import SparseEncoder, SparseVector
+
+
+class CallableSparseEncoder:
+    """``function(texts: list[str]) -> list[dict[str, float]]`` (``module:function``, imported
+    with ``search_path`` on ``sys.path``); ``query_function`` optionally encodes queries. The
+    outputs are checked by the runner (weights finite and >= 0, one mapping per text); an
+    exception raised by the function is an :class:`InfrastructureError`. The ``id`` includes
+    a hash of the function's source file unless ``id`` is given."""
+
+    cacheable = True
+
+    def __init__(
+        self,
+        function: str,
+        query_function: Optional[str] = None,
+        search_path: Optional[PathLike] = None,
+        id: Optional[str] = None,
+    ):
+        path = Path(search_path) if search_path is not None else None
+        what = "callable sparse encoder"
+        self.function_name = function
+        self.query_function_name = query_function
+        self._function = import_function(function, path, what)
+        self._query_function = (
+            import_function(query_function, path, what) if query_function else self._function
+        )
+        if id:
+            self.id = id
+        else:
+            digest = source_digest(self._function)
+            if query_function:
+                digest += "+" + source_digest(self._query_function)
+            name = function + (f"|{query_function}" if query_function else "")
+            self.id = f"callable-sparse:{name}" + (f":{digest}" if digest.strip("+") else "")
+
+    def _call(self, fn: Callable[..., Any], name: str, texts: Sequence[str]) -> List[SparseVector]:
+        if not texts:
+            return []
+        try:
+            value = fn(list(texts))
+        except Exception as exc:
+            raise InfrastructureError(
+                f"callable sparse encoder {name!r} failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
+            raise ConfigError(
+                f"callable sparse encoder {name!r} returned {type(value).__name__}; expected a list "
+                f"of {{term: weight}} mappings, one per text"
+            )
+        if len(value) != len(texts):
+            raise ConfigError(
+                f"callable sparse encoder {name!r} returned {len(value)} vectors for {len(texts)} texts"
+            )
+        return list(value)
+
+    def encode_queries(self, ids: Sequence[str], texts: Sequence[str]) -> List[SparseVector]:
+        return self._call(self._query_function, self.query_function_name or self.function_name, texts)
+
+    def encode_documents(self, ids: Sequence[str], texts: Sequence[str]) -> List[SparseVector]:
+        return self._call(self._function, self.function_name, texts)
+
+
+class CallableSparseEncoderConfig(ModelConfig):
+    type: Literal["callable"]
+    function: str = Field(
+        description="module:function taking a list of texts, returning {term: weight} per text."
+    )
+    query_function: Optional[str] = Field(
+        None, description="module:function for queries (default: function)."
+    )
+    id: Optional[str] = Field(None, description="Version of the function (default: a hash of its file).")
+
+    def build(self, base_dir: Path) -> SparseEncoder:
+        return CallableSparseEncoder(self.function, self.query_function, search_path=base_dir, id=self.id)
