@@ -19,6 +19,7 @@ from .pytest_plugin.fixtures import (  # noqa: F401 - pytest finds the fixtures 
     retrieval_suite,
 )
 from .pytest_plugin.items import RetrievalSuiteFile, collect_file, record_report
+from .pytest_plugin.ini import apply_ini
 from .pytest_plugin.options import add_options, check_output_paths
 from .pytest_plugin.session import RetrievalSession
 from .pytest_plugin.xdist import XdistHooks, hand_over, is_worker
@@ -30,6 +31,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "retrieval: a pytest-retrieval gate item")
+    apply_ini(config)  # the ini keys of options not given on the command line
     session = RetrievalSession.start(config)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(session), "pytest_retrieval.pytest_plugin.xdist")
