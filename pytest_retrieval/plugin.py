@@ -8,13 +8,14 @@ suite file is actually collected or a fixture is used.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import pytest
 
 from .pytest_plugin.fixtures import (  # noqa: F401 - pytest finds the fixtures on the plugin module
     assert_floor,
     infrastructure_error_is_an_error,
+    mark_retrieval_tests,
     retrieval_retriever,
     retrieval_suite,
 )
@@ -44,6 +45,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[RetrievalSuiteFile]:
     return collect_file(file_path, parent)
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects
+def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
+    mark_retrieval_tests(items)
 
 
 @pytest.hookimpl(hookwrapper=True)
