@@ -46,7 +46,7 @@ def test_pre_commit_manifest_is_valid() -> None:
     assert p.returncode == 0, p.stdout + p.stderr
     hooks = yaml.safe_load(HOOKS.read_text())
     assert {h["id"] for h in hooks} == {"pytest-retrieval", "pytest-retrieval-changed"}
-    assert all(h["entry"].startswith("pytest ") and "-m retrieval" in h["entry"] for h in hooks)
+    assert all(h["entry"].startswith("python -m pytest ") and "-m retrieval" in h["entry"] for h in hooks)
     # both run in pre-commit's default stage (git commit): no stages restriction (#26)
     assert all("stages" not in h for h in hooks)
 
