@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -71,9 +72,22 @@ def test_missing_data_file_is_an_error_not_a_failure(pytester, suite) -> None:
     text = SUITE.replace("  inline:", "  qrels: missing.trec\n  queries: missing.jsonl\n  inline:")
     suite(text)
     result = pytester.runpytest_subprocess("-q")
-    result.assert_outcomes(errors=3)
+    result.assert_outcomes(errors=1)  # one collection error, not one setup error per gate (#26)
     out = result.stdout.str()
-    assert "missing.jsonl: file not found" in out and "Traceback" not in out
+    assert "judgments.queries: file not found:" in out and "missing.jsonl" in out
+    assert out.count("ConfigError") == 1 and "Traceback" not in out
+
+
+def test_a_missing_qrels_file_is_one_collection_error_with_its_line(pytester, suite) -> None:
+    text = SUITE.replace("  inline:", "  qrels: gone/qrels.tsv\n  queries: q.jsonl\n  inline:")
+    pytester.makefile(".jsonl", q='{"_id": "q9", "text": "x"}\n')
+    path = suite(text)
+    line = 1 + text.splitlines().index("  qrels: gone/qrels.tsv")
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines([f"ConfigError: *{Path(path).name}:{line}: judgments.qrels: file not found: *qrels.tsv"])
+    assert "ERROR at setup" not in out and out.count("file not found") == 1
 
 
 def test_no_latency_switch_skips_latency_items_with_the_reason(pytester, suite) -> None:

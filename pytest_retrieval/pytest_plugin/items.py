@@ -50,7 +50,10 @@ def _one_line(excinfo: pytest.ExceptionInfo) -> Optional[str]:
 
 class RetrievalSuiteFile(pytest.File):
     def collect(self) -> Iterator[pytest.Collector]:
+        from ..execution.plan import check_judgment_files
+
         state = RetrievalSession.of(self.config).load(self.path)
+        check_judgment_files(state.suite)  # a missing file: one collection error, not one per gate
         for name, (floors, regression, expectations) in suite_gates(state.suite).items():
             yield RetrieverNode.from_parent(
                 self, name=name, floors=floors, regression=regression, expectations=expectations, state=state
