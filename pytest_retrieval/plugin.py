@@ -19,8 +19,8 @@ from .pytest_plugin.fixtures import (  # noqa: F401 - pytest finds the fixtures 
     retrieval_retriever,
     retrieval_suite,
 )
-from .pytest_plugin.items import RetrievalSuiteFile, collect_file, record_report
 from .pytest_plugin.ini import apply_ini
+from .pytest_plugin.items import RetrievalSuiteFile, collect_file, record_report
 from .pytest_plugin.options import add_options, check_output_paths
 from .pytest_plugin.session import RetrievalSession
 from .pytest_plugin.xdist import XdistHooks, hand_over, is_worker

@@ -34,7 +34,16 @@ PACKAGE_DATA = (
 def _source_files() -> List[str]:
     """Every file of the source package, as git lists it (tracked, and untracked not ignored)."""
     listed = subprocess.run(
-        ["git", "-C", str(SOURCE), "ls-files", "--cached", "--others", "--exclude-standard", "pytest_retrieval"],
+        [
+            "git",
+            "-C",
+            str(SOURCE),
+            "ls-files",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            "pytest_retrieval",
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -51,7 +60,9 @@ def test_the_installed_package_holds_every_file_of_the_source() -> None:
     files = _source_files()
     assert "plugin.py" in files and "config/suite.schema.json" in files, files[:5]
     missing = [rel for rel in files if not (PACKAGE / rel).is_file()]
-    assert not missing, f"the installed package {PACKAGE} lacks {len(missing)} file(s) of the source: {missing}"
+    assert not missing, (
+        f"the installed package {PACKAGE} lacks {len(missing)} file(s) of the source: {missing}"
+    )
 
 
 def test_the_tests_import_the_package_they_are_meant_to() -> None:

@@ -86,7 +86,9 @@ def test_a_missing_qrels_file_is_one_collection_error_with_its_line(pytester, su
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
     out = result.stdout.str()
-    result.stdout.fnmatch_lines([f"ConfigError: *{Path(path).name}:{line}: judgments.qrels: file not found: *qrels.tsv"])
+    result.stdout.fnmatch_lines(
+        [f"ConfigError: *{Path(path).name}:{line}: judgments.qrels: file not found: *qrels.tsv"]
+    )
     assert "ERROR at setup" not in out and out.count("file not found") == 1
 
 

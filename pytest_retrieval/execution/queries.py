@@ -87,7 +87,11 @@ def _no_query_with(tag: str, tags: Dict[str, Any], path: Path) -> None:
         why = f"no judged query (a text and a relevant judgment) has the tag {tag!r}"
     else:
         shown = ", ".join(repr(t) for t in known[:20]) + (", ..." if len(known) > 20 else "")
-        why = f"no query has the tag {tag!r} (tags: {shown})" if known else f"no tag {tag!r}: the suite has no tags"
+        why = (
+            f"no query has the tag {tag!r} (tags: {shown})"
+            if known
+            else f"no tag {tag!r}: the suite has no tags"
+        )
     raise ConfigError(f"retrieval_queries(tag={tag!r}): {why}", file=str(path))
 
 

@@ -266,18 +266,19 @@ def _measure_stratum(result: Any, floor: Floor, n_worst: int, before: Before = N
     assert stratum is not None
     qids = result.stratum_queries(retriever, stratum)
     if not qids:
-        tags = sorted({t for ts in result.judgments.tags.values() for t in ts})
-        raise ConfigError(
-            f"{result.suite.name} :: {retriever} :: {floor.metric}[{stratum}]: no "
-            f"judged query is tagged {stratum!r}; tags seen: {', '.join(tags) or 'none'}"
-        )
+        raise _no_stratum(result, floor)
     per_query = result.retrievers[retriever].evaluation.per_query[floor.metric]
-    values = sorted((per_query[q], q) for q in qids)
+    mine = {q: per_query[q] for q in qids}
     texts = result.judgments.queries
-    chosen = drops_first({q: per_query[q] for q in qids}, before or {}, n_worst)
-    return (
-        math.fsum(v for v, _ in values) / len(values),
-        [(q, per_query[q], texts.get(q, "")) for q in chosen],
+    chosen = drops_first(mine, before or {}, n_worst)
+    return math.fsum(mine.values()) / len(mine), [(q, mine[q], texts.get(q, "")) for q in chosen]
+
+
+def _no_stratum(result: Any, floor: Floor) -> ConfigError:
+    tags = sorted({t for ts in result.judgments.tags.values() for t in ts})
+    return ConfigError(
+        f"{result.suite.name} :: {floor.retriever} :: {floor.metric}[{floor.stratum}]: no "
+        f"judged query is tagged {floor.stratum!r}; tags seen: {', '.join(tags) or 'none'}"
     )
 
 
@@ -338,14 +339,22 @@ def _floor_context(
         tagged = f" tagged {floor.stratum!r}" if floor.stratum else ""
         lines.append(f"  averaged over {n_queries} judged queries{tagged}")
     if worst:
-        was_of = {q: before[q] for q, v, _ in worst if before and q in before and before[q] != v}
-        dropped = any(was_of[q] > v for q, v, _ in worst if q in was_of)
-        order = " (largest drops against the baseline first)" if dropped else ""
-        lines.append(f"  worst {len(worst)} queries for {floor.name}{order}:")
-        for qid, val, text in worst:
-            t_ = (text[:77] + "...") if len(text) > 80 else text
-            was = f" (baseline {fmt(was_of[qid], val)})" if qid in was_of else ""
-            lines.append(f"    {fmt(val)}{was}  {qid}  {t_}")
+        lines += _worst_lines(floor, worst, before or {})
+    return lines
+
+
+def _worst_lines(
+    floor: Floor, worst: Sequence[Tuple[str, float, str]], before: Dict[str, float]
+) -> List[str]:
+    """The worst queries of a failed floor, each with its baseline value when it moved."""
+    was_of = {q: before[q] for q, v, _ in worst if q in before and before[q] != v}
+    dropped = any(was_of[q] > v for q, v, _ in worst if q in was_of)
+    order = " (largest drops against the baseline first)" if dropped else ""
+    lines = [f"  worst {len(worst)} queries for {floor.name}{order}:"]
+    for qid, val, text in worst:
+        t_ = (text[:77] + "...") if len(text) > 80 else text
+        was = f" (baseline {fmt(was_of[qid], val)})" if qid in was_of else ""
+        lines.append(f"    {fmt(val)}{was}  {qid}  {t_}")
     return lines
 
 

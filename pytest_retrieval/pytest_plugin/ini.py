@@ -45,12 +45,11 @@ def add_ini(parser: pytest.Parser) -> None:
         what = {PATH: "a path", PATHS: "paths, one a line", FLAG: "true or false"}.get(
             kind if isinstance(kind, str) else "", " or ".join(kind)
         )
-        parser.addini(
-            key,
-            help=f"{_flag(key)} for every run: {what} (paths against the rootdir; the command line wins)",
-            type="linelist" if kind == PATHS else "string",
-            default=[] if kind == PATHS else "",
-        )
+        help_text = f"{_flag(key)} for every run: {what} (paths against the rootdir; the command line wins)"
+        if kind == PATHS:
+            parser.addini(key, help=help_text, type="linelist", default=[])
+        else:
+            parser.addini(key, help=help_text, type="string", default="")
 
 
 def apply_ini(config: pytest.Config) -> None:

@@ -158,7 +158,6 @@ class GateItem(SuiteItem):
                 line = None
         return self.path, line, f"{self.retriever}::{self.name}"
 
-
     def _baseline(self) -> Any:
         """The committed baseline, if one is trusted: a failed floor then lists the largest drops
         against it first. A baseline that cannot be used is the regression gates' business."""

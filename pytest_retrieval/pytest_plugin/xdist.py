@@ -100,24 +100,30 @@ def suite_scopes(files: Iterable[str], root: Path) -> Dict[str, str]:
     beside the test, else under the rootdir, else any collected suite of that file name)."""
     files = list(dict.fromkeys(files))
     suites = [Path(f) for f in files if is_suite_file(Path(f))]
-    parent: Dict[str, str] = {}
+    folders = _Folders()
+    members = {s.as_posix(): s.parent.as_posix() for s in suites}
+    for f in (Path(f) for f in files if f.endswith(".py")):
+        tied = _folders_of(f, root, suites)
+        if tied:
+            folders.join(tied)
+            members[f.as_posix()] = tied[0]
+    return {f: f"retrieval suites in {folders.find(folder) or '.'}" for f, folder in members.items()}
 
-    def find(x: str) -> str:
-        while parent.setdefault(x, x) != x:
-            x = parent[x]
+
+class _Folders:
+    """Folders joined into groups (union-find): a group is one xdist scope."""
+
+    def __init__(self) -> None:
+        self.parent: Dict[str, str] = {}
+
+    def find(self, x: str) -> str:
+        while self.parent.setdefault(x, x) != x:
+            x = self.parent[x]
         return x
 
-    for suite in suites:
-        find(suite.parent.as_posix())
-    members: Dict[str, str] = {}
-    for f in (Path(f) for f in files if f.endswith(".py")):
-        folders = _folders_of(f, root, suites)
+    def join(self, folders: List[str]) -> None:
         for folder in folders[1:]:
-            parent[find(folder)] = find(folders[0])
-        if folders:
-            members[f.as_posix()] = folders[0]
-    members.update({s.as_posix(): s.parent.as_posix() for s in suites})
-    return {f: f"retrieval suites in {find(folder) or '.'}" for f, folder in members.items()}
+            self.parent[self.find(folder)] = self.find(folders[0])
 
 
 def _folders_of(test: Path, root: Path, suites: List[Path]) -> List[str]:
@@ -160,7 +166,7 @@ def _suite_scheduling() -> Any:
 
         def _split_scope(self, nodeid: str) -> str:
             if self._scopes is None:  # the whole collection, before the first scope is given
-                collection = next(iter(self.registered_collections.values()), [])
+                collection: List[str] = next(iter(self.registered_collections.values()), [])
                 files = [n.split("::", 1)[0] for n in collection]
                 self._scopes = suite_scopes(files, Path(self.config.rootpath))
             return self._scopes.get(nodeid.split("::", 1)[0], nodeid)

@@ -26,7 +26,10 @@ def test_the_command_prints_the_version(capsys) -> None:
 
 def test_the_console_script_prints_it_too() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "pytest_retrieval.cli", "--version"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "pytest_retrieval.cli", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0 and done.stdout.split() == ["pytest-retrieval", __version__], done
 

@@ -36,7 +36,9 @@ def test_a_misspelt_tag_names_the_suite_s_tags(tmp_path: Path) -> None:
 
 
 def test_under_pytest_the_empty_parametrization_is_a_collection_error(pytester) -> None:
-    pytester.makefile(".yaml", retrieval_s=EXAMPLE.read_text().replace("data/", str(EXAMPLE.parent / "data") + "/"))
+    pytester.makefile(
+        ".yaml", retrieval_s=EXAMPLE.read_text().replace("data/", str(EXAMPLE.parent / "data") + "/")
+    )
     pytester.makepyfile(
         test_q="""
         import pytest

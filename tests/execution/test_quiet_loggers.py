@@ -33,7 +33,9 @@ def test_a_failing_golden_query_test_captures_no_bm25s_debug(pytester) -> None:
             assert not hits.doc_ids
         """
     )
-    result = pytester.runpytest_subprocess("test_golden.py", "-q", "-p", "no:cacheprovider", "--log-level=DEBUG")
+    result = pytester.runpytest_subprocess(
+        "test_golden.py", "-q", "-p", "no:cacheprovider", "--log-level=DEBUG"
+    )
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     assert "the team's own line" in out  # the capture works

@@ -26,7 +26,11 @@ CASES = [
     ('retrieval_backend = "\\u202e"', (4,), ["retrieval_backend", "expected one of embedded"]),
     ('retrieval_report = "adir"', (4,), ["retrieval_report in pyproject.toml", "is a directory"]),
     ('retrieval_report = "a\\u0007b.json"', (4,), ["retrieval_report", "control or format characters"]),
-    ('retrieval_export_unjudged = "fifo"', (4,), ["retrieval_export_unjudged in pyproject.toml", "not a regular"]),
+    (
+        'retrieval_export_unjudged = "fifo"',
+        (4,),
+        ["retrieval_export_unjudged in pyproject.toml", "not a regular"],
+    ),
     ('retrieval_override = ["adir"]', (1, 2), ["ConfigError", "adir", "a directory"]),
     ('retrieval_override = ["\\u202efloors.yaml"]', (4,), ["retrieval_override", "format characters"]),
     ('retrieval_runs = "afile"', (1,), ["--retrieval-runs", "afile"]),
@@ -49,7 +53,9 @@ def project(tmp_path_factory) -> Path:
     return d
 
 
-@pytest.mark.parametrize("line,codes,fragments", CASES, ids=[c[0].split(" = ")[0] + str(i) for i, c in enumerate(CASES)])
+@pytest.mark.parametrize(
+    "line,codes,fragments", CASES, ids=[c[0].split(" = ")[0] + str(i) for i, c in enumerate(CASES)]
+)
 def test_hostile_ini_value(project: Path, line: str, codes: Tuple[int, ...], fragments: List[str]) -> None:
     (project / "pyproject.toml").write_text(f"[tool.pytest.ini_options]\n{line}\n")
     run = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]

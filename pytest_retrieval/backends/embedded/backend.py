@@ -150,7 +150,9 @@ class _FieldIndex:
             )
             # Our own term ids + vocab: bm25s builds the index without tokenising anything.
             with _bm25s_warnings_only():
-                model.index((analyzed.term_ids, analyzed.vocab), create_empty_token=False, show_progress=False)
+                model.index(
+                    (analyzed.term_ids, analyzed.vocab), create_empty_token=False, show_progress=False
+                )
         return cls(np.asarray(analyzed.rows, dtype=np.int64), model, analyzed.vocab, analyzed.n_docs)
 
     def scores(self, terms: Sequence[str]) -> Optional[np.ndarray]:
