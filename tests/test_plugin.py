@@ -246,3 +246,23 @@ def test_unanswerable_queries_are_scored_by_abstention(pytester, suite) -> None:
     out = result.stdout.str()
     assert "tiny :: rrf :: abstention = 0.5000, below the floor >= 0.9000" in out
     assert "u2" in out and "abstention on unanswerable queries: bm25 50%" in out
+
+
+def test_a_failed_floor_lists_the_drops_against_the_baseline_first(pytester) -> None:
+    """Issue #26: a floor that fails after a change lists the queries that dropped most against
+    the committed baseline, not a run of queries tied at 0 that scored 0 in the baseline too."""
+    import shutil
+
+    example = Path(__file__).resolve().parents[1] / "example_suite"
+    shutil.copytree(example / "data", pytester.path / "data")
+    suite = pytester.path / "retrieval_scifact_mini.yaml"
+    suite.write_text((example / suite.name).read_text())
+    args = ("-q", "-p", "no:cacheprovider", "--retrieval-no-latency", suite.name)
+    pytester.runpytest_subprocess(*args, "--retrieval-baseline-update").assert_outcomes(passed=18, skipped=1)
+    text = suite.read_text().replace("    fields: [title, text]", "    fields: [title]", 1)
+    suite.write_text(text.replace("    ndcg@10: 0.55", "    ndcg@10: 0.75", 1))
+    out = pytester.runpytest_subprocess(*args).stdout.str()
+    block = out[out.index("bm25 :: ndcg@10 = ") :]
+    assert "worst 5 queries for ndcg@10 (largest drops against the baseline first):" in block
+    first = block.split("first):\n")[1].splitlines()[0]
+    assert first.strip().startswith("0.0000 (baseline 1.0000)"), block[:800]

@@ -140,7 +140,11 @@ class GateItem(SuiteItem):
         from ..gates import evaluate
         from ..reports.junit import floor_properties
 
-        outcome = evaluate(self.state.result, self.floor, baseline=self._baseline())
+        outcome = evaluate(self.state.result, self.floor)
+        if not outcome.passed and not self.config.getoption("retrieval_baseline_update"):
+            baseline = self.state.floor_baseline()  # its worst queries: the largest drops first
+            if baseline is not None:
+                outcome = evaluate(self.state.result, self.floor, baseline=baseline)
         self.state.outcomes.append(outcome)
         self.user_properties.extend(floor_properties(outcome))
         for w in self.state.warnings_once(self.floor.retriever):  # once per retriever, not per item
@@ -157,18 +161,6 @@ class GateItem(SuiteItem):
             except ValueError:
                 line = None
         return self.path, line, f"{self.retriever}::{self.name}"
-
-    def _baseline(self) -> Any:
-        """The committed baseline, if one is trusted: a failed floor then lists the largest drops
-        against it first. A baseline that cannot be used is the regression gates' business."""
-        from ..errors import RetrievalError
-
-        if self.config.getoption("retrieval_baseline_update") or not self.state.suite.regression:
-            return None  # (without baseline gates the baseline is not read at all)
-        try:
-            return self.state.baseline()[0]
-        except RetrievalError:
-            return None
 
 
 class RegressionItem(SuiteItem):
