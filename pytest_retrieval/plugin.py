@@ -8,16 +8,18 @@ suite file is actually collected or a fixture is used.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import pytest
 
 from .pytest_plugin.fixtures import (  # noqa: F401 - pytest finds the fixtures on the plugin module
     assert_floor,
     infrastructure_error_is_an_error,
+    mark_retrieval_tests,
     retrieval_retriever,
     retrieval_suite,
 )
+from .pytest_plugin.ini import apply_ini
 from .pytest_plugin.items import RetrievalSuiteFile, collect_file, record_report
 from .pytest_plugin.options import add_options, check_output_paths
 from .pytest_plugin.session import RetrievalSession
@@ -30,6 +32,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "retrieval: a pytest-retrieval gate item")
+    apply_ini(config)  # the ini keys of options not given on the command line
     session = RetrievalSession.start(config)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(session), "pytest_retrieval.pytest_plugin.xdist")
@@ -42,6 +45,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[RetrievalSuiteFile]:
     return collect_file(file_path, parent)
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects
+def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
+    mark_retrieval_tests(items)
 
 
 @pytest.hookimpl(hookwrapper=True)

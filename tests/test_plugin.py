@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -71,9 +72,24 @@ def test_missing_data_file_is_an_error_not_a_failure(pytester, suite) -> None:
     text = SUITE.replace("  inline:", "  qrels: missing.trec\n  queries: missing.jsonl\n  inline:")
     suite(text)
     result = pytester.runpytest_subprocess("-q")
-    result.assert_outcomes(errors=3)
+    result.assert_outcomes(errors=1)  # one collection error, not one setup error per gate (#26)
     out = result.stdout.str()
-    assert "missing.jsonl: file not found" in out and "Traceback" not in out
+    assert "judgments.queries: file not found:" in out and "missing.jsonl" in out
+    assert out.count("ConfigError") == 1 and "Traceback" not in out
+
+
+def test_a_missing_qrels_file_is_one_collection_error_with_its_line(pytester, suite) -> None:
+    text = SUITE.replace("  inline:", "  qrels: gone/qrels.tsv\n  queries: q.jsonl\n  inline:")
+    pytester.makefile(".jsonl", q='{"_id": "q9", "text": "x"}\n')
+    path = suite(text)
+    line = 1 + text.splitlines().index("  qrels: gone/qrels.tsv")
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [f"ConfigError: *{Path(path).name}:{line}: judgments.qrels: file not found: *qrels.tsv"]
+    )
+    assert "ERROR at setup" not in out and out.count("file not found") == 1
 
 
 def test_no_latency_switch_skips_latency_items_with_the_reason(pytester, suite) -> None:
@@ -230,3 +246,23 @@ def test_unanswerable_queries_are_scored_by_abstention(pytester, suite) -> None:
     out = result.stdout.str()
     assert "tiny :: rrf :: abstention = 0.5000, below the floor >= 0.9000" in out
     assert "u2" in out and "abstention on unanswerable queries: bm25 50%" in out
+
+
+def test_a_failed_floor_lists_the_drops_against_the_baseline_first(pytester) -> None:
+    """Issue #26: a floor that fails after a change lists the queries that dropped most against
+    the committed baseline, not a run of queries tied at 0 that scored 0 in the baseline too."""
+    import shutil
+
+    example = Path(__file__).resolve().parents[1] / "example_suite"
+    shutil.copytree(example / "data", pytester.path / "data")
+    suite = pytester.path / "retrieval_scifact_mini.yaml"
+    suite.write_text((example / suite.name).read_text())
+    args = ("-q", "-p", "no:cacheprovider", "--retrieval-no-latency", suite.name)
+    pytester.runpytest_subprocess(*args, "--retrieval-baseline-update").assert_outcomes(passed=18, skipped=1)
+    text = suite.read_text().replace("    fields: [title, text]", "    fields: [title]", 1)
+    suite.write_text(text.replace("    ndcg@10: 0.55", "    ndcg@10: 0.75", 1))
+    out = pytester.runpytest_subprocess(*args).stdout.str()
+    block = out[out.index("bm25 :: ndcg@10 = ") :]
+    assert "worst 5 queries for ndcg@10 (largest drops against the baseline first):" in block
+    first = block.split("first):\n")[1].splitlines()[0]
+    assert first.strip().startswith("0.0000 (baseline 1.0000)"), block[:800]

@@ -125,3 +125,41 @@ def test_a_suite_split_by_an_explicit_dist_mode_says_so(pytester) -> None:
     _suites(pytester)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "each")
     assert "ran 2 times, on 2 xdist workers" in result.stdout.str()
+
+
+def test_a_python_test_in_another_folder_does_not_run_the_suite_again(pytester) -> None:
+    """``-n 2``: a Python test in another folder that names a suite file joins the suite's
+    worker (issue #26), so the suite runs once; without that it would be the second scope, given
+    to the second worker, which would run the suite again."""
+    pytester.makefile(".yaml", **{"suites/retrieval_tiny": TINY_SUITE})
+    (pytester.path / "a_tests").mkdir()
+    (pytester.path / "a_tests" / "test_golden.py").write_text(
+        "SUITE = '../suites/retrieval_tiny.yaml'\n\n\n"
+        "def test_asks_for_the_suite(retrieval_suite):\n"
+        "    assert retrieval_suite(SUITE).retrievers['bm25'].metrics['ndcg@10'] > 0\n"
+    )
+    for name in ("test_other_1.py", "test_other_2.py"):
+        (pytester.path / name).write_text("def test_plain():\n    assert True\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    out = result.stdout.str()
+    assert result.ret == 0, out[-3000:]
+    assert "ran 2 times" not in out, out[-3000:]
+    assert "tiny (retrieval_tiny.yaml)" in out
+
+
+def test_suite_scopes_join_the_folders_a_python_test_names(tmp_path: Path) -> None:
+    from pytest_retrieval.pytest_plugin.xdist import suite_scopes
+
+    for name in ("suites/retrieval_a.yaml", "more/b.retrieval.yml", "c/retrieval_c.yaml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("suite: x\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_g.py").write_text('A = "../suites/retrieval_a.yaml"\nB = "b.retrieval.yml"\n')
+    (tmp_path / "tests" / "test_o.py").write_text("def test_o():\n    pass\n")
+    (tmp_path / "c" / "test_beside.py").write_text("def test_b():\n    pass\n")
+    files = ["suites/retrieval_a.yaml", "more/b.retrieval.yml", "c/retrieval_c.yaml"]
+    scopes = suite_scopes([*files, "tests/test_g.py", "tests/test_o.py", "c/test_beside.py"], tmp_path)
+    joined = {scopes["suites/retrieval_a.yaml"], scopes["more/b.retrieval.yml"], scopes["tests/test_g.py"]}
+    assert len(joined) == 1  # one worker for both suites and the test naming them
+    assert scopes["c/test_beside.py"] == scopes["c/retrieval_c.yaml"] not in joined
+    assert "tests/test_o.py" not in scopes  # a plain test: a scope of its own

@@ -8,12 +8,14 @@ import sys
 from typing import List, Optional
 
 from ..errors import RetrievalError
+from ..version import __version__
 from . import compare, evaluate, fuse, judge, report, schema, sweep
 from .options import Parser, join_negative_values
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="pytest-retrieval", description=__doc__)
+    p.add_argument("--version", action="version", version=f"pytest-retrieval {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     evaluate.register(sub)
     fuse.register(sub)

@@ -49,6 +49,21 @@ def load_judgments(suite: Suite) -> JudgmentSet:
     return js
 
 
+def check_judgment_files(suite: Suite) -> None:
+    """The judgment files and the BEIR folder the suite names exist: a missing one is one
+    ConfigError naming the suite file's line and key, raised when the suite is collected (not
+    one identical setup error per gate, issue #26). Reading them stays with the run."""
+    j = suite.model.judgments
+    for role in ("beir", "queries", "qrels", "corpus", "tags"):
+        value = getattr(j, role)
+        if not value:
+            continue
+        p = suite.resolve_path(("judgments", role), value)
+        if not p.exists():
+            what = "folder" if role == "beir" else "file"
+            raise suite.error(("judgments", role), f"{what} not found: {p}")
+
+
 def grade_scale(suite: Suite) -> GradeScale:
     """The suite's ``judgments.grades``: range and map applied to every judgment on load."""
     g = suite.model.judgments.grades

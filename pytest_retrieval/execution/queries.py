@@ -74,7 +74,25 @@ def retrieval_queries(path: Any, *, tag: Optional[str] = None) -> List[JudgedQue
         tags = tuple(js.tags.get(qid, ()))
         if tag is None or tag in tags:
             out.append(JudgedQuery(qid, js.queries[qid], tags, dict(grades)))
+    if tag is not None and not out:  # an empty parameter set would skip silently (issue #26)
+        _no_query_with(tag, js.tags, p)
     return out
+
+
+def _no_query_with(tag: str, tags: Dict[str, Any], path: Path) -> None:
+    from ..errors import ConfigError
+
+    known = sorted({t for ts in tags.values() for t in ts})
+    if tag in known:
+        why = f"no judged query (a text and a relevant judgment) has the tag {tag!r}"
+    else:
+        shown = ", ".join(repr(t) for t in known[:20]) + (", ..." if len(known) > 20 else "")
+        why = (
+            f"no query has the tag {tag!r} (tags: {shown})"
+            if known
+            else f"no tag {tag!r}: the suite has no tags"
+        )
+    raise ConfigError(f"retrieval_queries(tag={tag!r}): {why}", file=str(path))
 
 
 def _beside_caller(path: Path) -> Path:

@@ -41,15 +41,21 @@ from .vectors import SuiteVectors
 
 # the engine clients' loggers: their retries and node-pool warnings are noise during a run
 CLIENT_LOGGERS = ("elastic_transport", "elasticsearch", "opensearch", "opensearchpy", "urllib3")
+# the embedded engine's library: its DEBUG/INFO records ("Building index from tokens") would fill
+# the logs pytest captures under --log-level=DEBUG (issue #26); its warnings still show
+LIBRARY_LOGGERS = ("bm25s",)
 
 
 @contextlib.contextmanager
 def quiet_client_loggers() -> Any:
-    """Only CRITICAL records of the client libraries' loggers while the block runs."""
-    loggers = [logging.getLogger(name) for name in CLIENT_LOGGERS]
+    """Only CRITICAL records of the client libraries' loggers, and WARNING and above of the
+    embedded engine's library, while the block runs."""
+    wanted = {name: logging.CRITICAL for name in CLIENT_LOGGERS}
+    wanted.update({name: logging.WARNING for name in LIBRARY_LOGGERS})
+    loggers = [logging.getLogger(name) for name in wanted]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
-        lg.setLevel(logging.CRITICAL)
+        lg.setLevel(wanted[lg.name])
     try:
         yield
     finally:

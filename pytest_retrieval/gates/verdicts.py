@@ -12,6 +12,7 @@ from ..errors import ConfigError, InfrastructureError
 from .floors import BaselineGate, Floor, GateKind, kind_of, lifted_of, percentile_of
 
 __all__ = [
+    "drops_first",
     "GateOutcome",
     "evaluate",
     "point_verdict",
@@ -26,6 +27,7 @@ __all__ = [
 ]
 
 Worst = List[Tuple[str, float, str]]  # (qid, per-query value, query text)
+Before = Optional[Dict[str, float]]  # the baseline's per-query values of a floor's metric, if any
 
 
 @dataclass
@@ -61,8 +63,19 @@ def evaluate(result: Any, gate: Union[Floor, BaselineGate], *, baseline: Any = N
         if baseline is None:
             raise ValueError(f"{gate.retriever} :: {gate.name}: a baseline gate needs the baseline")
         return judge_against_baseline(result, baseline, gate.retriever, gate.metric, gate.max_drop)
-    value, worst = measure(result, gate)
-    return _VERDICTS[gate.kind](result, gate, value, worst)
+    before = _baseline_values(baseline, gate)
+    value, worst = measure(result, gate, before=before)
+    return _VERDICTS[gate.kind](result, gate, value, worst, before)
+
+
+def _baseline_values(baseline: Any, floor: Floor) -> Before:
+    """The baseline's per-query values of a quality floor (the worst queries of its failure are
+    then the largest drops against them), or None."""
+    if baseline is None or floor.kind is not GateKind.QUALITY:
+        return None
+    values = baseline.per_query(floor.retriever, floor.metric) or {}
+    left_out = getattr(baseline, "left_out", {}) or {}  # changed texts or judgments: not comparable
+    return {q: v for q, v in values.items() if q not in left_out and v is not None} or None
 
 
 def point_verdict(result: Any, floor: Floor) -> GateOutcome:
@@ -72,12 +85,12 @@ def point_verdict(result: Any, floor: Floor) -> GateOutcome:
     return check_floor(result.suite.name, floor, value, worst)
 
 
-def _quality(result: Any, floor: Floor, value: float, worst: Worst) -> GateOutcome:
+def _quality(result: Any, floor: Floor, value: float, worst: Worst, before: Before = None) -> GateOutcome:
     n = result.n_queries(floor.retriever, floor.stratum)
-    return check_floor(result.suite.name, floor, value, worst, n_queries=n)
+    return check_floor(result.suite.name, floor, value, worst, n_queries=n, before=before)
 
 
-def _latency(result: Any, floor: Floor, value: float, worst: Worst) -> GateOutcome:
+def _latency(result: Any, floor: Floor, value: float, worst: Worst, before: Before = None) -> GateOutcome:
     lat = result.suite.model.latency
     if lat.verdict == "ci":
         samples = result.retrievers[floor.retriever].latency.samples_ms
@@ -86,13 +99,15 @@ def _latency(result: Any, floor: Floor, value: float, worst: Worst) -> GateOutco
     return check_floor(result.suite.name, floor, value, worst, n_queries=n, unit=" ms")
 
 
-def _latency_ratio(result: Any, floor: Floor, value: float, worst: Worst) -> GateOutcome:
+def _latency_ratio(
+    result: Any, floor: Floor, value: float, worst: Worst, before: Before = None
+) -> GateOutcome:
     lat = result.suite.model.latency
     ab = result.retrievers[floor.retriever].ab
     return latency_ratio_outcome(result.suite.name, floor, ab, confidence=lat.confidence, verdict=lat.verdict)
 
 
-_VERDICTS: Dict[GateKind, Callable[[Any, Floor, float, Worst], GateOutcome]] = {
+_VERDICTS: Dict[GateKind, Callable[[Any, Floor, float, Worst, Before], GateOutcome]] = {
     GateKind.QUALITY: _quality,
     GateKind.LIFT: _quality,
     GateKind.ABSTENTION: _quality,
@@ -169,21 +184,35 @@ _VALUE_OF: Dict[GateKind, Callable[[Any, str, str], float]] = {
 }
 
 
-def measure(result: Any, floor: Floor, n_worst: int = 5) -> Tuple[float, Worst]:
+def measure(result: Any, floor: Floor, n_worst: int = 5, *, before: Before = None) -> Tuple[float, Worst]:
     """(value, worst queries as (qid, per-query value, text)) for a floor.
 
     For a lift, the per-query values are the stage's minus its best input's; for abstention,
     the unanswerable queries it answered, highest score first. With a stratum, the mean and
-    the worst queries are over the queries carrying that tag."""
+    the worst queries are over the queries carrying that tag. With the baseline's per-query
+    values (``before``), the worst are the largest drops against them first, then the lowest
+    values (not a run of queries tied at 0 that scored 0 in the baseline too; issue #26)."""
     if floor.stratum:
-        return _measure_stratum(result, floor, n_worst)
+        return _measure_stratum(result, floor, n_worst, before)
     if floor.kind in (GateKind.LATENCY, GateKind.LATENCY_RATIO):
         check_latency_samples(result, floor)  # before a percentile is taken of too few
         return metric_value(result, floor.retriever, floor.metric), []
     value = metric_value(result, floor.retriever, floor.metric)
-    worst_of = _WORST_OF.get(floor.kind, _worst_quality)
     texts = result.judgments.queries
+    if before and floor.kind is GateKind.QUALITY:
+        now = result.retrievers[floor.retriever].evaluation.per_query[floor.metric]
+        return value, [(q, now[q], texts.get(q, "")) for q in drops_first(now, before, n_worst)]
+    worst_of = _WORST_OF.get(floor.kind, _worst_quality)
     return value, [(q, v, texts.get(q, "")) for q, v in worst_of(result, floor, n_worst)]
+
+
+def drops_first(now: Dict[str, float], before: Dict[str, float], n: int) -> List[str]:
+    """Up to ``n`` query ids: those below their baseline value, largest drop first, then the
+    others lowest first (ties by id)."""
+    dropped = sorted((now[q] - before[q], q) for q in now if q in before and now[q] < before[q])
+    picked = [q for _, q in dropped[:n]]
+    rest = sorted((v, q) for q, v in now.items() if q not in set(picked))
+    return picked + [q for _, q in rest[: max(0, n - len(picked))]]
 
 
 def check_latency_samples(result: Any, floor: Floor) -> None:
@@ -246,22 +275,24 @@ _WORST_OF: Dict[GateKind, Callable[[Any, Floor, int], List[Tuple[str, float]]]] 
 }
 
 
-def _measure_stratum(result: Any, floor: Floor, n_worst: int) -> Tuple[float, Worst]:
+def _measure_stratum(result: Any, floor: Floor, n_worst: int, before: Before = None) -> Tuple[float, Worst]:
     retriever, stratum = floor.retriever, floor.stratum
     assert stratum is not None
     qids = result.stratum_queries(retriever, stratum)
     if not qids:
-        tags = sorted({t for ts in result.judgments.tags.values() for t in ts})
-        raise ConfigError(
-            f"{result.suite.name} :: {retriever} :: {floor.metric}[{stratum}]: no "
-            f"judged query is tagged {stratum!r}; tags seen: {', '.join(tags) or 'none'}"
-        )
+        raise _no_stratum(result, floor)
     per_query = result.retrievers[retriever].evaluation.per_query[floor.metric]
-    values = sorted((per_query[q], q) for q in qids)
+    mine = {q: per_query[q] for q in qids}
     texts = result.judgments.queries
-    return (
-        math.fsum(v for v, _ in values) / len(values),
-        [(q, v, texts.get(q, "")) for v, q in values[:n_worst]],
+    chosen = drops_first(mine, before or {}, n_worst)
+    return math.fsum(mine.values()) / len(mine), [(q, mine[q], texts.get(q, "")) for q in chosen]
+
+
+def _no_stratum(result: Any, floor: Floor) -> ConfigError:
+    tags = sorted({t for ts in result.judgments.tags.values() for t in ts})
+    return ConfigError(
+        f"{result.suite.name} :: {floor.retriever} :: {floor.metric}[{floor.stratum}]: no "
+        f"judged query is tagged {floor.stratum!r}; tags seen: {', '.join(tags) or 'none'}"
     )
 
 
@@ -292,6 +323,7 @@ def check_floor(
     worst: Sequence[Tuple[str, float, str]] = (),
     n_queries: Optional[int] = None,
     unit: str = "",
+    before: Before = None,
 ) -> GateOutcome:
     passed = compare(value, floor.op, floor.threshold)
     head = f"{suite_name} :: {floor.retriever} :: {floor.name}"
@@ -306,12 +338,12 @@ def check_floor(
     gap = abs(value - floor.threshold) if not math.isnan(value) else math.nan
     by = f"{gap:.2f}" if in_ms else fmt(gap)
     lines = [f"{head} = {v}{unit}, {word} {floor.op} {t}{unit} (off by {by}{unit})"]
-    lines += _floor_context(floor, worst, None if in_ms else n_queries)
+    lines += _floor_context(floor, worst, None if in_ms else n_queries, before)
     return GateOutcome(suite_name, floor, value, passed, "\n".join(lines))
 
 
 def _floor_context(
-    floor: Floor, worst: Sequence[Tuple[str, float, str]], n_queries: Optional[int]
+    floor: Floor, worst: Sequence[Tuple[str, float, str]], n_queries: Optional[int], before: Before = None
 ) -> List[str]:
     """The lines under a failed floor: where it was set, the queries averaged, the worst ones."""
     lines = []
@@ -321,10 +353,22 @@ def _floor_context(
         tagged = f" tagged {floor.stratum!r}" if floor.stratum else ""
         lines.append(f"  averaged over {n_queries} judged queries{tagged}")
     if worst:
-        lines.append(f"  worst {len(worst)} queries for {floor.name}:")
-        for qid, val, text in worst:
-            t_ = (text[:77] + "...") if len(text) > 80 else text
-            lines.append(f"    {fmt(val)}  {qid}  {t_}")
+        lines += _worst_lines(floor, worst, before or {})
+    return lines
+
+
+def _worst_lines(
+    floor: Floor, worst: Sequence[Tuple[str, float, str]], before: Dict[str, float]
+) -> List[str]:
+    """The worst queries of a failed floor, each with its baseline value when it moved."""
+    was_of = {q: before[q] for q, v, _ in worst if q in before and before[q] != v}
+    dropped = any(was_of[q] > v for q, v, _ in worst if q in was_of)
+    order = " (largest drops against the baseline first)" if dropped else ""
+    lines = [f"  worst {len(worst)} queries for {floor.name}{order}:"]
+    for qid, val, text in worst:
+        t_ = (text[:77] + "...") if len(text) > 80 else text
+        was = f" (baseline {fmt(was_of[qid], val)})" if qid in was_of else ""
+        lines.append(f"    {fmt(val)}{was}  {qid}  {t_}")
     return lines
 
 

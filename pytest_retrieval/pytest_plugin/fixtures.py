@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import inspect
 from types import FrameType
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pytest
 
 from .session import RetrievalSession
 
-__all__ = ["assert_floor", "infrastructure_error_is_an_error", "retrieval_retriever", "retrieval_suite"]
+__all__ = [
+    "assert_floor",
+    "infrastructure_error_is_an_error",
+    "mark_retrieval_tests",
+    "retrieval_retriever",
+    "retrieval_suite",
+]
 
 _RETRIEVAL_FIXTURES = ("retrieval_retriever", "retrieval_suite")
 
@@ -100,6 +106,15 @@ def _one_line(item: pytest.Item, excinfo: Any) -> str:
             break
     message = " ".join(str(excinfo.value).split())
     return f"{excinfo.type.__name__}: {message}{where}"
+
+
+def mark_retrieval_tests(items: List[pytest.Item]) -> None:
+    """A Python test that searches a suite (``retrieval_retriever``, ``retrieval_suite``, directly
+    or through a fixture) is marked ``retrieval`` like the YAML gates, so ``-m retrieval`` (the
+    pre-commit hooks, a CI job of the gates alone) runs the golden-query tests too (issue #26)."""
+    for item in items:
+        if _uses_retrieval_fixture(item) and item.get_closest_marker("retrieval") is None:
+            item.add_marker("retrieval")
 
 
 def _uses_retrieval_fixture(item: pytest.Item) -> bool:

@@ -50,7 +50,10 @@ def _one_line(excinfo: pytest.ExceptionInfo) -> Optional[str]:
 
 class RetrievalSuiteFile(pytest.File):
     def collect(self) -> Iterator[pytest.Collector]:
+        from ..execution.plan import check_judgment_files
+
         state = RetrievalSession.of(self.config).load(self.path)
+        check_judgment_files(state.suite)  # a missing file: one collection error, not one per gate
         for name, (floors, regression, expectations) in suite_gates(state.suite).items():
             yield RetrieverNode.from_parent(
                 self, name=name, floors=floors, regression=regression, expectations=expectations, state=state
@@ -138,6 +141,10 @@ class GateItem(SuiteItem):
         from ..reports.junit import floor_properties
 
         outcome = evaluate(self.state.result, self.floor)
+        if not outcome.passed and not self.config.getoption("retrieval_baseline_update"):
+            baseline = self.state.floor_baseline()  # its worst queries: the largest drops first
+            if baseline is not None:
+                outcome = evaluate(self.state.result, self.floor, baseline=baseline)
         self.state.outcomes.append(outcome)
         self.user_properties.extend(floor_properties(outcome))
         for w in self.state.warnings_once(self.floor.retriever):  # once per retriever, not per item

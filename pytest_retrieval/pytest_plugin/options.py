@@ -8,6 +8,8 @@ from typing import Any, Dict, Optional
 
 import pytest
 
+from .ini import add_ini, option_label
+
 __all__ = ["add_options", "check_output_paths", "suite_overrides"]
 
 
@@ -66,6 +68,7 @@ def add_options(parser: pytest.Parser) -> None:
         help="skip the latency pass (latency floors are then skipped with that reason)",
     )
     _add_report_options(g)
+    add_ini(parser)  # an ini key for each (ini.py)
 
 
 def _add_report_options(group: pytest.OptionGroup) -> None:
@@ -110,11 +113,8 @@ def suite_overrides(config: pytest.Config) -> Dict[str, Any]:
 
 def check_output_paths(config: pytest.Config) -> None:
     """The output files are checked when pytest starts, not after the run (issue #11)."""
-    for option, flag in (
-        ("retrieval_report", "--retrieval-report"),
-        ("retrieval_export_unjudged", "--retrieval-export-unjudged"),
-    ):
-        _check_output_path(config.getoption(option, None), flag)
+    for option in ("retrieval_report", "retrieval_export_unjudged"):
+        _check_output_path(config.getoption(option, None), option_label(config, option))
 
 
 def _check_output_path(value: Optional[str], flag: str) -> None:

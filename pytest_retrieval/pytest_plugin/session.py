@@ -130,8 +130,8 @@ class RetrievalSession:
             if state.runs > 1:  # pytest-xdist with a --dist mode that split the suite's items
                 terminalreporter.write_line(
                     f"  note: the suite ran {state.runs} times, on {state.runs} xdist workers (a Python test "
-                    "outside its folder asked for it, or a --dist mode split its items; the default `-n N` "
-                    "keeps a folder of suites and its Python tests on one worker)"
+                    "built its path at run time, or a --dist mode split its items; the default `-n N` keeps a "
+                    "suite, the Python tests beside it and those naming its file on one worker)"
                 )
             for line in expectation_lines(state.expectations):
                 terminalreporter.write_line(line)

@@ -40,6 +40,7 @@ class SuiteState:
         self._warned: Set[str] = set()
         self.items: List[Dict[str, Any]] = []  # every gate item's outcome and message, for reports
         self._baseline: Optional[Tuple[Optional[Baseline], str]] = None
+        self._floor_baseline: Optional[Tuple[Optional[Baseline]]] = None  # floors' own read of it
         self._shared: Optional[SharedBackend] = None  # one index for items and fixtures
         self.expectations: List[ExpectationCheck] = []  # per golden item run
         self.runs = 0  # how many processes ran the suite (1; more under xdist with a split suite)
@@ -83,6 +84,26 @@ class SuiteState:
 
             self._baseline = load_comparable_baseline(self.suite, self.result)
         return self._baseline
+
+    def floor_baseline(self) -> Optional[Baseline]:
+        """The baseline a failed floor lists its largest drops against: the regression gates'
+        (loaded once for both), or, in a suite without baseline gates, read for the floors
+        alone (not reported as the suite's comparison). None when there is none to trust."""
+        from ..errors import RetrievalError
+
+        if self.suite.regression:
+            try:
+                return self.baseline()[0]
+            except RetrievalError:  # the regression gates report it
+                return None
+        if self._floor_baseline is None:
+            from ..gates.baseline import load_comparable_baseline
+
+            try:
+                self._floor_baseline = (load_comparable_baseline(self.suite, self.result)[0],)
+            except RetrievalError:
+                self._floor_baseline = (None,)
+        return self._floor_baseline[0]
 
     @property
     def loaded_baseline(self) -> Optional[Tuple[Optional[Baseline], str]]:

@@ -5,7 +5,10 @@
   beside them (which ask for those suites through ``retrieval_suite``/``retrieval_retriever``)
   go to the same worker, so each suite runs once (and builds its throwaway index once); any
   other test is its own scope, spread as ``--dist load`` would. A Python test in another
-  folder that asks for a suite runs it again on its own worker (the summary says so). It replaces only the default ``load`` distribution; an explicit
+  folder that names a suite file in its text (``retrieval_suite("../suites/retrieval_x.yaml")``,
+  ``SUITE = "retrieval_x.yaml"``) joins that suite's scope (``suite_scopes``), so the suite still
+  runs once (issue #26); a name built at run time is not seen (the suite then runs again on
+  that test's worker, and the summary says so). It replaces only the default ``load`` distribution; an explicit
   ``--dist loadfile``/``loadgroup``/... is left alone (a suite's items may then be split, and
   each worker runs the suite: the summary says so).
 * **Reports from the controller.** A worker writes nothing (no report, run file or baseline):
@@ -23,12 +26,13 @@ from __future__ import annotations
 import base64
 import json
 import pickle
+import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
 
 import pytest
 
-from .suite_files import SUITE_PATTERNS, is_suite_file
+from .suite_files import is_suite_file
 
 if TYPE_CHECKING:
     from .session import RetrievalSession
@@ -42,6 +46,7 @@ __all__ = [
     "in_collection_order",
     "is_worker",
     "receive",
+    "suite_scopes",
 ]
 
 WORKER_OUTPUT_KEY = "pytest_retrieval_states"
@@ -84,27 +89,87 @@ def receive(node: Any, states: Dict[str, SuiteState]) -> None:
         mine.expectations += state.expectations
 
 
+# a suite file's name as a string literal in a Python test (``"retrieval_x.yaml"``, a path to it)
+_SUITE_LITERAL = re.compile(r"""["']([^"'\n]*?(?:retrieval_[^"'/\\\n]*|[^"'/\\\n]*\.retrieval)\.ya?ml)["']""")
+
+
+def suite_scopes(files: Iterable[str], root: Path) -> Dict[str, str]:
+    """The xdist scope of each suite file and of each Python test file tied to suites (node id
+    file part -> scope): the folders holding suite files, joined through the Python tests beside
+    them or naming them (``_SUITE_LITERAL``, resolved as ``retrieval_suite`` resolves a path:
+    beside the test, else under the rootdir, else any collected suite of that file name)."""
+    files = list(dict.fromkeys(files))
+    suites = [Path(f) for f in files if is_suite_file(Path(f))]
+    folders = _Folders()
+    members = {s.as_posix(): s.parent.as_posix() for s in suites}
+    for f in (Path(f) for f in files if f.endswith(".py")):
+        tied = _folders_of(f, root, suites)
+        if tied:
+            folders.join(tied)
+            members[f.as_posix()] = tied[0]
+    return {f: f"retrieval suites in {folders.find(folder) or '.'}" for f, folder in members.items()}
+
+
+class _Folders:
+    """Folders joined into groups (union-find): a group is one xdist scope."""
+
+    def __init__(self) -> None:
+        self.parent: Dict[str, str] = {}
+
+    def find(self, x: str) -> str:
+        while self.parent.setdefault(x, x) != x:
+            x = self.parent[x]
+        return x
+
+    def join(self, folders: List[str]) -> None:
+        for folder in folders[1:]:
+            self.parent[self.find(folder)] = self.find(folders[0])
+
+
+def _folders_of(test: Path, root: Path, suites: List[Path]) -> List[str]:
+    """The folders of the suites a Python test file is tied to: its own when suites sit beside
+    it, and those of the suite files it names."""
+    out = [test.parent.as_posix()] if any(s.parent == test.parent for s in suites) else []
+    try:
+        text = (root / test).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    by_name: Dict[str, List[Path]] = {}
+    for s in suites:
+        by_name.setdefault(s.name, []).append(s)
+    for name in dict.fromkeys(_SUITE_LITERAL.findall(text)):
+        found = _resolve(root, test, name)
+        hits = [found] if found is not None and found in suites else by_name.get(Path(name).name, [])
+        out += [h.parent.as_posix() for h in hits]
+    return list(dict.fromkeys(out))
+
+
+def _resolve(root: Path, test: Path, name: str) -> Optional[Path]:
+    for candidate in ((root / test).parent / name, root / name):
+        try:
+            if candidate.is_file():
+                return candidate.resolve().relative_to(root.resolve())
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def _suite_scheduling() -> Any:
     from xdist.scheduler import LoadScopeScheduling
 
     class SuiteScheduling(LoadScopeScheduling):  # type: ignore[misc]
-        """A folder holding suite files is one scope (one worker): its suites' items and the
-        Python tests beside them, which ask for those suites through the fixtures. Every
-        other test is a scope of its own."""
+        """The suites of a folder, the Python tests beside them and the Python tests anywhere
+        that name them are one scope (one worker): ``suite_scopes``. Every other test is a
+        scope of its own."""
 
-        _folders: Dict[Path, bool] = {}
-
-        def _holds_suites(self, folder: Path) -> bool:
-            if folder not in self._folders:
-                root = Path(self.config.rootpath)
-                self._folders[folder] = any(any((root / folder).glob(p)) for p in SUITE_PATTERNS)
-            return self._folders[folder]
+        _scopes: Optional[Dict[str, str]] = None
 
         def _split_scope(self, nodeid: str) -> str:
-            file = Path(nodeid.split("::", 1)[0])
-            if is_suite_file(file) or (file.suffix == ".py" and self._holds_suites(file.parent)):
-                return f"retrieval suites in {file.parent.as_posix() or '.'}"
-            return nodeid
+            if self._scopes is None:  # the whole collection, before the first scope is given
+                collection: List[str] = next(iter(self.registered_collections.values()), [])
+                files = [n.split("::", 1)[0] for n in collection]
+                self._scopes = suite_scopes(files, Path(self.config.rootpath))
+            return self._scopes.get(nodeid.split("::", 1)[0], nodeid)
 
     return SuiteScheduling
 

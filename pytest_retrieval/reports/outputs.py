@@ -222,9 +222,11 @@ def _document(
     """The report document (with the baselines' rankings and values, for diffs), or None (said)."""
     if not session.config.getoption("retrieval_baseline_update", None):
         _load_baselines(states)
+    from .paths import relative_to_root
+
     doc: Dict[str, Any] = {}
     built = writer.write("the report document", lambda: doc.update(report_document(states, session, gates)))
-    return doc if built else None
+    return relative_to_root(doc, session.config.rootpath) if built else None
 
 
 def write_run_files(writer: OutputWriter, results: Sequence[Any], folder: Path) -> None:

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+import pytest_retrieval.config
 from pytest_retrieval import cli
 from pytest_retrieval.config.schema import json_schema
 
-SCHEMA = Path(__file__).resolve().parents[2] / "pytest_retrieval" / "config" / "suite.schema.json"
+# the package's copy (in CI's main pass, the installed wheel's: it must ship the schema)
+SCHEMA = Path(pytest_retrieval.config.__file__).resolve().parent / "suite.schema.json"
 
 
 def test_published_schema_is_current() -> None:

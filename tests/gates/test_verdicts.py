@@ -165,3 +165,41 @@ def test_a_latency_gate_on_too_few_samples_is_an_error_never_a_pass(tmp_path, ve
     from pytest_retrieval.gates.verdicts import latency_sample_notes
 
     assert [n.split(" (")[0] for n in latency_sample_notes(result)] == [why]
+
+
+# ------------------------------------------------------------------ worst queries against a baseline
+
+
+def test_drops_first_prefers_the_largest_drops_over_ties_at_zero():
+    from pytest_retrieval.gates.verdicts import drops_first
+
+    before = {"a": 0.0, "b": 0.0, "c": 0.0, "x": 0.9, "y": 0.5, "z": 0.3}
+    now = {"a": 0.0, "b": 0.0, "c": 0.0, "x": 0.1, "y": 0.4, "z": 0.3}
+    assert drops_first(now, before, 3) == ["x", "y", "a"]  # then the lowest, ties by id
+    assert drops_first(now, {}, 3) == ["a", "b", "c"]  # no baseline: the lowest values
+    assert drops_first(now, before, 1) == ["x"]
+
+
+class _Baseline:
+    def __init__(self, values, left_out=None):
+        self.values, self.left_out = values, left_out or {}
+
+    def per_query(self, retriever, metric):
+        return self.values
+
+
+def test_a_failed_floor_lists_the_drops_against_the_baseline_first(result):
+    f = Floor("bm25", "ndcg@10", ">=", 0.999)
+    now = result.retrievers["bm25"].evaluation.per_query["ndcg@10"]
+    lowest = [q for q, _ in result.retrievers["bm25"].evaluation.worst("ndcg@10", len(now))]
+    dropped = lowest[-1]  # the best query now: in the baseline it was perfect, it dropped by a hair
+    was = {q: v for q, v in now.items()}
+    was[dropped] = now[dropped] + 1e-3
+    out = evaluate(result, f, baseline=_Baseline(was))
+    assert not out.passed
+    assert "(largest drops against the baseline first)" in out.message
+    first = out.message.split("first):\n")[1].splitlines()[0]
+    assert dropped in first and "(baseline " in first
+    # a query left out of the comparison (its text changed) is not a drop
+    out = evaluate(result, f, baseline=_Baseline(was, left_out={dropped: "text changed"}))
+    assert "largest drops" not in out.message

@@ -9,6 +9,7 @@ The surfaces are enumerated from the code, so a new key or option shows up here 
   ``build_parser()`` (``judge llm --rpm``, ``evaluate <qrels>``).
 * ``pytest``: every ``--retrieval-*`` option the plugin's ``pytest_addoption`` declares (called on a
   recording parser, so no pytest internals are needed).
+* ``ini``: every ini key it declares (``retrieval_report`` in ``[tool.pytest.ini_options]``).
 * ``file`` and ``format``: the files the plugin and the command read or write, and the output
   formats, listed here from the README (they are not declared in one place in the code).
 
@@ -20,6 +21,7 @@ file), read with ``ast`` as its string constants:
 * ``cli``: a string starting with the command (``"judge llm "``) holds the option as a word
   (``"judge llm --rpm 0"``), or the surface's own name appears in a string (a case id);
 * ``pytest``: the option appears as a word in a string;
+* ``ini``: a string sets the key (``retrieval_profile = nan``);
 * ``file``/``format``: the explicit ``SURFACE_CASES`` mapping names the test functions covering
   it, and each must exist.
 
@@ -99,6 +101,7 @@ class _Recorder:
 
     def __init__(self) -> None:
         self.names: Set[str] = set()
+        self.ini: Set[str] = set()
 
     def getgroup(self, *args: Any, **kwargs: Any) -> _Recorder:
         return self
@@ -106,14 +109,20 @@ class _Recorder:
     def addoption(self, *names: str, **kwargs: Any) -> None:
         self.names.add(max(names, key=len))
 
-    def addini(self, *args: Any, **kwargs: Any) -> None:
-        pass
+    def addini(self, name: str, *args: Any, **kwargs: Any) -> None:
+        self.ini.add(name)
 
 
 def pytest_surfaces() -> Set[str]:
     rec = _Recorder()
     pytest_addoption(rec)  # type: ignore[arg-type]
     return rec.names
+
+
+def ini_surfaces() -> Set[str]:
+    rec = _Recorder()
+    pytest_addoption(rec)  # type: ignore[arg-type]
+    return rec.ini
 
 
 # files read or written (docs/how-to/: suite-files, judgments, baselines, reports) -> the hostile
@@ -183,6 +192,7 @@ def all_surfaces() -> Dict[str, Set[str]]:
         "yaml": yaml_surfaces(),
         "cli": cli_surfaces(),
         "pytest": pytest_surfaces(),
+        "ini": ini_surfaces(),
         "file": set(FILE_CASES),
         "format": set(FORMAT_CASES),
     }
@@ -228,6 +238,8 @@ def covered(kind: str, surface: str, strings: List[str], functions: Set[str]) ->
     if kind in ("file", "format"):
         names = SURFACE_CASES[surface]
         return bool(names) and all(n in functions for n in names)
+    if kind == "ini":
+        return any(re.search(rf"(?<!\w){re.escape(surface)} *=", s) for s in strings)
     if any(surface in s for s in strings):
         return True
     if kind == "yaml":
@@ -257,6 +269,7 @@ def test_surfaces_are_enumerated_from_the_code() -> None:
     assert "sweep --tune-fraction" in surfaces["cli"]
     assert "judge llm --rpm" in surfaces["cli"]
     assert "--retrieval-runs" in surfaces["pytest"]
+    assert "retrieval_override" in surfaces["ini"]
 
 
 def test_every_surface_has_a_hostile_case() -> None:

@@ -154,6 +154,7 @@ CASES = [
     ("compare --max-drop", "compare r.json r.json --max-drop nan", 2, ["--max-drop", "finite"]),
     ("compare --confidence", "compare r.json r.json --confidence 1.5", 2, ["--confidence", "< 1"]),
     ("compare --resamples", "compare r.json r.json --resamples 0", 2, ["--resamples", ">= 1"]),
+    ("--version", "--version=1", 2, ["--version", "ignored explicit argument"]),
 ]
 
 

@@ -46,7 +46,78 @@ def test_pre_commit_manifest_is_valid() -> None:
     assert p.returncode == 0, p.stdout + p.stderr
     hooks = yaml.safe_load(HOOKS.read_text())
     assert {h["id"] for h in hooks} == {"pytest-retrieval", "pytest-retrieval-changed"}
-    assert all(h["entry"].startswith("pytest ") and "-m retrieval" in h["entry"] for h in hooks)
+    assert all(h["entry"].startswith("python -m pytest ") and "-m retrieval" in h["entry"] for h in hooks)
+    # both run in pre-commit's default stage (git commit): no stages restriction (#26)
+    assert all("stages" not in h for h in hooks)
+
+
+SUITE = """\
+suite: team
+judgments:
+  inline:
+    - {id: q1, text: "solar panels", relevant: {d1: 1}}
+    - {id: q2, text: "river floods", relevant: {d2: 1}}
+  documents:
+    - {id: d1, text: "solar panels in winter"}
+    - {id: d2, text: "river flood defences"}
+    - {id: d3, text: "wind farms at sea"}
+latency:
+  warmup: 0
+  repetitions: 1
+retrievers:
+  bm25: {type: bm25}
+floors:
+  bm25:
+    ndcg@10: 0.5
+"""
+GOLDEN = """\
+from pytest_retrieval import assert_in_top
+
+
+def test_solar_is_found(retrieval_retriever):
+    assert_in_top(retrieval_retriever("retrieval_team.yaml", "bm25").search("solar", k=3), "d1", k=1)
+
+
+def test_wind_is_first_for_rivers(retrieval_retriever):
+    assert_in_top(retrieval_retriever("retrieval_team.yaml", "bm25").search("river", k=3), "d3", k=1)
+
+
+def test_not_a_retrieval_test():
+    raise AssertionError("-m retrieval leaves this one out")
+"""
+
+
+def test_pre_commit_try_repo_runs_the_gates_and_the_golden_queries(tmp_path) -> None:
+    """``pre-commit try-repo`` of this repository on a scratch team repository: the hook installs
+    the plugin from here, runs in the default stage and runs the suite's gates and the Python
+    golden-query tests (one of them fails: so does the hook), not the other tests."""
+    team = tmp_path / "team"
+    (team / "search").mkdir(parents=True)
+    (team / "search" / "retrieval_team.yaml").write_text(SUITE)
+    (team / "search" / "test_golden.py").write_text(GOLDEN)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "suite"]):
+        subprocess.run([*git, *args], cwd=team, check=True, capture_output=True)
+    source = os.environ.get("PYTEST_RETRIEVAL_SOURCE") or str(ROOT)  # the wheel pass runs from a copy
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit"),
+        # the hook's virtualenv sees this environment's packages: installing the plugin into it
+        # builds only the plugin (no download of numpy, pyarrow, ...)
+        "VIRTUALENV_SYSTEM_SITE_PACKAGES": "1",
+        "GITHUB_STEP_SUMMARY": "",
+    }
+    env.pop("PYTHONPATH", None)  # the hook imports the plugin it installed, not a checkout
+    p = _run(
+        sys.executable, "-m", "pre_commit", "try-repo", source, "pytest-retrieval", "--all-files",
+        "--verbose", cwd=team, env=env,
+    )  # fmt: skip
+    said = p.stdout + p.stderr
+    assert p.returncode == 1, said
+    assert "retrieval gates (pytest-retrieval)" in said and "Failed" in said, said
+    assert "FAILED search/test_golden.py::test_wind_is_first_for_rivers" in said, said
+    assert "test_not_a_retrieval_test" not in said, said
+    assert "1 failed" in said and "deselected" in said, said
 
 
 def _gate_command(workflow: dict) -> list:

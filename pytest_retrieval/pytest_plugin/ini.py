@@ -1,0 +1,102 @@
+"""An ini key for every ``--retrieval-*`` option (issue #26): ``retrieval_report = ...`` in
+``[tool.pytest.ini_options]`` (pyproject.toml), ``[pytest]`` (pytest.ini) or ``[tool:pytest]``.
+
+The command line wins: an ini value is used only when its option was not given. Paths in the ini
+file are resolved against pytest's rootdir, so ``pytest`` runs the same from a subdirectory (paths
+on the command line stay relative to the current folder, as pytest's own ``--junitxml``). A bad
+ini value stops pytest with one line naming the key and the ini file, before any suite runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, Tuple, Union
+
+import pytest
+
+__all__ = ["INI_KEYS", "add_ini", "apply_ini", "option_label"]
+
+PATH, PATHS, FLAG = "path", "paths", "flag"
+# ini key (= the option's dest) -> its kind: a path, a list of paths, a flag or the option's choices
+INI_KEYS: Dict[str, Union[str, Tuple[str, ...]]] = {
+    "retrieval_report": PATH,
+    "retrieval_profile": ("exp", "trec"),
+    "retrieval_backend": ("embedded", "elasticsearch", "opensearch"),
+    "retrieval_override": PATHS,
+    "retrieval_baseline_update": FLAG,
+    "retrieval_export_unjudged": PATH,
+    "retrieval_runs": PATH,
+    "retrieval_no_latency": FLAG,
+    "retrieval_markdown": PATH,
+    "retrieval_html": PATH,
+    "retrieval_openmetrics": PATH,
+    "retrieval_no_step_summary": FLAG,
+}
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+_FROM_INI = pytest.StashKey[Dict[str, str]]()
+
+
+def _flag(key: str) -> str:
+    return "--" + key.replace("_", "-")
+
+
+def add_ini(parser: pytest.Parser) -> None:
+    for key, kind in INI_KEYS.items():
+        what = {PATH: "a path", PATHS: "paths, one a line", FLAG: "true or false"}.get(
+            kind if isinstance(kind, str) else "", " or ".join(kind)
+        )
+        help_text = f"{_flag(key)} for every run: {what} (paths against the rootdir; the command line wins)"
+        if kind == PATHS:
+            parser.addini(key, help=help_text, type="linelist", default=[])
+        else:
+            parser.addini(key, help=help_text, type="string", default="")
+
+
+def apply_ini(config: pytest.Config) -> None:
+    """Each option not given on the command line takes its ini value (checked, paths resolved)."""
+    from_ini: Dict[str, str] = {}
+    for key, kind in INI_KEYS.items():
+        if getattr(config.option, key, None) not in (None, False, []):
+            continue  # the command line wins
+        raw = config.getini(key)
+        if raw in ("", []):
+            continue
+        setattr(config.option, key, _value(config, key, kind, raw))
+        from_ini[key] = f"{key} in {_ini_name(config)}"
+    config.stash[_FROM_INI] = from_ini
+
+
+def option_label(config: pytest.Config, key: str) -> str:
+    """How an error names the option: ``--retrieval-report``, or the ini key and its file."""
+    return config.stash.get(_FROM_INI, {}).get(key, _flag(key))
+
+
+def _value(config: pytest.Config, key: str, kind: Union[str, Tuple[str, ...]], raw: Any) -> Any:
+    if kind == PATHS:
+        return [_path(config, key, line) for line in raw]
+    text = str(raw).strip()
+    if kind == PATH:
+        return _path(config, key, text)
+    if kind == FLAG:
+        if text.lower() in _TRUE + _FALSE:
+            return text.lower() in _TRUE
+        _refuse(config, key, text, "expected true or false")
+    if text not in kind:
+        _refuse(config, key, text, "expected one of " + ", ".join(kind))
+    return text
+
+
+def _path(config: pytest.Config, key: str, text: str) -> str:
+    if not text or any(not c.isprintable() for c in text):
+        _refuse(config, key, text, "expected a path (no control or format characters)")
+    return str(Path(config.rootpath) / Path(text).expanduser())
+
+
+def _refuse(config: pytest.Config, key: str, text: str, why: str) -> None:
+    shown = text.encode("unicode_escape").decode("ascii")[:80]
+    raise pytest.UsageError(f"{key} = {shown!r} in {_ini_name(config)}: {why}")
+
+
+def _ini_name(config: pytest.Config) -> str:
+    inipath = getattr(config, "inipath", None)
+    return Path(inipath).name if inipath else "the ini file"
