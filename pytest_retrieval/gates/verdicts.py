@@ -107,11 +107,16 @@ def _latency_ratio(
     return latency_ratio_outcome(result.suite.name, floor, ab, confidence=lat.confidence, verdict=lat.verdict)
 
 
+def _sparse_cost(result: Any, floor: Floor, value: float, worst: Worst, before: Before = None) -> GateOutcome:
+    """A sparse model's cost ceiling (``sparse_doc_nnz``, ``sparse_query_nnz``, ``flops``)."""
+    return check_floor(result.suite.name, floor, value, worst)
+
+
 _VERDICTS: Dict[GateKind, Callable[[Any, Floor, float, Worst, Before], GateOutcome]] = {
     GateKind.QUALITY: _quality,
     GateKind.LIFT: _quality,
     GateKind.ABSTENTION: _quality,
-    GateKind.SPARSE: lambda result, floor, value, worst: check_floor(result.suite.name, floor, value, worst),
+    GateKind.SPARSE: _sparse_cost,
     GateKind.LATENCY: _latency,
     GateKind.LATENCY_RATIO: _latency_ratio,
 }
