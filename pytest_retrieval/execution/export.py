@@ -136,10 +136,13 @@ def scored_run(r: Any) -> Dict[str, Ranking]:
 
 def evaluate_command(result: Any, qrels_file: str, run_file: str) -> List[str]:
     """The ``pytest-retrieval evaluate`` arguments that score ``run_file`` as the suite did."""
+    from ..measures.aggregate import average_over_of
+
     model = result.suite.model
     args = ["pytest-retrieval", "evaluate", qrels_file, run_file]
     args += ["--profile", model.evaluation.profile, "--ties", model.evaluation.ties]
     args += ["--relevance-threshold", str(model.judgments.relevance_threshold)]
+    args += ["--average-over", average_over_of(model.evaluation)]
     for m in result.suite.metrics:
         args += ["-m", m]
     return args

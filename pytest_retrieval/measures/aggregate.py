@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterable, List, Optional, Sequence
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["AVERAGE_OVER", "default_average_over", "check_average_over", "averaged", "mean", "averaging_note"]
+__all__ = ["AVERAGE_OVER", "average_over_of", "default_average_over", "check_average_over", "averaged", "mean", "averaging_note"]
 
 AVERAGE_OVER = ("relevant", "judged", "run")
 
@@ -35,6 +35,11 @@ AVERAGE_OVER = ("relevant", "judged", "run")
 def default_average_over(profile: str) -> str:
     """``run`` (trec_eval's default) under ``profile: trec``, else ``relevant``."""
     return "run" if profile == "trec" else "relevant"
+
+
+def average_over_of(evaluation: Any) -> str:
+    """A suite's ``evaluation.average_over``, its default resolved from ``evaluation.profile``."""
+    return evaluation.average_over or default_average_over(evaluation.profile)
 
 
 def check_average_over(value: Any) -> str:

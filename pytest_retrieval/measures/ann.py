@@ -97,4 +97,7 @@ def _short(qid: str, chars: int = 40) -> str:
 
 
 def mean(values: Mapping[str, float]) -> float:
-    return math.fsum(values.values()) / len(values) if values else math.nan
+    """The mean of per-query values (:func:`.aggregate.mean`)."""
+    from .aggregate import mean as _mean
+
+    return _mean(values.values())

@@ -85,6 +85,9 @@ class QrelsColumns:
         judged: List[Mapping[str, int]] = []
         counts: List[int] = []
         for qid, per_q in qrels.items():  # every query is scored (measures.aggregate: which are averaged)
+            if not per_q:  # no judgment (a qrels file cannot name it): listed, not scored
+                no_relevant.append(qid)
+                continue
             evaluated.append(qid)
             judged.append(per_q)
             counts.append(len(per_q))

@@ -310,12 +310,21 @@ def _evaluate_columns(
         aggregate=aggregate,
         evaluated=evaluated,
         missing=[scored[i] for i in np.flatnonzero(counted & ~found.has_hits).tolist()],
-        no_relevant=[scored[i] for i in np.flatnonzero(~has_rel).tolist()],
+        no_relevant=_no_relevant(qrels, scored, has_rel),
         unjudged_queries=found.unjudged,
         average_over=o.average_over,
         not_in_run=[scored[i] for i in np.flatnonzero(~present).tolist()],
         judged=n_q,
     )
+
+
+def _no_relevant(qrels: QrelsColumns, scored: List[str], has_rel: Any) -> List[str]:
+    """The queries without a relevant judgment in qrels order (one with no judgment at all,
+    possible in memory only, is listed but not scored)."""
+    import numpy as np
+
+    without = {scored[i] for i in np.flatnonzero(~has_rel).tolist()}
+    return [q for q in qrels.qids if q in without or q not in qrels.eval_index]
 
 
 def _positive_only(metrics: Iterable[Metric], gains: Any = None, threshold: int = 1) -> bool:
