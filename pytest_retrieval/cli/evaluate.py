@@ -68,7 +68,9 @@ def _average_over(args: argparse.Namespace) -> str:
     """``--average-over`` (default ``run``, trec_eval's), ``-c`` its ``judged``."""
     if args.complete:
         if args.average_over not in (None, "judged"):
-            raise RetrievalError(f"-c (--complete) is --average-over judged; it contradicts --average-over {args.average_over}")
+            raise RetrievalError(
+                f"-c (--complete) is --average-over judged; it contradicts --average-over {args.average_over}"
+            )
         return "judged"
     return args.average_over or "run"
 
@@ -176,6 +178,23 @@ def register(sub: Any) -> None:
         help="like trec_eval -l: a grade >= this is relevant (0: every judged doc with a grade >= 0)",
     )
     e.add_argument(
+        "--grade-map",
+        metavar="RAW:GRADE,...",
+        help="map grades as they are read, e.g. -1:0 (judged non-relevant) or 1:3,2:2,3:1 "
+        "(inverted scale); a negative grade without a map is an error",
+    )
+    e.add_argument(
+        "--ignore-identical-ids",
+        action="store_true",
+        help="drop hits whose doc id equals the query id (BEIR's ignore_identical_ids)",
+    )
+    _trec_eval_options(e)
+    e.set_defaults(func=run)
+
+
+def _trec_eval_options(e: Any) -> None:
+    """The options named after trec_eval's: -c, -M, ndcg gains (and which queries to average)."""
+    e.add_argument(
         "--average-over",
         choices=AVERAGE_OVER,
         default=None,
@@ -204,15 +223,3 @@ def register(sub: Any) -> None:
         help="per-grade nDCG gains, e.g. 0:0,1:1,2:3 (trec_eval -m ndcg.1=1,2=3; ir_measures "
         "nDCG(gains=...)); an unlisted grade gains what --profile gives it",
     )
-    e.add_argument(
-        "--grade-map",
-        metavar="RAW:GRADE,...",
-        help="map grades as they are read, e.g. -1:0 (judged non-relevant) or 1:3,2:2,3:1 "
-        "(inverted scale); a negative grade without a map is an error",
-    )
-    e.add_argument(
-        "--ignore-identical-ids",
-        action="store_true",
-        help="drop hits whose doc id equals the query id (BEIR's ignore_identical_ids)",
-    )
-    e.set_defaults(func=run)

@@ -93,6 +93,8 @@ def evaluate_files(
     :class:`RunFileFacts`). ``average_over``, ``depth``, ``gains``: see
     :func:`~pytest_retrieval.measures.metrics.evaluate`."""
     qc = qrels if isinstance(qrels, QrelsColumns) else read_qrels_columns(qrels, grades)
+    options = dict(gain=gain, ties=ties, relevance_threshold=relevance_threshold)
+    options.update(average_over=average_over, depth=depth, gains=gains)
     grouped, collapsed = True, False
     while True:
         read = RunFileFacts()
@@ -102,17 +104,7 @@ def evaluate_files(
                 source = stream_run_columns(run, qc, opts)
             else:
                 source = partitioned_run_columns(run, qc, opts, part_bytes=part_bytes)
-            ev = evaluate(
-                qc,
-                source,
-                metrics,
-                gain=gain,
-                ties=ties,
-                relevance_threshold=relevance_threshold,
-                average_over=average_over,
-                depth=depth,
-                gains=gains,
-            )
+            ev = evaluate(qc, source, metrics, **options)  # type: ignore[arg-type]
             break
         except NotGrouped:
             grouped = False

@@ -22,12 +22,20 @@ decides which of them make the mean (``Evaluation.evaluated``):
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Iterable, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, List, Optional
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["AVERAGE_OVER", "average_over_of", "default_average_over", "check_average_over", "averaged", "mean", "averaging_note"]
+__all__ = [
+    "AVERAGE_OVER",
+    "average_over_of",
+    "default_average_over",
+    "check_average_over",
+    "averaged",
+    "mean",
+    "averaging_note",
+]
 
 AVERAGE_OVER = ("relevant", "judged", "run")
 
@@ -70,27 +78,30 @@ def averaging_note(ev: Any, default: Optional[str] = None) -> str:
     were not (or why some count as 0). Empty when every judged query is averaged from a
     ranking of its own and ``average_over`` is ``default``."""
     mode = ev.average_over
-    judged = ev.judged
-    parts: List[str] = []
-    if mode == "relevant" and ev.no_relevant:
-        parts.append(f"{_n(ev.no_relevant)} judged without a relevant document left out")
-    if mode != "relevant" and ev.no_relevant:
-        parts.append(f"{_n(ev.no_relevant)} judged without a relevant document averaged in (as 0)")
-    no_rel = set(ev.no_relevant)
-    absent = [q for q in ev.not_in_run if mode != "relevant" or q not in no_rel]
-    if absent and mode == "run":
-        parts.append(f"{_n(absent)} absent from the run left out")
-    elif absent:
-        parts.append(f"{_n(absent)} absent from the run scored 0")
+    parts = _reasons(ev)
     if not parts and mode == default:
         return ""
-    n = len(ev.evaluated)
-    head = f"averaged over all {n} judged queries" if n == judged else f"averaged over {n} of {judged} judged queries"
+    n, judged = len(ev.evaluated), ev.judged
+    head = (
+        f"averaged over all {n} judged queries"
+        if n == judged
+        else f"averaged over {n} of {judged} judged queries"
+    )
     return head + (": " + ", ".join(parts) if parts else "") + f" (average_over: {mode}{_like(mode)})"
 
 
-def _n(qids: Sequence[str]) -> str:
-    return f"{len(qids)}"
+def _reasons(ev: Any) -> List[str]:
+    """Why queries were left out of the means, or count as 0 there."""
+    mode, no_rel = ev.average_over, ev.no_relevant
+    parts: List[str] = []
+    if no_rel:
+        how = "left out" if mode == "relevant" else "averaged in (as 0)"
+        parts.append(f"{len(no_rel)} judged without a relevant document {how}")
+    skipped = set(no_rel) if mode == "relevant" else set()
+    absent = [q for q in ev.not_in_run if q not in skipped]
+    if absent:
+        parts.append(f"{len(absent)} absent from the run " + ("left out" if mode == "run" else "scored 0"))
+    return parts
 
 
 def _like(mode: str) -> str:

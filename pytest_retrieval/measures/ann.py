@@ -10,7 +10,6 @@ from the engine's brute-force ``script_score`` query (an existing index).
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Dict, Mapping, Sequence
 
 from ..errors import InfrastructureError

@@ -58,7 +58,9 @@ def parse_gains(text: str) -> Dict[int, float]:
         if grade < 0:
             raise ValueError(f"gains: grade {grade} is negative (a negative grade gains 0: it is unjudged)")
         if not math.isfinite(gain) or abs(gain) > 1e12:
-            raise ValueError(f"gains: the gain of grade {grade} must be a finite number, got {gain_text.strip()!r}")
+            raise ValueError(
+                f"gains: the gain of grade {grade} must be a finite number, got {gain_text.strip()!r}"
+            )
         if grade in out:
             raise ValueError(f"gains: grade {grade} is given twice")
         out[grade] = gain

@@ -269,27 +269,12 @@ def _evaluate_columns(
 
     from .aggregate import averaged, mean
     from .columnar import gather_judged_hits
-    from .formulas import JudgedHits
-    from .gains import ideal_by_gain
 
     positive_only = _positive_only(metrics, o.gains, o.threshold)
     found = gather_judged_hits(qrels, batches, trec=o.ties == "trec", positive_only=positive_only)
     scored = qrels.evaluated  # every query of the qrels
     n_q = len(scored)
-    q, r, g = found.q, found.r, found.g
-    if o.depth is not None:  # trec_eval -M: the rest of each (ordered) ranking is discarded
-        keep = r < o.depth
-        q, r, g = q[keep], r[keep], g[keep]
-    hits = JudgedHits(
-        q,
-        r,
-        g,
-        n_q=n_q,
-        num_rel=qrels.num_rel(o.threshold),
-        threshold=o.threshold,
-        ideal=qrels.ideal() if o.gains is None else ideal_by_gain(qrels, o.gains),
-        gain=o.gain if o.gains is None else o.gains,
-    )
+    hits = _judged_hits(qrels, found, o)
     has_rel = qrels.num_rel(min(o.threshold, 1)) > 0
     present = found.has_hits if in_run is None else found.has_hits | np.asarray(in_run, dtype=bool)
     chosen = np.flatnonzero(averaged(o.average_over, has_rel, present))
@@ -315,6 +300,27 @@ def _evaluate_columns(
         average_over=o.average_over,
         not_in_run=[scored[i] for i in np.flatnonzero(~present).tolist()],
         judged=n_q,
+    )
+
+
+def _judged_hits(qrels: QrelsColumns, found: Any, o: _Options) -> Any:
+    """What the formulas read: the judged hits (cut at ``depth``), R, the ideal rankings."""
+    from .formulas import JudgedHits
+    from .gains import ideal_by_gain
+
+    q, r, g = found.q, found.r, found.g
+    if o.depth is not None:  # trec_eval -M: the rest of each (ordered) ranking is discarded
+        keep = r < o.depth
+        q, r, g = q[keep], r[keep], g[keep]
+    return JudgedHits(
+        q,
+        r,
+        g,
+        n_q=len(qrels.evaluated),
+        num_rel=qrels.num_rel(o.threshold),
+        threshold=o.threshold,
+        ideal=qrels.ideal() if o.gains is None else ideal_by_gain(qrels, o.gains),
+        gain=o.gain if o.gains is None else o.gains,
     )
 
 

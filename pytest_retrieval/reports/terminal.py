@@ -208,8 +208,10 @@ def _left_out_lines(result: Any) -> List[str]:
     from ..measures.aggregate import averaging_note
 
     first = next(iter(result.retrievers.values()), None)
-    ev = first.evaluation if first else None
-    note = averaging_note(ev, default=ev.average_over) if ev is not None else ""
+    if first is None:
+        return []
+    ev = first.evaluation
+    note = averaging_note(ev, default=ev.average_over)
     if not note:
         return []
     named = f": {', '.join(ev.no_relevant[:10])}" if ev.no_relevant and ev.average_over == "relevant" else ""

@@ -46,7 +46,12 @@ CASES = [
     ),
     ("evaluate --json", "evaluate qrels.trec r1.trec --json=1", 2, ["--json"]),
     ("evaluate --average-over", f"evaluate qrels.trec r1.trec --average-over {R}", 2, ["--average-over"]),
-    ("evaluate --complete", "evaluate qrels.trec r1.trec -c --average-over relevant", 2, ["-c", "contradicts"]),
+    (
+        "evaluate --complete",
+        "evaluate qrels.trec r1.trec -c --average-over relevant",
+        2,
+        ["-c", "contradicts"],
+    ),
     ("evaluate --depth", "evaluate qrels.trec r1.trec --depth 0", 2, ["--depth", ">= 1"]),
     ("evaluate --gains", "evaluate qrels.trec r1.trec --gains 1:nan", 2, ["--gains", "finite"]),
     ("--version", "--version=1", 2, ["--version"]),

@@ -152,7 +152,9 @@ def test_evaluate_command_reads_files_in_columns(tmp_path, capsys):
     assert main(args) == 0
     out = capsys.readouterr().out
     in_file = {q: r for q, r in run.items() if len(r.doc_ids)}  # a file holds no empty ranking
-    expected = evaluate(qrels, in_file, ["map"], gain="linear", ties="trec", average_over="run").aggregate["map"]
+    expected = evaluate(qrels, in_file, ["map"], gain="linear", ties="trec", average_over="run").aggregate[
+        "map"
+    ]
     assert f"map\tall\t{expected:.4f}" in out
 
 

@@ -16,7 +16,13 @@ from pytest_retrieval.types import Ranking
 
 from .test_metrics_trec_eval import random_case, trec_order
 
-MEASURES = {"map": "map", "ndcg@10": "ndcg_cut_10", "precision@5": "P_5", "mrr": "recip_rank", "recall@10": "recall_10"}
+MEASURES = {
+    "map": "map",
+    "ndcg@10": "ndcg_cut_10",
+    "precision@5": "P_5",
+    "mrr": "recip_rank",
+    "recall@10": "recall_10",
+}
 TOL = 1e-12
 
 
@@ -31,17 +37,29 @@ def _unicode(qrels, run):
 def _pytrec(qrels, run, level):
     judged = {q: dict(j) for q, j in qrels.items() if j}  # every judged query, relevant or not
     scores = {q: dict(trec_order(r)) for q, r in run.items()}
-    return judged, pytrec_eval.RelevanceEvaluator(judged, set(MEASURES.values()) | {"ndcg_cut.10", "P.5", "recall.10"}, relevance_level=level).evaluate(scores)
+    return judged, pytrec_eval.RelevanceEvaluator(
+        judged, set(MEASURES.values()) | {"ndcg_cut.10", "P.5", "recall.10"}, relevance_level=level
+    ).evaluate(scores)
 
 
-@pytest.mark.parametrize("seed,max_grade,level,unicode", [(1, 3, 1, False), (2, 3, 2, True), (4, 1, 1, False)])
+@pytest.mark.parametrize(
+    "seed,max_grade,level,unicode", [(1, 3, 1, False), (2, 3, 2, True), (4, 1, 1, False)]
+)
 def test_run_and_judged_match_pytrec_eval_and_trec_eval_c(seed, max_grade, level, unicode):
     qrels, run = random_case(seed, 500, max_grade)
     if unicode:
         qrels, run = _unicode(qrels, run)
     judged, trec = _pytrec(qrels, run, level)
     for mode in ("run", "judged"):
-        ev = evaluate(qrels, run, list(MEASURES), gain="linear", ties="trec", relevance_threshold=level, average_over=mode)
+        ev = evaluate(
+            qrels,
+            run,
+            list(MEASURES),
+            gain="linear",
+            ties="trec",
+            relevance_threshold=level,
+            average_over=mode,
+        )
         # run: the judged queries of the run (pytrec_eval's own set, empty rankings included);
         # judged: every judged query, one absent from the run scoring 0 (trec_eval -c)
         expected_set = set(trec) if mode == "run" else set(judged)

@@ -60,7 +60,10 @@ def test_baseline_ab_and_notes(state):
     assert any(line.startswith("  unjudged in the top 10: bm25 ") for line in lines)
     assert "  abstention on unanswerable queries: bm25 50%" in "\n".join(lines)
     assert any(line.startswith("  power: ") for line in lines)
-    assert "  averaged over 3 of 4 judged queries: 1 judged without a relevant document left out (average_over: relevant): q4" in lines
+    assert (
+        "  averaged over 3 of 4 judged queries: 1 judged without a relevant document left out (average_over: relevant): q4"
+        in lines
+    )
 
 
 def test_sections_without_content_are_left_out(state):
