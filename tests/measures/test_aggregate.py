@@ -130,3 +130,13 @@ def test_threshold_0_counts_grade_0_relevant_and_negative_not():
     ev = evaluate(qrels, run, ["mrr", "precision@4", "recall@4"], relevance_threshold=0)
     assert ev.per_query["mrr"]["1"] == 0.5  # a (grade 0) at rank 2; b (-1) is not relevant
     assert ev.per_query["precision@4"]["1"] == 0.5 and ev.per_query["recall@4"]["1"] == 1.0
+
+
+def test_suite_default_follows_the_profile(tmp_path):
+    from pytest_retrieval.config.schema import EvaluationConfig
+    from pytest_retrieval.measures.aggregate import average_over_of
+
+    assert average_over_of(EvaluationConfig()) == "relevant"
+    assert average_over_of(EvaluationConfig(profile="trec")) == "run"  # trec_eval 9.0.8's num_q and means
+    assert average_over_of(EvaluationConfig(profile="trec", average_over="judged")) == "judged"
+    assert average_over_of(EvaluationConfig(average_over="run")) == "run"
