@@ -4,6 +4,7 @@ Schema, judgment authoring (``judge``), and reports (``report``, ``compare``).""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import List, Optional
 
@@ -30,7 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser().parse_args(join_negative_values(list(sys.argv[1:] if argv is None else argv)))
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return code
+    except BrokenPipeError:
+        return _closed_pipe()
     except (RetrievalError, ValueError) as exc:
         print(f"pytest-retrieval: error: {exc}", file=sys.stderr)
         return 2
@@ -38,6 +43,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"pytest-retrieval: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
+
+
+def _closed_pipe() -> int:
+    """The reader of stdout went away (``| head``): stop quietly, as a command killed by SIGPIPE
+    does (exit 141), with no traceback and no second error when Python flushes stdout at exit
+    (the recipe of the Python docs, ``signal``: "Note on SIGPIPE")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 141
 
 
 if __name__ == "__main__":  # pragma: no cover

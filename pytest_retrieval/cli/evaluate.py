@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from ..errors import RetrievalError
+from ..measures.aggregate import AVERAGE_OVER
 from .options import number
 
 __all__ = ["register", "run"]
@@ -27,7 +28,10 @@ def run(args: argparse.Namespace) -> int:
     mapping = parse_grade_map(args.grade_map) if args.grade_map else None
     # trec_eval takes any grade; a negative one (judged non-relevant in some collections, or
     # an inverted scale) needs an explicit --grade-map so nobody is scored on it by accident
-    scale = GradeScale(low=0, high=sys.maxsize, mapping=mapping, option="--grade-map")
+    # a negative grade the map names as its target is kept (-1:-1): trec_eval reads it as judged
+    # "unjudged in pool", never relevant, which -l0 (--relevance-threshold 0) needs kept apart from 0
+    low = min([0] + list((mapping or {}).values()))
+    scale = GradeScale(low=low, high=sys.maxsize, mapping=mapping, option="--grade-map")
     facts = RunFileFacts()
     # the run is streamed from the file in columns (suite/runfiles.py): memory O(qrels + a block);
     # a run sharing no query id with the qrels is an error there
@@ -41,19 +45,34 @@ def run(args: argparse.Namespace) -> int:
         grades=scale,
         ignore_identical_ids=args.ignore_identical_ids,
         facts=facts,
+        average_over=_average_over(args),
+        depth=args.depth,
+        gains=args.gains,
     )
     if facts.self_hits_removed:
         print(f"# {facts.self_hits_removed} hits whose doc id equals the query id removed", file=sys.stderr)
     if not ev.evaluated:
         raise RetrievalError(
-            f"{args.qrels}: no judged query has a relevant document (grade >= "
-            f"{args.relevance_threshold}): every metric is undefined"
+            f"{args.qrels}: no query to average over (average_over: {ev.average_over}; "
+            f"{len(ev.no_relevant)} of {ev.judged} judged queries without a relevant document, "
+            f"{len(ev.not_in_run)} absent from the run): every metric is undefined"
         )
     if args.json:
         _print_json(ev, per_query=args.per_query)
     else:
         _print_table(ev, metrics, per_query=args.per_query)
     return 0
+
+
+def _average_over(args: argparse.Namespace) -> str:
+    """``--average-over`` (default ``run``, trec_eval's), ``-c`` its ``judged``."""
+    if args.complete:
+        if args.average_over not in (None, "judged"):
+            raise RetrievalError(
+                f"-c (--complete) is --average-over judged; it contradicts --average-over {args.average_over}"
+            )
+        return "judged"
+    return args.average_over or "run"
 
 
 def _run_file_metric(metric: Any) -> str:
@@ -81,8 +100,11 @@ def _print_json(ev: Any, *, per_query: bool) -> None:
                 "aggregate": {m: _finite(v) for m, v in ev.aggregate.items()},
                 "per_query": values,
                 "queries": {
+                    "average_over": ev.average_over,
+                    "judged": ev.judged,
                     "evaluated": len(ev.evaluated),
                     "missing": ev.missing,
+                    "not_in_run": ev.not_in_run,
                     "no_relevant": ev.no_relevant,
                 },
             },
@@ -101,10 +123,15 @@ def _print_table(ev: Any, metrics: List[str], *, per_query: bool) -> None:
     for m in metrics:
         print(f"{m}\tall\t{ev.aggregate[m]:.4f}")
     print(f"num_q\tall\t{len(ev.evaluated)}")
-    if ev.missing:
-        print(f"# {len(ev.missing)} judged queries have no hits in the run (scored 0)", file=sys.stderr)
-    if ev.no_relevant:
-        print(f"# {len(ev.no_relevant)} queries without relevant judgments left out", file=sys.stderr)
+    from ..measures.aggregate import averaging_note
+
+    note = averaging_note(ev, default="run")
+    if note:
+        print(f"# {note}", file=sys.stderr)
+    absent = set(ev.not_in_run)
+    empty = [q for q in ev.missing if q not in absent]
+    if empty:
+        print(f"# {len(empty)} judged queries have no hits in the run (scored 0)", file=sys.stderr)
 
 
 def _finite(value: Any) -> Any:
@@ -112,6 +139,15 @@ def _finite(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def _gains(text: str) -> Dict[int, float]:
+    from ..measures.gains import parse_gains
+
+    try:
+        return parse_gains(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def register(sub: Any) -> None:
@@ -135,7 +171,12 @@ def register(sub: Any) -> None:
         help="trec (default for run files, as trec_eval: score desc, docid desc) or "
         "engine (the file's rank order)",
     )
-    e.add_argument("--relevance-threshold", type=number(int, ge=1), default=1, help="like trec_eval -l")
+    e.add_argument(
+        "--relevance-threshold",
+        type=number(int, ge=0),
+        default=1,
+        help="like trec_eval -l: a grade >= this is relevant (0: every judged doc with a grade >= 0)",
+    )
     e.add_argument(
         "--grade-map",
         metavar="RAW:GRADE,...",
@@ -147,4 +188,38 @@ def register(sub: Any) -> None:
         action="store_true",
         help="drop hits whose doc id equals the query id (BEIR's ignore_identical_ids)",
     )
+    _trec_eval_options(e)
     e.set_defaults(func=run)
+
+
+def _trec_eval_options(e: Any) -> None:
+    """The options named after trec_eval's: -c, -M, ndcg gains (and which queries to average)."""
+    e.add_argument(
+        "--average-over",
+        choices=AVERAGE_OVER,
+        default=None,
+        help="queries the means are over: run (default, trec_eval's: judged queries in the run), "
+        "judged (every qrels query, one absent from the run scores 0: trec_eval -c), relevant "
+        "(queries with a relevant judgment, absent ones scoring 0: the plugin's default)",
+    )
+    e.add_argument(
+        "-c",
+        "--complete",
+        action="store_true",
+        help="trec_eval -c (--complete_rel_info_wanted): --average-over judged",
+    )
+    e.add_argument(
+        "--depth",
+        type=number(int, ge=1),
+        default=None,
+        metavar="N",
+        help="like trec_eval -M: only the first N documents of each (ordered) ranking count",
+    )
+    e.add_argument(
+        "--gains",
+        type=_gains,
+        default=None,
+        metavar="GRADE:GAIN,...",
+        help="per-grade nDCG gains, e.g. 0:0,1:1,2:3 (trec_eval -m ndcg.1=1,2=3; ir_measures "
+        "nDCG(gains=...)); an unlisted grade gains what --profile gives it",
+    )

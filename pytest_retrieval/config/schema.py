@@ -389,6 +389,13 @@ class EvaluationConfig(_Strict):
         default="engine", description="engine = keep the engine's order; trec = score desc, docid desc."
     )
     depth: Annotated[int, Field(ge=1)] = Field(default=100, description="Hits fetched per query.")
+    average_over: Optional[Literal["relevant", "judged", "run"]] = Field(
+        default=None,
+        description="Queries the means are over: relevant = those with a relevant judgment (default "
+        "under profile exp); judged = every judged query, one without hits scoring 0 (trec_eval -c); "
+        "run = the judged queries in the run (trec_eval's default, pytrec_eval, BEIR; default under "
+        "profile trec). A query judged without a relevant document counts (as 0) under judged and run.",
+    )
     exclude_self_hits: bool = Field(
         default=False,
         description="Drop any hit whose doc id equals the query id before scoring (BEIR's "

@@ -3,9 +3,21 @@
 ``ir_measures`` structures.
 
 ``pytest-retrieval evaluate`` on the files reproduces the suite's numbers: the command is in
-``DIR/<suite>/evaluate.sh``. ``ranx`` and ``ir_measures`` order each ranking by score (ties by
-document id, as trec_eval does), so they agree with a suite evaluated with ``ties: trec``;
-with ``ties: engine`` they may differ where the engine returned tied scores.
+``DIR/<suite>/evaluate.sh`` (with ``--ties`` and ``--average-over`` as the suite's).
+
+Ties (equal scores) are where the tools differ; each re-sorts a ranking by score and breaks
+ties its own way (checked with ranx 0.3 and ir_measures 0.3; docs/explanation/trec-eval-parity.md):
+
+* trec_eval, pytrec_eval, and ir_measures' measures that go to its pytrec_eval provider (AP,
+  nDCG@k, P@k, R@k, RR without a cutoff): document id descending (trec_eval's ``comp_sim_docno``);
+* ir_measures' ``RR@k`` goes to its msmarco provider: document id ascending;
+* ranx: insertion order (a stable sort by score), i.e. the order exported.
+
+So ``to_dict``/``to_ranx``/``to_ir_measures`` take ``ties``: ``None`` (default) exports the
+scores as returned (every tool applies its own rule above: exact only where no two scores of
+a ranking are equal); ``"engine"`` or ``"trec"`` exports the ranking in that order with its
+scores replaced by ``n - i`` (the i-th document of n, 0-based): no ties are left, every tool
+scores that exact order, the suite's numbers under the same ``ties`` setting are reproduced.
 """
 
 from __future__ import annotations
@@ -73,23 +85,26 @@ class Run:
     name: str
     rankings: Dict[str, Ranking]
 
-    def to_dict(self) -> Dict[str, Dict[str, float]]:
-        """query id -> {doc id: score} (pytrec_eval's and ``ranx.Run.from_dict``'s format)."""
-        return {q: dict(zip(r.doc_ids, r.scores)) for q, r in self.rankings.items()}
+    def to_dict(self, ties: Optional[str] = None) -> Dict[str, Dict[str, float]]:
+        """query id -> {doc id: score} (pytrec_eval's and ``ranx.Run.from_dict``'s format).
+        ``ties``: None (scores as returned), ``"engine"`` or ``"trec"`` (the ranking in that
+        order, scores ``n - i``: no ties left; see the module docstring)."""
+        return {q: dict(_ordered(r, ties)) for q, r in self.rankings.items()}
 
-    def to_ranx(self) -> Any:
+    def to_ranx(self, ties: Optional[str] = None) -> Any:
         from ranx import Run as RanxRun
 
-        return RanxRun.from_dict(self.to_dict(), name=self.name)
+        return RanxRun.from_dict(self.to_dict(ties), name=self.name)
 
-    def to_ir_measures(self) -> List[Any]:
-        """A list of ``ir_measures.ScoredDoc`` (query_id, doc_id, score)."""
+    def to_ir_measures(self, ties: Optional[str] = None) -> List[Any]:
+        """A list of ``ir_measures.ScoredDoc`` (query_id, doc_id, score); ``ties`` as
+        :meth:`to_dict`."""
         import ir_measures
 
         return [
             ir_measures.ScoredDoc(q, d, float(s))
             for q, r in self.rankings.items()
-            for d, s in zip(r.doc_ids, r.scores)
+            for d, s in _ordered(r, ties)
         ]
 
     def lines(self, tag: str = "") -> List[str]:
@@ -106,6 +121,29 @@ class Run:
     def write(self, path: Union[str, Path], tag: str = "") -> None:
         lines = self.lines(tag)
         atomic_write(path, lambda fh: fh.writelines(lines), fsync=False)
+
+
+def _ordered(ranking: Ranking, ties: Optional[str]) -> List[Tuple[str, float]]:
+    """(doc, score) pairs: as returned (``ties=None``), or in the ``engine``'s or trec_eval's
+    order (float32 score descending, then doc id descending, as ``measures.columnar``) with
+    scores ``n - i``."""
+    pairs = list(zip(ranking.doc_ids, (float(s) for s in ranking.scores)))
+    if ties is None:
+        return pairs
+    if ties not in ("engine", "trec"):
+        raise ValueError(f"ties must be None, 'engine' or 'trec'; got {ties!r}")
+    first: Dict[str, float] = {}
+    for d, s in pairs:
+        first.setdefault(d, s)  # a repeated id counts once, at its first occurrence
+    order = list(first.items())
+    if ties == "trec":
+        import numpy as np
+
+        s32 = np.asarray([s for _, s in order], dtype=np.float64).astype(np.float32).tolist()
+        idx = sorted(range(len(order)), key=lambda i: (s32[i], order[i][0]), reverse=True)
+        order = [order[i] for i in idx]
+    n = len(order)
+    return [(d, float(n - i)) for i, (d, _s) in enumerate(order)]
 
 
 def suite_runs(result_or_path: Any, **load_options: Any) -> Tuple[Qrels, Dict[str, Run]]:
@@ -137,10 +175,13 @@ def scored_run(r: Any) -> Dict[str, Ranking]:
 
 def evaluate_command(result: Any, qrels_file: str, run_file: str) -> List[str]:
     """The ``pytest-retrieval evaluate`` arguments that score ``run_file`` as the suite did."""
+    from ..measures.aggregate import average_over_of
+
     model = result.suite.model
     args = ["pytest-retrieval", "evaluate", qrels_file, run_file]
     args += ["--profile", model.evaluation.profile, "--ties", model.evaluation.ties]
     args += ["--relevance-threshold", str(model.judgments.relevance_threshold)]
+    args += ["--average-over", average_over_of(model.evaluation)]
     for m in result.suite.metrics:
         args += ["-m", m]
     return args
@@ -160,6 +201,7 @@ def write_suite_runs(result: Any, folder: Union[str, Path], name: Optional[str] 
     qrels, runs = suite_runs(result)
     files = {"qrels.txt": qrels.lines()}
     script = ["#!/bin/sh", shell_comment(f"{result.suite.name}: reproduce the suite's numbers")]
+    script.append(shell_comment(_ties_note(result.suite.model.evaluation.ties)))
     script.append('cd "$(dirname "$0")" || exit 1')
     run_files = unique_file_names({n: n for n in runs}, fallback="retriever")
     for retriever, run in runs.items():
@@ -173,6 +215,21 @@ def write_suite_runs(result: Any, folder: Union[str, Path], name: Optional[str] 
     for file, lines in files.items():
         atomic_write(out / file, partial(_write_lines, lines), fsync=False)
     return out
+
+
+def _ties_note(ties: str) -> str:
+    """What the run files' equal scores mean to the tools that read them (module docstring)."""
+    how = (
+        "the rank column, the engine's order (--ties engine)"
+        if ties == "engine"
+        else "score descending, then doc id descending (--ties trec, trec_eval's rule)"
+    )
+    return (
+        f"ties: {ties}: the suite ranked by {how}. trec_eval, pytrec_eval and most ir_measures "
+        "measures break equal scores by doc id descending, ir_measures RR@k by doc id ascending, "
+        "ranx by file order: exact where no two scores of a ranking are equal; "
+        "Run.to_ir_measures(ties=...) / to_ranx(ties=...) export the suite's order exactly"
+    )
 
 
 def _write_lines(lines: List[str], fh: Any) -> None:

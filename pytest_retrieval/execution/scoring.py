@@ -20,6 +20,7 @@ def score_retriever(
     """One retriever's evaluation, latency, abstention, and for a stage its window,
     warnings and the recall its inputs' windows can hold. ``qrels_columns``: the qrels
     as columns (``measures.columnar``), shared by every retriever's evaluation."""
+    from ..measures.aggregate import average_over_of
     from ..measures.metrics import evaluate
 
     model = suite.model
@@ -31,6 +32,7 @@ def score_retriever(
         gain="exp" if model.evaluation.profile == "exp" else "linear",
         ties=model.evaluation.ties,
         relevance_threshold=model.judgments.relevance_threshold,
+        average_over=average_over_of(model.evaluation),
     )
     if name in got.exact:  # ann_recall@k: against the exact kNN run, over the same queries
         _add_ann_recall(suite, ev, run, got.exact[name])
@@ -54,11 +56,12 @@ def score_retriever(
 
 
 def _add_ann_recall(suite: Suite, ev, run, exact) -> None:
-    from ..measures.ann import ann_recall, mean
+    from ..measures.aggregate import mean
+    from ..measures.ann import ann_recall
 
     for m in [m for m in suite.metrics if m.startswith(ANN_RECALL)]:
         ev.per_query[m] = ann_recall(run, exact, metric_k(m), ev.evaluated)
-        ev.aggregate[m] = mean(ev.per_query[m])
+        ev.aggregate[m] = mean(ev.per_query[m].values())
 
 
 def _add_stage_window(suite: Suite, rr: RetrieverResult, got: Retrieval) -> None:
@@ -80,6 +83,7 @@ def _add_stage_window(suite: Suite, rr: RetrieverResult, got: Retrieval) -> None
 def _add_candidate_recall(
     suite: Suite, rr: RetrieverResult, got: Retrieval, qrels_columns: QrelsColumns
 ) -> None:
+    from ..measures.aggregate import average_over_of
     from ..measures.metrics import evaluate
 
     key = f"recall@{rr.window}"
@@ -89,4 +93,5 @@ def _add_candidate_recall(
             got.runs[inp],
             [key],
             relevance_threshold=suite.model.judgments.relevance_threshold,
+            average_over=average_over_of(suite.model.evaluation),
         ).aggregate[key]

@@ -261,15 +261,27 @@ def fingerprint_from_result(
         engine_version=info.get("version"),
         client=info.get("client"),
         plugin_version=plugin_version or __version__,
-        metric_profile={
-            "profile": model.evaluation.profile,
-            "ties": model.evaluation.ties,
-            "relevance_threshold": model.judgments.relevance_threshold,
-            "depth": model.evaluation.depth,
-        },
+        metric_profile=_metric_profile(model),
         retrievers=_retriever_configs(model, info.get("sparse_encoders") or {}),
         search=_search_facts(info),
     )
+
+
+def _metric_profile(model: Any) -> Dict[str, Any]:
+    """What the per-query values and means depend on. ``average_over`` only when it is not
+    ``relevant`` (what every baseline before it was averaged over: those stay comparable)."""
+    from ..measures.aggregate import average_over_of
+
+    out: Dict[str, Any] = {
+        "profile": model.evaluation.profile,
+        "ties": model.evaluation.ties,
+        "relevance_threshold": model.judgments.relevance_threshold,
+        "depth": model.evaluation.depth,
+    }
+    mode = average_over_of(model.evaluation)
+    if mode != "relevant":
+        out["average_over"] = mode
+    return out
 
 
 def _existing_index(

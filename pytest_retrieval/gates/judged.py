@@ -50,6 +50,7 @@ def current_judged(result: Any, retriever: str) -> Dict[str, float]:
     rr = result.retrievers[retriever]
     if JUDGED in rr.evaluation.per_query:
         return dict(rr.evaluation.per_query[JUDGED])
+    from ..measures.aggregate import average_over_of
     from ..measures.metrics import evaluate
 
     model = result.suite.model
@@ -59,6 +60,7 @@ def current_judged(result: Any, retriever: str) -> Dict[str, float]:
         [JUDGED],
         ties=model.evaluation.ties,
         relevance_threshold=model.judgments.relevance_threshold,
+        average_over=average_over_of(model.evaluation),
     )
     return dict(ev.per_query[JUDGED])
 

@@ -22,7 +22,8 @@ def load_qrels(path: Path, grades: Optional[GradeScale] = None) -> Qrels:
     header (``query-id<TAB>corpus-id<TAB>score``, extra columns such as ``annotator``
     allowed) names the columns; without one, four columns are TREC (``qid iter docid grade``)
     and three are BEIR rows (``qid docid grade``). A row that does not fit the format (another
-    column count) is an error naming its line, never read another way.
+    column count) is an error naming its line, never read another way. A line starting with
+    ``#`` is a comment (trec_eval 10.0).
 
     With ``grades``, every grade is mapped and range-checked as it is read (the error names
     the line).
@@ -38,6 +39,8 @@ def load_qrels(path: Path, grades: Optional[GradeScale] = None) -> Qrels:
     else:
         fmt: Optional[QrelsFormat] = None
         for n, line in read_lines(path):
+            if line.startswith("#"):  # a comment line, as trec_eval 10.0's get_qrels.c reads one
+                continue
             if fmt is None:
                 fmt = QrelsFormat.detect(line, path, n)
                 if fmt.header:

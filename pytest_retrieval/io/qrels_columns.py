@@ -33,6 +33,8 @@ def _qrels_layout(path: Path):
         return None
     with open(path, "rb") as fh:
         first = fh.readline().rstrip(b"\r\n")
+        if first.startswith(b"#") or _has_comment(fh):
+            return None  # comment lines: the line reader skips them
     if first.startswith(b"\xef\xbb\xbf") or not first.strip():
         return None  # a BOM or a blank first line: the line reader's rules
     try:
@@ -46,6 +48,18 @@ def _qrels_layout(path: Path):
     names = [f"c{i}" for i in range(fmt.columns)]
     names[fmt.qid], names[fmt.did], names[fmt.grade] = "qid", "doc", "grade"
     return delimiter, names, fmt.header
+
+
+def _has_comment(fh) -> bool:
+    """Whether a line of the rest of the file starts with ``#``."""
+    tail = b""
+    while True:
+        chunk = fh.read(1 << 22)
+        if not chunk:
+            return False
+        if b"\n#" in tail + chunk:
+            return True
+        tail = chunk[-1:]
 
 
 def _fast_qrels(path: Path, grades: Optional[GradeScale]) -> Optional[QrelsColumns]:
@@ -118,12 +132,7 @@ def _qrels_from_codes(qenc, denc, g: np.ndarray) -> Optional[QrelsColumns]:
         q, d, g = q[keep], d[keep], g[keep]
     qids = qenc.dictionary.to_pylist()
     positive = np.bincount(q[g > 0], minlength=len(qids)) > 0
-    eval_of = np.full(len(qids), -1, dtype=np.int64)
-    eval_of[positive] = np.arange(int(positive.sum()))
-    rows = positive[q]
-    evaluated = [x for x, p in zip(qids, positive.tolist()) if p]
+    # every query is scored (measures.aggregate decides which are averaged)
     no_relevant = [x for x, p in zip(qids, positive.tolist()) if not p]
     docs = pc.cast(denc.dictionary, pa.binary())
-    return QrelsColumns._build(
-        dict.fromkeys(qids), evaluated, no_relevant, docs, None, eval_of[q[rows]], d[rows], g[rows]
-    )
+    return QrelsColumns._build(dict.fromkeys(qids), list(qids), no_relevant, docs, None, q, d, g)

@@ -18,8 +18,8 @@ BOM = b"\xef\xbb\xbf"
 
 
 class Irregular(Exception):
-    """The run file does not have exactly one space between columns: read it again with
-    ``collapsed=True``."""
+    """The run file does not have exactly one space between its six columns: read it again
+    with ``collapsed=True`` (white space collapsed, columns after the sixth dropped)."""
 
 
 @dataclass
@@ -51,8 +51,14 @@ def pyarrow_modules():
 _WS = re.compile(rb"[ \t\r\f\v]+")
 
 
+# columns after the sixth (the tag) are dropped: trec_eval's get_trec_results.c skips the rest
+# of the line (its own test/results.trunc has such lines)
+_EXTRA = re.compile(rb"^((?:[^ \n]+ ){5}[^ \n]+) [^\n]*", re.M)
+
+
 def _collapse(data: bytes) -> bytes:
     data = _WS.sub(b" ", data).replace(b"\n ", b"\n").replace(b" \n", b"\n")
+    data = _EXTRA.sub(rb"\1", data)
     return data[1:] if data.startswith(b" ") else data
 
 

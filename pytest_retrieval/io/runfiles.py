@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 from pathlib import Path
-from typing import Iterable, Optional, Union
+from typing import Iterable, Mapping, Optional, Union
 
 import numpy as np
 
@@ -80,6 +80,9 @@ def evaluate_files(
     facts: Optional[RunFileFacts] = None,
     block_bytes: int = BLOCK_BYTES,
     part_bytes: int = PART_BYTES,
+    average_over: str = "relevant",
+    depth: Optional[int] = None,
+    gains: Optional[Mapping[int, float]] = None,
 ) -> Evaluation:
     """``evaluate`` on files, streaming the run (see the module docstring).
 
@@ -87,8 +90,11 @@ def evaluate_files(
     ``ignore_identical_ids`` drops every hit whose doc id is its query id (BEIR's
     ``ignore_identical_ids``). A run that shares no query id with the qrels is an error
     (every metric would be 0). ``facts``, when given, is filled in (see
-    :class:`RunFileFacts`)."""
+    :class:`RunFileFacts`). ``average_over``, ``depth``, ``gains``: see
+    :func:`~pytest_retrieval.measures.metrics.evaluate`."""
     qc = qrels if isinstance(qrels, QrelsColumns) else read_qrels_columns(qrels, grades)
+    options = dict(gain=gain, ties=ties, relevance_threshold=relevance_threshold)
+    options.update(average_over=average_over, depth=depth, gains=gains)
     grouped, collapsed = True, False
     while True:
         read = RunFileFacts()
@@ -98,7 +104,7 @@ def evaluate_files(
                 source = stream_run_columns(run, qc, opts)
             else:
                 source = partitioned_run_columns(run, qc, opts, part_bytes=part_bytes)
-            ev = evaluate(qc, source, metrics, gain=gain, ties=ties, relevance_threshold=relevance_threshold)
+            ev = evaluate(qc, source, metrics, **options)  # type: ignore[arg-type]
             break
         except NotGrouped:
             grouped = False

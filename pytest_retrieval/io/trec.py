@@ -26,11 +26,11 @@ def load_trec_run(path: Path) -> Run:
 def _run_line(line: str, path: Path, n: int) -> Tuple[str, str, int, float]:
     """(qid, docid, rank, score) of one line; a malformed line is a ConfigError naming it."""
     parts = line.split()
-    if len(parts) != 6:
+    if len(parts) < 6:  # columns after the tag are ignored, as trec_eval's get_trec_results.c does
         raise ConfigError(
             f"expected 'qid Q0 docid rank score tag', got {len(parts)} column(s)", file=str(path), line=n
         )
-    qid, _q0, did, rank, score, _tag = parts
+    qid, _q0, did, rank, score = parts[:5]
     try:
         r = int(rank)
     except ValueError:

@@ -10,7 +10,6 @@ from the engine's brute-force ``script_score`` query (an existing index).
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Dict, Mapping, Sequence
 
 from ..errors import InfrastructureError
@@ -97,4 +96,7 @@ def _short(qid: str, chars: int = 40) -> str:
 
 
 def mean(values: Mapping[str, float]) -> float:
-    return math.fsum(values.values()) / len(values) if values else math.nan
+    """The mean of per-query values (:func:`.aggregate.mean`)."""
+    from .aggregate import mean as _mean
+
+    return _mean(values.values())

@@ -55,8 +55,9 @@ __all__ = ["QrelsColumns", "RunColumns", "GatheredHits", "gather_judged_hits", "
 
 @dataclass
 class QrelsColumns:
-    """Qrels as columns. ``evaluated``: queries with a grade > 0 (qrels order); their
-    judgments (any grade) are keyed ``query * n_docs + doc`` in ``keys`` (sorted) with
+    """Qrels as columns. ``evaluated``: the queries scored, every query of the qrels (qrels
+    order; which are averaged: ``measures.aggregate``), ``no_relevant`` those without a grade
+    > 0; their judgments (any grade) are keyed ``query * n_docs + doc`` in ``keys`` (sorted) with
     the grade in ``grades``. ``docs``/``doc_index``: the document dictionary (every doc
     judged for an evaluated query), shared with the runs' ``judged_codes``."""
 
@@ -83,12 +84,14 @@ class QrelsColumns:
         no_relevant: List[str] = []
         judged: List[Mapping[str, int]] = []
         counts: List[int] = []
-        for qid, per_q in qrels.items():
-            if any(g > 0 for g in per_q.values()):
-                evaluated.append(qid)
-                judged.append(per_q)
-                counts.append(len(per_q))
-            else:
+        for qid, per_q in qrels.items():  # every query is scored (measures.aggregate: which are averaged)
+            if not per_q:  # no judgment (a qrels file cannot name it): listed, not scored
+                no_relevant.append(qid)
+                continue
+            evaluated.append(qid)
+            judged.append(per_q)
+            counts.append(len(per_q))
+            if not any(g > 0 for g in per_q.values()):
                 no_relevant.append(qid)
         doc_ids = list(chain.from_iterable(judged))
         grade_list = list(chain.from_iterable(j.values() for j in judged))

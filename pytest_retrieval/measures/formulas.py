@@ -34,7 +34,7 @@ class JudgedHits:
     """Judged docs found in the rankings, sorted by (query, rank): ``q`` (index of the
     evaluated query), ``r`` (0-based rank), ``g`` (grade); with what the formulas read
     besides: R per query (``num_rel``), the ideal ranking (``ideal``: query, rank, grade)
-    and the nDCG gain (``"exp"`` or ``"linear"``)."""
+    and the nDCG gain (``"exp"``, ``"linear"`` or a :class:`~.gains.GainTable`)."""
 
     def __init__(
         self,
@@ -45,7 +45,7 @@ class JudgedHits:
         num_rel: np.ndarray,
         threshold: int,
         ideal: Tuple[np.ndarray, np.ndarray, np.ndarray],
-        gain: str,
+        gain: Any,
     ):
         self.q, self.r, self.g = q, r, g
         self.n_q = n_q
@@ -77,18 +77,23 @@ class JudgedHits:
 Formula = Callable[[JudgedHits, Any], "np.ndarray"]
 
 
-def _gain(grades: np.ndarray, gain: str) -> np.ndarray:
+def _gain(grades: np.ndarray, gain: Any) -> np.ndarray:
+    """The nDCG gain of each grade: ``"exp"`` (2^g - 1), ``"linear"`` (g), or a
+    :class:`~.gains.GainTable` (per-grade gains); 0 for a grade <= 0 unless a table gives one."""
     import numpy as np
 
-    return np.exp2(grades) - 1.0 if gain == "exp" else grades
+    if not isinstance(gain, str):
+        return gain.of(grades)
+    return np.where(grades > 0, np.exp2(grades) - 1.0 if gain == "exp" else grades, 0.0)
 
 
 def ndcg(h: JudgedHits, k: Optional[int]) -> np.ndarray:
     import numpy as np
 
-    mask = (h.g > 0) & h.cut(k)
+    gains = _gain(h.g, h.gain)
+    mask = (gains != 0) & h.cut(k)
     r = h.r[mask]
-    dcg = np.bincount(h.q[mask], weights=_gain(h.g[mask], h.gain) / np.log2(r + 2.0), minlength=h.n_q)
+    dcg = np.bincount(h.q[mask], weights=gains[mask] / np.log2(r + 2.0), minlength=h.n_q)
     iq, ir, ig = h.ideal
     imask = slice(None) if k is None else ir < k
     idcg = np.bincount(

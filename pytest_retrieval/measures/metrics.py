@@ -24,11 +24,10 @@ Conventions (see :func:`evaluate`):
 from __future__ import annotations
 
 import difflib
-import math
 import operator
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..types import Ranking
 from .registry import ALIASES, BY_NAME, KNOWN_METRICS, TREC_CUT, TREC_CUT_RE
@@ -131,12 +130,16 @@ class Evaluation:
     ``per_query[str(metric)][qid]`` and ``aggregate[str(metric)]`` (arithmetic mean over
     ``evaluated``, unrounded; NaN when no query could be evaluated).
 
-    * ``evaluated``: qrels queries with at least one grade > 0, in qrels order; the
-      only queries in ``per_query`` and the averages.
-    * ``missing``: evaluated queries absent from the run or with no hits; they score
-      0 on every metric and count in the averages.
-    * ``no_relevant``: qrels queries with no grade > 0; left out of the averages.
+    * ``evaluated``: the queries averaged (qrels order), chosen by ``average_over``
+      (:mod:`.aggregate`); the only queries in ``per_query`` and the averages.
+    * ``missing``: judged queries absent from the run or with no hits (those left out for
+      lack of a relevant document excepted); they score 0, and count in the averages unless
+      ``average_over`` is ``run`` and they are absent from the run.
+    * ``not_in_run``: judged queries absent from the run (left out under ``run``).
+    * ``no_relevant``: judged queries without a relevant document (a grade > 0, or >= the
+      relevance threshold when it is 0); left out of the averages under ``relevant`` only.
     * ``unjudged_queries``: run queries absent from the qrels; ignored.
+    * ``judged``: the number of queries of the qrels.
     """
 
     metrics: Tuple[Metric, ...]
@@ -146,6 +149,9 @@ class Evaluation:
     missing: List[str] = field(default_factory=list)
     no_relevant: List[str] = field(default_factory=list)
     unjudged_queries: List[str] = field(default_factory=list)
+    average_over: str = "relevant"
+    not_in_run: List[str] = field(default_factory=list)
+    judged: int = 0
 
     def worst(self, metric: Union[str, Metric], n: int = 5) -> List[Tuple[str, float]]:
         """The ``n`` lowest-scoring queries as ``(qid, value)``, lowest first; ties by qid."""
@@ -173,6 +179,9 @@ def evaluate(
     ties: str = "engine",
     relevance_threshold: int = 1,
     profile: Optional[str] = None,
+    average_over: str = "relevant",
+    depth: Optional[int] = None,
+    gains: Optional[Mapping[int, float]] = None,
 ) -> Evaluation:
     """Score ``run`` against ``qrels`` on ``metrics``.
 
@@ -183,8 +192,11 @@ def evaluate(
     as trec_eval does: score descending, then document id descending (trec_eval
     ``form_res_rels.c``: ``comp_sim_docno``), scores compared as 32-bit floats as trec_eval
     9.x and pytrec_eval do (see :mod:`~pytest_retrieval.measures.columnar`). ``gain`` and
-    ``relevance_threshold``: see the module docstring. Which queries count: see
-    :class:`Evaluation`.
+    ``relevance_threshold`` (0 allowed: trec_eval ``-l0``): see the module docstring.
+    ``average_over``: which queries the means are over (``relevant``, ``judged`` = trec_eval
+    ``-c``, ``run`` = trec_eval's default; :mod:`.aggregate`). ``depth``: only the first
+    ``depth`` documents of each ranking count, after ordering (trec_eval ``-M``). ``gains``:
+    per-grade nDCG gains ({grade: gain}; :mod:`.gains`).
 
     ``qrels`` and ``run`` may also be :class:`~pytest_retrieval.measures.columnar.QrelsColumns`
     and :class:`~pytest_retrieval.measures.columnar.RunColumns` built beforehand (the run
@@ -197,22 +209,23 @@ def evaluate(
         for m in _parse_options(metrics, gain, ties, relevance_threshold)
         if BY_NAME[m.name].relevance != "reference"
     ]
+    options = _Options(gain, ties, relevance_threshold, average_over, depth, gains)
     from .columnar import QrelsColumns, RunColumns
 
     # Columns (measures/columnar.py): qrels keyed by one document dictionary, the run's
     # judged hits found per ranking at C level, every metric vectorised over all queries.
     qc = qrels if isinstance(qrels, QrelsColumns) else QrelsColumns.from_qrels(qrels)
     batches: Iterable[RunColumns]
+    in_run = None
     if isinstance(run, RunColumns):
         batches = [run]
     elif isinstance(run, Mapping):
-        positive_only = _positive_only(parsed)
+        positive_only = _positive_only(parsed, options.gains, relevance_threshold)
         batches = [RunColumns.from_run(run, qc, ties=ties, positive_only=positive_only)]
+        in_run = [q in run for q in qc.evaluated]  # an empty ranking is in the run (pytrec_eval)
     else:  # batches of columns, each query in one batch (io.run_columns streams a file so)
         batches = run
-    return evaluate_columns(
-        qc, batches, parsed, gain=gain, ties=ties, relevance_threshold=relevance_threshold
-    )
+    return _evaluate_columns(qc, batches, parsed, options, in_run)
 
 
 _PROFILE_GAIN = {"exp": "exp", "trec": "linear"}
@@ -237,48 +250,113 @@ def evaluate_columns(
     gain: str = "exp",
     ties: str = "engine",
     relevance_threshold: int = 1,
+    average_over: str = "relevant",
+    depth: Optional[int] = None,
+    gains: Optional[Mapping[int, float]] = None,
 ) -> Evaluation:
     """Score run batches (each query in one batch) against ``qrels``: each metric by its
-    formula (:mod:`.formulas`), computed once over every judged hit of the run. Arguments
-    are checked by :func:`evaluate`; see it for the rules."""
-    from .columnar import gather_judged_hits
-    from .formulas import JudgedHits
+    formula (:mod:`.formulas`), computed once over every judged hit of the run. See
+    :func:`evaluate` for the rules."""
+    _parse_options(metrics, gain, ties, relevance_threshold)
+    options = _Options(gain, ties, relevance_threshold, average_over, depth, gains)
+    return _evaluate_columns(qrels, batches, metrics, options, None)
 
-    found = gather_judged_hits(qrels, batches, trec=ties == "trec", positive_only=_positive_only(metrics))
-    evaluated = qrels.evaluated
-    n_q = len(evaluated)
-    hits = JudgedHits(
-        found.q,
-        found.r,
-        found.g,
-        n_q=n_q,
-        num_rel=qrels.num_rel(relevance_threshold),
-        threshold=relevance_threshold,
-        ideal=qrels.ideal(),
-        gain=gain,
-    )
+
+class _Options:
+    """The checked options of one evaluation."""
+
+    def __init__(self, gain, ties, threshold, average_over, depth, gains):
+        from .aggregate import check_average_over
+        from .gains import GainTable
+
+        self.gain, self.ties, self.threshold = gain, ties, threshold
+        self.average_over = check_average_over(average_over)
+        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+            raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
+        self.depth = depth
+        self.gains = None if gains is None else GainTable(gains, gain)
+
+
+def _evaluate_columns(
+    qrels: QrelsColumns,
+    batches: Iterable[RunColumns],
+    metrics: Sequence[Metric],
+    o: _Options,
+    in_run: Optional[List[bool]],
+) -> Evaluation:
+    import numpy as np
+
+    from .aggregate import averaged, mean
+    from .columnar import gather_judged_hits
+
+    positive_only = _positive_only(metrics, o.gains, o.threshold)
+    found = gather_judged_hits(qrels, batches, trec=o.ties == "trec", positive_only=positive_only)
+    scored = qrels.evaluated  # every query of the qrels
+    n_q = len(scored)
+    hits = _judged_hits(qrels, found, o)
+    has_rel = qrels.num_rel(min(o.threshold, 1)) > 0
+    present = found.has_hits if in_run is None else found.has_hits | np.asarray(in_run, dtype=bool)
+    chosen = np.flatnonzero(averaged(o.average_over, has_rel, present))
+    evaluated = [scored[i] for i in chosen.tolist()]
     per_query: Dict[str, Dict[str, float]] = {}
     aggregate: Dict[str, float] = {}
     for m in metrics:
         formula = BY_NAME[m.name].formula
         if formula is None:
             raise ValueError(f"{m} is not scored against judgments")
-        as_list = formula(hits, m.k).tolist()
-        per_query[str(m)] = dict(zip(evaluated, as_list))
-        aggregate[str(m)] = math.fsum(as_list) / n_q if n_q else math.nan
+        values = formula(hits, m.k)[chosen].tolist()
+        per_query[str(m)] = dict(zip(evaluated, values))
+        aggregate[str(m)] = mean(values)
+    counted = has_rel if o.average_over == "relevant" else np.ones(n_q, dtype=bool)
     return Evaluation(
         metrics=tuple(metrics),
         per_query=per_query,
         aggregate=aggregate,
-        evaluated=list(evaluated),
-        missing=[qid for qid, hit in zip(evaluated, found.has_hits.tolist()) if not hit],
-        no_relevant=list(qrels.no_relevant),
+        evaluated=evaluated,
+        missing=[scored[i] for i in np.flatnonzero(counted & ~found.has_hits).tolist()],
+        no_relevant=_no_relevant(qrels, scored, has_rel),
         unjudged_queries=found.unjudged,
+        average_over=o.average_over,
+        not_in_run=[scored[i] for i in np.flatnonzero(~present).tolist()],
+        judged=n_q,
     )
 
 
-def _positive_only(metrics: Iterable[Metric]) -> bool:
-    """Whether only the docs graded > 0 need finding in the run: no metric counts every judgment."""
+def _judged_hits(qrels: QrelsColumns, found: Any, o: _Options) -> Any:
+    """What the formulas read: the judged hits (cut at ``depth``), R, the ideal rankings."""
+    from .formulas import JudgedHits
+    from .gains import ideal_by_gain
+
+    q, r, g = found.q, found.r, found.g
+    if o.depth is not None:  # trec_eval -M: the rest of each (ordered) ranking is discarded
+        keep = r < o.depth
+        q, r, g = q[keep], r[keep], g[keep]
+    return JudgedHits(
+        q,
+        r,
+        g,
+        n_q=len(qrels.evaluated),
+        num_rel=qrels.num_rel(o.threshold),
+        threshold=o.threshold,
+        ideal=qrels.ideal() if o.gains is None else ideal_by_gain(qrels, o.gains),
+        gain=o.gain if o.gains is None else o.gains,
+    )
+
+
+def _no_relevant(qrels: QrelsColumns, scored: List[str], has_rel: Any) -> List[str]:
+    """The queries without a relevant judgment in qrels order (one with no judgment at all,
+    possible in memory only, is listed but not scored)."""
+    import numpy as np
+
+    without = {scored[i] for i in np.flatnonzero(~has_rel).tolist()}
+    return [q for q in qrels.qids if q in without or q not in qrels.eval_index]
+
+
+def _positive_only(metrics: Iterable[Metric], gains: Any = None, threshold: int = 1) -> bool:
+    """Whether only the docs graded > 0 need finding in the run: no metric counts every
+    judgment, grade 0 is not relevant (threshold 0) and gains nothing."""
+    if threshold < 1 or (gains is not None and gains.table.get(0, 0.0) != 0.0):
+        return False
     return not any(BY_NAME[m.name].relevance == "judged" for m in metrics)
 
 
@@ -302,7 +380,7 @@ def _parse_options(
     if (
         isinstance(relevance_threshold, bool)
         or not isinstance(relevance_threshold, int)
-        or relevance_threshold < 1
+        or relevance_threshold < 0
     ):
-        raise ValueError(f"relevance_threshold must be an integer >= 1, got {relevance_threshold!r}")
+        raise ValueError(f"relevance_threshold must be an integer >= 0, got {relevance_threshold!r}")
     return parsed

@@ -140,9 +140,14 @@ def _retriever_report(result: Any, name: str, r: Any) -> Dict[str, Any]:
 def _queries_report(first: Any) -> Dict[str, Any]:
     """How many queries were judged, and those without a relevant judgment, as the first
     retriever's evaluation counts them."""
+    if first is None:
+        return {"judged": 0, "no_relevant": []}
+    ev = first.evaluation
     return {
-        "judged": len(first.evaluation.evaluated) if first else 0,
-        "no_relevant": list(first.evaluation.no_relevant) if first else [],
+        "judged": len(ev.evaluated),  # the queries averaged (measures.aggregate)
+        "no_relevant": list(ev.no_relevant),
+        "average_over": ev.average_over,
+        "of_judged": ev.judged,
     }
 
 

@@ -203,15 +203,19 @@ def _notes(result: Any) -> List[str]:
 
 
 def _left_out_lines(result: Any) -> List[str]:
-    """The queries without a relevant judgment (left out of the averages)."""
+    """One line: which judged queries the means are over and why the others are not
+    (``measures.aggregate``; nothing when every judged query is averaged)."""
+    from ..measures.aggregate import averaging_note
+
     first = next(iter(result.retrievers.values()), None)
-    ev = first.evaluation if first else None
-    if ev is None or not ev.no_relevant:
+    if first is None:
         return []
-    return [
-        f"  {len(ev.no_relevant)} queries without a relevant judgment are left out "
-        f"of the averages: {', '.join(ev.no_relevant[:10])}"
-    ]
+    ev = first.evaluation
+    note = averaging_note(ev, default=ev.average_over)
+    if not note:
+        return []
+    named = f": {', '.join(ev.no_relevant[:10])}" if ev.no_relevant and ev.average_over == "relevant" else ""
+    return [f"  {note}{named}"]
 
 
 def _retriever_notes(r: Any) -> List[str]:
@@ -219,8 +223,12 @@ def _retriever_notes(r: Any) -> List[str]:
     lines = []
     if getattr(r, "sparse", None) is not None:
         lines.append(f"  {r.name}: {r.sparse.line()}")
-    if r.evaluation.missing:
-        lines.append(f"  {r.name}: {len(r.evaluation.missing)} queries returned no hits (scored 0, counted)")
+    ev = r.evaluation
+    if ev.missing:
+        absent = set(ev.not_in_run) if ev.average_over == "run" else set()
+        counted = len([q for q in ev.missing if q not in absent])
+        how = "scored 0, counted" if counted == len(ev.missing) else f"scored 0, {counted} counted"
+        lines.append(f"  {r.name}: {len(ev.missing)} queries returned no hits ({how})")
     return lines + [f"  warning: {r.name}: {w}" for w in r.warnings]
 
 

@@ -46,7 +46,10 @@ def _write(tmp_path: Path) -> tuple[Path, Path]:
 def test_evaluate_json_worked_example(tmp_path: Path, capsys) -> None:
     qrels, run = _write(tmp_path)
     assert (
-        cli.main(["evaluate", str(qrels), str(run), "-m", "ndcg@5", "-m", "mrr@10", "--json", "--per-query"])
+        cli.main(
+            ["evaluate", str(qrels), str(run), "-m", "ndcg@5", "-m", "mrr@10", "--json", "--per-query"]
+            + ["--average-over", "relevant"]
+        )
         == 0
     )
     out = json.loads(capsys.readouterr().out)

@@ -127,7 +127,7 @@ def test_changed_qrels_compare_the_unchanged_queries_or_refuse(pytester) -> None
     result, _ = _run(pytester)
     result.assert_outcomes(passed=2, skipped=1)
     assert (
-        "the inputs changed since the baseline (metric settings changed: profile exp -> trec)"
+        "the inputs changed since the baseline (metric settings changed: average_over none -> run, profile exp -> trec)"
         in result.stdout.str()
     )
 

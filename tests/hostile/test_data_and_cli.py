@@ -304,11 +304,6 @@ CLI_ERRORS = [
     ("fuse device run", "fuse r1.trec /dev/zero", ["/dev/zero", "not a regular file"]),
     ("fuse unknown method", "fuse r1.trec r2.trec --method magic", ["--method"]),
     (
-        "evaluate threshold 0",
-        "evaluate qrels.trec r1.trec --relevance-threshold 0",
-        ["--relevance-threshold", ">= 1"],
-    ),
-    (
         "evaluate threshold -1",
         "evaluate qrels.trec r1.trec --relevance-threshold -1",
         ["--relevance-threshold"],
@@ -320,17 +315,17 @@ CLI_ERRORS = [
     ),
     ("evaluate no shared id", "evaluate qrels.trec other.trec", ["share no query id"]),
     (
-        "evaluate all grades zero",
-        "evaluate zero.trec r1.trec",
-        ["zero.trec", "no judged query has a relevant"],
-    ),
-    (
         "evaluate all grades zero json",
-        "evaluate zero.trec r1.trec --json",
-        ["no judged query has a relevant"],
+        "evaluate zero.trec r1.trec --json --average-over relevant",
+        ["no query to average over", "without a relevant document"],
     ),
     ("evaluate mixed qrels", "evaluate mixed.tsv r1.trec", ["mixed.tsv:3", "column"]),
     ("evaluate unknown metric", "evaluate qrels.trec r1.trec -m ndgc@10", ["ndgc@10"]),
+    ("evaluate gains word", "evaluate qrels.trec r1.trec --gains 1=three", ["--gains", "GRADE:GAIN"]),
+    ("evaluate gains negative grade", "evaluate qrels.trec r1.trec --gains=-1:2", ["--gains", "negative"]),
+    ("evaluate gains twice", "evaluate qrels.trec r1.trec --gains 1:2,1:3", ["--gains", "twice"]),
+    ("evaluate depth word", "evaluate qrels.trec r1.trec --depth ten", ["--depth"]),
+    ("evaluate average over typo", "evaluate qrels.trec r1.trec --average-over all", ["--average-over"]),
     ("evaluate device qrels", "evaluate /dev/zero r1.trec", ["/dev/zero", "not a regular file"]),
     ("evaluate directory run", "evaluate qrels.trec .", ["directory"]),
     ("sweep tune-fraction 0", "sweep s.yaml --tune-fraction 0", ["--tune-fraction", "> 0"]),
@@ -416,3 +411,18 @@ def test_an_alias_bomb_is_bounded_in_a_subprocess(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     one_line(proc.stdout, "retrieval_bomb.yaml", "alias bomb")
+
+
+def test_qrels_with_no_relevant_grade_are_averaged_as_trec_eval_or_at_threshold_0(
+    files: Path, monkeypatch, capsys
+) -> None:
+    # trec_eval averages a judged query without a relevant document in as 0 (default --average-over
+    # run); with --relevance-threshold 0 (trec_eval -l0) its grade-0 documents are relevant
+    monkeypatch.chdir(files)
+    assert cli.main(["evaluate", "zero.trec", "r1.trec", "-m", "map"]) == 0
+    out, err = capsys.readouterr()
+    assert "map\tall\t0.0000" in out and "num_q\tall\t1" in out
+    assert "1 judged without a relevant document averaged in (as 0)" in err
+    assert cli.main(["evaluate", "zero.trec", "r1.trec", "-m", "mrr", "--relevance-threshold", "0"]) == 0
+    out, _ = capsys.readouterr()
+    assert "mrr\tall\t0.0000" not in out and "num_q\tall\t1" in out

@@ -85,6 +85,7 @@ YAML_PATHS = [
     "embedder.threads",
     "embedder.type",
     "evaluation",
+    "evaluation.average_over",
     "evaluation.depth",
     "evaluation.exclude_self_hits",
     "evaluation.metrics",

@@ -364,7 +364,9 @@ def test_metric_validates_when_built_directly():
     [
         ({"gain": "log"}, "gain must be one of exp, linear"),
         ({"ties": "random"}, "ties must be one of engine, trec"),
-        ({"relevance_threshold": 0}, "relevance_threshold must be an integer >= 1"),
+        ({"relevance_threshold": -1}, "relevance_threshold must be an integer >= 0"),
+        ({"average_over": "all"}, "average_over must be one of relevant, judged, run"),
+        ({"depth": 0}, "depth must be an integer >= 1"),
         ({"relevance_threshold": 1.5}, "relevance_threshold"),
     ],
 )

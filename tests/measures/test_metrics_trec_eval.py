@@ -220,6 +220,7 @@ def test_every_metric_matches_trec_eval(seed, max_grade, level):
     qrels, run = random_case(seed, 700, max_grade)
     ours = evaluate(qrels, run, OUR_METRICS, gain="linear", ties="trec", relevance_threshold=level)
     tq, tr = trec_input(qrels, run)
+    # average_over: relevant (the default): the queries with a relevant judgment
     trec = pytrec_eval.RelevanceEvaluator(tq, TREC_MEASURES, relevance_level=level).evaluate(tr)
 
     checked = assert_matches(ours, trec, PAIRS, f"seed={seed} level={level}")

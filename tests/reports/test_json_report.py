@@ -27,7 +27,7 @@ def test_report_of_a_run(state, tmp_path):
     }
     assert "retrievers" not in error  # an errored suite reports no numbers
     assert run["suite"] == "tiny" and run["profile"] == "exp" and run["backend"]["backend"] == "embedded"
-    assert run["queries"] == {"judged": 3, "no_relevant": ["q4"]}
+    assert run["queries"] == {"judged": 3, "no_relevant": ["q4"], "average_over": "relevant", "of_judged": 4}
     assert run["gates"] == [json.loads(json.dumps(o.as_dict())) for o in state.outcomes]
     assert [r["passed"] for r in run["regressions"]] == [True, True, True]
     assert [s["name"] for s in run["stages"]] == ["bm25", "text_only", "rrf"]

@@ -60,7 +60,10 @@ def test_baseline_ab_and_notes(state):
     assert any(line.startswith("  unjudged in the top 10: bm25 ") for line in lines)
     assert "  abstention on unanswerable queries: bm25 50%" in "\n".join(lines)
     assert any(line.startswith("  power: ") for line in lines)
-    assert "  1 queries without a relevant judgment are left out of the averages: q4" in lines
+    assert (
+        "  averaged over 3 of 4 judged queries: 1 judged without a relevant document left out (average_over: relevant): q4"
+        in lines
+    )
 
 
 def test_sections_without_content_are_left_out(state):
@@ -69,3 +72,20 @@ def test_sections_without_content_are_left_out(state):
     assert not any(line.startswith("  against the baseline") for line in lines)
     just_note = render(state, outcomes=[], regressions=[], baseline_note="no baseline at x: floors only")
     assert "  against the baseline: no baseline at x: floors only" in just_note
+
+
+def test_the_averaging_line_under_profile_trec_names_what_trec_eval_does():
+    from types import SimpleNamespace
+
+    from pytest_retrieval.measures.metrics import evaluate
+    from pytest_retrieval.reports.terminal import _left_out_lines
+    from pytest_retrieval.types import Ranking
+
+    qrels = {"1": {"a": 1}, "2": {"b": 0}}
+    run = {"1": Ranking(["a"], [1.0]), "2": Ranking([], [])}
+    ev = evaluate(qrels, run, ["map"], average_over="run")  # what profile: trec resolves to
+    result = SimpleNamespace(retrievers={"bm25": SimpleNamespace(evaluation=ev)})
+    assert _left_out_lines(result) == [
+        "  averaged over all 2 judged queries: 1 judged without a relevant document averaged in (as 0) "
+        "(average_over: run, as trec_eval, pytrec_eval and BEIR)"
+    ]
