@@ -1,10 +1,11 @@
-"""Write the metrics tables generated from the measures' declarations
-(``pytest_retrieval/measures/registry.py``): ``docs/metrics.md``, and the table of the
-README's "Metrics" section (the lines from its ``| metric | definition |`` header to the
-first blank line).
+"""Write the metrics table generated from the measures' declarations
+(``pytest_retrieval/measures/registry.py``, rendered by ``measures/tables.py``):
+``docs/metrics.md``. With ``--readme`` also the table of the README's "Metrics" section
+(the lines from its ``| metric | definition |`` header to the first blank line), when the
+README has one: ``docs/metrics.md`` is the reference, the README a front page.
 
-    python scripts/make_metrics_table.py            # write both
-    python scripts/make_metrics_table.py --check    # exit 1 when either is out of date
+    python scripts/make_metrics_table.py            # write docs/metrics.md
+    python scripts/make_metrics_table.py --check    # exit 1 when it is out of date
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_retrieval.measures.registry import docs_page, readme_table  # noqa: E402
+from pytest_retrieval.measures.tables import docs_page, readme_table  # noqa: E402
 
 README = ROOT / "README.md"
 DOCS = ROOT / "docs" / "metrics.md"
@@ -36,8 +37,12 @@ def with_readme_table(readme: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only check the files are up to date")
+    parser.add_argument("--readme", action="store_true", help="also the README's table, if it has one")
     args = parser.parse_args(argv)
-    wanted = {README: with_readme_table(README.read_text(encoding="utf-8")), DOCS: docs_page()}
+    wanted = {DOCS: docs_page()}
+    readme = README.read_text(encoding="utf-8")
+    if args.readme and HEADER in readme.splitlines():
+        wanted[README] = with_readme_table(readme)
     stale = [
         path for path, text in wanted.items() if not path.exists() or path.read_text(encoding="utf-8") != text
     ]
