@@ -14,7 +14,7 @@ name must not import numpy.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 
 if TYPE_CHECKING:
     import numpy as np
@@ -148,8 +148,9 @@ def segment_cumsum(q: np.ndarray, values: np.ndarray, inclusive: bool = True) ->
     return out if inclusive else out - values
 
 
-#: A measure's formula: (judged hits, cutoff or None) -> one value per evaluated query.
-Formula = Callable[[JudgedHits, Any], "np.ndarray"]
+#: A measure's formula: (judged hits, cutoff or None[, parameter]) -> one value per evaluated
+#: query.
+Formula = Callable[..., "np.ndarray"]
 
 
 def gain_of(grades: np.ndarray, gain: str) -> np.ndarray:

@@ -67,8 +67,13 @@ class Metric:
         object.__setattr__(self, "name", name)
         self._check_param()
         if self.condensed and not BY_NAME[name].condensable:
-            raise ValueError(f"metric {name!r} cannot be scored on judged documents only ({name}' makes no sense)")
-        rule = BY_NAME[name].cutoff
+            raise ValueError(
+                f"metric {name!r} cannot be scored on judged documents only ({name}' makes no sense)"
+            )
+        self._check_cutoff()
+
+    def _check_cutoff(self) -> None:
+        name, rule = self.name, BY_NAME[self.name].cutoff
         if self.k is None:
             if rule == "required":
                 raise ValueError(f"metric {name!r} needs a cutoff, e.g. {name}@10")
@@ -342,7 +347,7 @@ def evaluate_columns(
         if m.condensed and condensed is None:
             condensed = hits.condensed()
         on = condensed if m.condensed and condensed is not None else hits
-        values = measure.formula(on, m.k) if measure.param is None else measure.formula(on, m.k, m.param)  # type: ignore[call-arg]
+        values = measure.formula(on, m.k) if measure.param is None else measure.formula(on, m.k, m.param)
         as_list = values.tolist()
         per_query[str(m)] = dict(zip(evaluated, as_list))
         aggregate[str(m)] = AGGREGATES[measure.aggregate](as_list)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
 from . import formulas, formulas_gain, formulas_trec
 from .formulas import Formula
@@ -506,10 +506,14 @@ def external_names(
     else:
         trec = m.trec_eval
     fill = {"k": k, "param": None if param is None else _num(param), "rel": threshold}
-    return {"trec_eval": trec, "ir_measures": _template(m.ir_measures, k, fill), "ranx": _template(m.ranx, k, fill)}
+    return {
+        "trec_eval": trec,
+        "ir_measures": _template(m.ir_measures, k, fill),
+        "ranx": _template(m.ranx, k, fill),
+    }
 
 
-def _template(template: Optional[str], k: Optional[int], fill: Dict[str, object]) -> Optional[str]:
+def _template(template: Optional[str], k: Optional[int], fill: Mapping[str, object]) -> Optional[str]:
     """``"nDCG@{k}|nDCG"``: the part before ``|`` names the measure with a cutoff, the part
     after it without; a part without ``{k}`` takes no cutoff; an empty part: no such name."""
     if not template:

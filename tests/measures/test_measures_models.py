@@ -185,11 +185,20 @@ def test_err_is_ir_measures_gdeval_with_grades_up_to_4():
 def test_rbp_and_judged_ret_are_ir_measures(level):
     qrels, run = _distinct_scores_case(102, 300, 3)
     ours = evaluate(
-        qrels, run, ["rbp(0.8)", "rbp(0.5)", "judged_ret@10", "judged_ret@30"], ties="trec", relevance_threshold=level
+        qrels,
+        run,
+        ["rbp(0.8)", "rbp(0.5)", "judged_ret@10", "judged_ret@30"],
+        ties="trec",
+        relevance_threshold=level,
     )
     rbp08, rbp05 = ir_measures.RBP(rel=level, p=0.8), ir_measures.RBP(rel=level, p=0.5)
     theirs = _ir_measures([rbp08, rbp05, ir_measures.Judged @ 10, ir_measures.Judged @ 30], qrels, run)
-    pairs = {"rbp(0.8)": str(rbp08), "rbp(0.5)": str(rbp05), "judged_ret@10": "Judged@10", "judged_ret@30": "Judged@30"}
+    pairs = {
+        "rbp(0.8)": str(rbp08),
+        "rbp(0.5)": str(rbp05),
+        "judged_ret@10": "Judged@10",
+        "judged_ret@30": "Judged@30",
+    }
     for metric, name in pairs.items():
         assert len(theirs[name]) == 300, name
         for qid, value in theirs[name].items():
@@ -197,9 +206,8 @@ def test_rbp_and_judged_ret_are_ir_measures(level):
     # judged@k divides by k: different from Judged@k on the rankings shorter than k
     short = [q for q, r in run.items() if len(r) < 30]
     assert short and all(
-        ours.per_query["judged_ret@30"][q] * len(run[q]) / 30 == pytest.approx(
-            evaluate(qrels, run, ["judged@30"]).per_query["judged@30"][q]
-        )
+        ours.per_query["judged_ret@30"][q] * len(run[q]) / 30
+        == pytest.approx(evaluate(qrels, run, ["judged@30"]).per_query["judged@30"][q])
         for q in short
     )
 
@@ -207,7 +215,9 @@ def test_rbp_and_judged_ret_are_ir_measures(level):
 def test_condensed_ndcg_is_ir_measures_judged_only():
     qrels, run = _distinct_scores_case(103, 300, 3)
     ours = evaluate(qrels, run, ["ndcg'@10", "ndcg'"], gain="linear", ties="trec")
-    theirs = _ir_measures([ir_measures.nDCG(judged_only=True) @ 10, ir_measures.nDCG(judged_only=True)], qrels, run)
+    theirs = _ir_measures(
+        [ir_measures.nDCG(judged_only=True) @ 10, ir_measures.nDCG(judged_only=True)], qrels, run
+    )
     for metric, name in (("ndcg'@10", "nDCG(judged_only=True)@10"), ("ndcg'", "nDCG(judged_only=True)")):
         assert len(theirs[name]) == 300
         for qid, value in theirs[name].items():

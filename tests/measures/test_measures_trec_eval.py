@@ -35,7 +35,9 @@ def _compare(ours, trec, pairs, metric_of=lambda m: m, where=""):
                 expected = 0.0
             if measure == "gm_map":
                 value, expected = max(value, MIN_GEO_MEAN), math.exp(expected)
-            assert abs(value - expected) <= TOL, f"{where} {metric_of(metric)} vs {measure} on {qid}: {value} {expected}"
+            assert abs(value - expected) <= TOL, (
+                f"{where} {metric_of(metric)} vs {measure} on {qid}: {value} {expected}"
+            )
             checked += 1
     return checked
 
@@ -89,9 +91,7 @@ def _long_unicode(doc: str) -> str:
 def test_long_and_unicode_ids(level):
     qrels, run = random_case(81, 500, 3)
     qrels = {"ü-" + q: {_long_unicode(d): g for d, g in j.items()} for q, j in qrels.items()}
-    run = {
-        "ü-" + q: Ranking([_long_unicode(d) for d in r.doc_ids], list(r.scores)) for q, r in run.items()
-    }
+    run = {"ü-" + q: Ranking([_long_unicode(d) for d in r.doc_ids], list(r.scores)) for q, r in run.items()}
     ours = evaluate(qrels, run, [m for m, _ in PAIRS], gain="linear", ties="trec", relevance_threshold=level)
     tq, tr = trec_input(qrels, run)
     trec = pytrec_eval.RelevanceEvaluator(tq, TREC_MEASURES, relevance_level=level).evaluate(tr)

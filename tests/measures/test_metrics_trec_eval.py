@@ -239,7 +239,9 @@ def test_every_measure_trec_eval_has_is_compared_with_it():
     trec_names = {name.lower() for name in pytrec_eval.supported_measures}
     for m in MEASURES:
         if {m.name, *m.aliases} & trec_names:
-            assert m.trec_eval or m.trec_eval_cut or m.trec_eval_param, f"{m.name}: declare its trec_eval name"
+            assert m.trec_eval or m.trec_eval_cut or m.trec_eval_param, (
+                f"{m.name}: declare its trec_eval name"
+            )
         if m.trec_eval:
             ours = str(parse_metric(m.trec_eval))
             assert (ours, m.trec_eval) in PAIRS, f"{m.name}: no parity case against {m.trec_eval}"

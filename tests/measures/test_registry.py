@@ -37,7 +37,9 @@ def _param_text(m) -> str:
 
 
 def _canonical(m) -> Metric:
-    return Metric(m.name, None if m.cutoff == "none" else 10, None if m.param is None else m.param.default or 0.5)
+    return Metric(
+        m.name, None if m.cutoff == "none" else 10, None if m.param is None else m.param.default or 0.5
+    )
 
 
 def test_declarations_are_consistent():
@@ -62,7 +64,10 @@ def test_declarations_are_consistent():
 def test_every_spelling_parses_to_the_canonical_name(m):
     canonical = _canonical(m)
     for spelling in (m.name, *m.spellings()):
-        for text in (_example(spelling, m.cutoff, _param_text(m)), _example(spelling.upper(), m.cutoff, _param_text(m))):
+        for text in (
+            _example(spelling, m.cutoff, _param_text(m)),
+            _example(spelling.upper(), m.cutoff, _param_text(m)),
+        ):
             assert parse_metric(text) == canonical, text
             assert parse_metric(str(canonical)) == canonical
     if m.trec_eval_cut:
