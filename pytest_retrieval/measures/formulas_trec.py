@@ -18,7 +18,18 @@ if TYPE_CHECKING:
 
     from .formulas import JudgedHits
 
-__all__ = ["bpref", "infap", "gm_map", "iprec", "iprec_11pt_avg", "rprec_mult", "bin_g", "ndcg_rel"]
+__all__ = [
+    "bpref",
+    "infap",
+    "gm_map",
+    "iprec",
+    "iprec_11pt_avg",
+    "rprec_mult",
+    "bin_g",
+    "ndcg_rel",
+    "r_ndcg",
+    "normalized_g",
+]
 
 #: trec_eval.h INFAP_EPSILON
 INFAP_EPSILON = 0.00001
@@ -148,3 +159,76 @@ def ndcg_rel(h: JudgedHits, k: Optional[int]) -> np.ndarray:
     total = np.bincount(q, weights=dcg_at / idcg_at[at], minlength=n_q)
     total += (n_pos - np.bincount(q, minlength=n_q)) * divide(dcg_end, idcg_end)
     return divide(total, n_pos * (total > 0))
+
+
+def _ideal_running(h: JudgedHits):
+    """Per ideal position: the running gain and DCG of its query's ideal ranking; per query:
+    where its ideal ranking starts and how many documents with a gain > 0 it has (P)."""
+    import numpy as np
+
+    iq, ir, ig = h.ideal
+    gains = gain_of(ig, h.gain)
+    running_gain = segment_cumsum(iq, gains)
+    running_dcg = segment_cumsum(iq, gains / np.log2(ir + 2.0))
+    start = np.searchsorted(iq, np.arange(h.n_q))
+    return running_gain, running_dcg, start, np.bincount(iq, minlength=h.n_q)
+
+
+def normalized_g(h: JudgedHits, k: None) -> np.ndarray:
+    """m_G.c: a document of gain g > 0 at 0-based rank i adds g / log2(2 + cost(i) - got(i)),
+    got(i) = the gains retrieved down to i, cost(i) = sum_{j <= i} max(ideal gain at j, 1)
+    (ideal gain 0 past the P judged documents with a gain); the sum / the total ideal gain."""
+    import numpy as np
+
+    pos = h.g > 0
+    q, r = h.q[pos], h.r[pos]
+    gains = gain_of(h.g[pos], h.gain)
+    got = segment_cumsum(q, gains)
+    ideal_gain, _, start, n_pos = _ideal_running(h)
+    within = np.minimum(r, n_pos[q] - 1)
+    cost = ideal_gain[start[q] + within] + np.maximum(0, r + 1 - n_pos[q])
+    total = np.bincount(q, weights=gains / np.log2(2.0 + cost - got), minlength=h.n_q)
+    ends = start + np.maximum(n_pos - 1, 0)
+    return divide(total, np.where(n_pos > 0, ideal_gain[np.minimum(ends, len(ideal_gain) - 1)], 0.0))
+
+
+def r_ndcg(h: JudgedHits, k: None) -> np.ndarray:
+    """m_Rndcg.c: the mean of nDCG@b over the R levels b (the ranks where the ideal gain
+    drops: the running count of the judged documents of each grade > 0, best grade first),
+    with DCG@b read at min(b, ranking length), plus the nDCG of the whole ranking when it
+    is longer than P + 1 (P = documents with a gain > 0). 0 when no document reaches the
+    relevance level (``if (res_rels.num_rel == 0) return (0)``)."""
+    import numpy as np
+
+    iq, ir, ig = h.ideal
+    _, ideal_dcg, _, n_pos = _ideal_running(h)
+    last = np.ones(len(iq), dtype=bool)  # an ideal position where the grade drops next
+    if len(iq) > 1:
+        last[:-1] = (iq[1:] != iq[:-1]) | (ig[1:] != ig[:-1])
+    bq, b = iq[last], ir[last] + 1
+    pos = h.g > 0
+    q, r = h.q[pos], h.r[pos]
+    contrib = gain_of(h.g[pos], h.gain) / np.log2(r + 2.0)
+    dcg_at_b = _dcg_above(q, r, contrib, bq, np.minimum(b, h.n_ret[bq]))
+    total = np.bincount(bq, weights=dcg_at_b / ideal_dcg[last], minlength=h.n_q)
+    points = np.bincount(bq, minlength=h.n_q).astype(np.float64)
+    whole = h.n_ret > n_pos + 1
+    dcg_end = np.bincount(q, weights=contrib, minlength=h.n_q)
+    idcg_end = np.bincount(iq, weights=gain_of(ig, h.gain) / np.log2(ir + 2.0), minlength=h.n_q)
+    total[whole] += divide(dcg_end, idcg_end)[whole]
+    points[whole] += 1
+    return divide(total, points * (h.num_rel > 0))
+
+
+def _dcg_above(
+    q: np.ndarray, r: np.ndarray, contrib: np.ndarray, at_q: np.ndarray, at_rank: np.ndarray
+) -> np.ndarray:
+    """The DCG of query ``at_q`` over its ranks < ``at_rank`` (hits sorted by query, rank)."""
+    import numpy as np
+
+    width = int(max(r.max(initial=0), at_rank.max(initial=0))) + 2
+    keys = q.astype(np.int64) * width + r
+    running = np.concatenate(([0.0], np.cumsum(contrib)))
+    upto = np.searchsorted(keys, at_q.astype(np.int64) * width + at_rank.astype(np.int64), side="left")
+    first = np.searchsorted(keys, at_q.astype(np.int64) * width, side="left")
+    return running[upto] - running[first]

@@ -414,6 +414,30 @@ MEASURES: Tuple[Measure, ...] = (
         ),
     ),
     Measure(
+        "rndcg",
+        cutoff="none",
+        relevance="graded",
+        formula=formulas_trec.r_ndcg,
+        trec_eval="Rndcg",
+        doc=(
+            "nDCG averaged at the R levels (m_Rndcg.c): at each rank where the ideal gain drops "
+            "(the running count of the documents of each grade > 0, best first), plus the whole "
+            "ranking when it is longer than those documents + 1"
+        ),
+    ),
+    Measure(
+        "g",
+        cutoff="none",
+        relevance="graded",
+        formula=formulas_trec.normalized_g,
+        trec_eval="G",
+        doc=(
+            "normalised gain G (m_G.c): a document of gain g at rank i adds g / log2(2 + ideal "
+            "cost to i - gain retrieved to i), the ideal cost counting at least 1 a rank; the sum "
+            "/ the total ideal gain"
+        ),
+    ),
+    Measure(
         "err",
         cutoff="optional",
         relevance="graded",

@@ -346,7 +346,9 @@ BAD_METRICS = [
 
 @pytest.mark.parametrize("metric,fragment", BAD_METRICS, ids=[m for m, _ in BAD_METRICS])
 @pytest.mark.parametrize("key", ["evaluation.metrics", "floors"])
-def test_a_wrong_metric_spelling_is_one_clear_line(tmp_path: Path, key: str, metric: str, fragment: str) -> None:
+def test_a_wrong_metric_spelling_is_one_clear_line(
+    tmp_path: Path, key: str, metric: str, fragment: str
+) -> None:
     doc = yaml.safe_load(BASE)
     if key == "floors":
         doc["floors"] = {"bm25": {metric: 0.1}}

@@ -84,6 +84,8 @@ PAIRS += [
     ("11pt_avg", "11pt_avg"),
     ("bing", "binG"),
     ("ndcg_rel", "ndcg_rel"),
+    ("rndcg", "Rndcg"),
+    ("g", "G"),
 ]
 IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # m_iprec_at_recall.c
 RPREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)  # m_Rprec_mult.c
@@ -104,6 +106,8 @@ TREC_MEASURES = {
     "11pt_avg",
     "binG",
     "ndcg_rel",
+    "Rndcg",
+    "G",
     "iprec_at_recall",
     "Rprec_mult",
     "ndcg",

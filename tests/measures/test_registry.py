@@ -33,12 +33,12 @@ def _example(name: str, cutoff: str, param: str = "") -> str:
 
 
 def _param_text(m) -> str:
-    return "" if m.param is None or m.param.default is not None else "(0.5)"
+    return "" if m.param is None or m.param.default is not None else "(1)"
 
 
 def _canonical(m) -> Metric:
     return Metric(
-        m.name, None if m.cutoff == "none" else 10, None if m.param is None else m.param.default or 0.5
+        m.name, None if m.cutoff == "none" else 10, None if m.param is None else m.param.default or 1.0
     )
 
 
