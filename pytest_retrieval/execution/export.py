@@ -3,9 +3,12 @@
 ``ir_measures`` structures.
 
 ``pytest-retrieval evaluate`` on the files reproduces the suite's numbers: the command is in
-``DIR/<suite>/evaluate.sh``. ``ranx`` and ``ir_measures`` order each ranking by score (ties by
-document id, as trec_eval does), so they agree with a suite evaluated with ``ties: trec``;
-with ``ties: engine`` they may differ where the engine returned tied scores.
+``DIR/<suite>/evaluate.sh``. ``ranx`` and ``ir_measures`` re-order each ranking by score and
+break ties their own way: trec_eval (and ir_measures' pytrec_eval provider) by document id
+descending, ir_measures' msmarco provider (its ``RR@k``) and judged provider by document id
+ascending. On rankings without tied scores they agree with a suite evaluated with
+``ties: trec``; where scores tie, only the pytrec_eval-backed measures are sure to. A metric's
+name in each tool: ``parse_metric(m).external_names()`` (``docs/metrics.md``).
 """
 
 from __future__ import annotations

@@ -455,7 +455,7 @@ MEASURES: Tuple[Measure, ...] = (
         relevance="binary",
         formula=formulas_gain.rbp,
         param=Param("p", 0.8, 0.0, 1.0, low_open=True, high_open=True),
-        ir_measures="RBP(rel={rel},p={param})@{k}|RBP(rel={rel},p={param})",
+        ir_measures="|RBP(rel={rel},p={param})",  # cwl_eval: no cutoff
         doc=(
             "rank-biased precision (Moffat and Zobel 2008): (1 - p) sum_i rel_i p^(i-1) over "
             "the top k, p = persistence (default 0.8, as ir_measures; trec_eval 10's `rbp` "
@@ -529,7 +529,7 @@ def external_names(
         trec = f"{m.trec_eval_cut}_{k}" if m.trec_eval_cut else None
     else:
         trec = m.trec_eval
-    fill = {"k": k, "param": None if param is None else _num(param), "rel": threshold}
+    fill = {"k": k, "param": None if param is None else repr(float(param)), "rel": threshold}
     return {
         "trec_eval": trec,
         "ir_measures": _template(m.ir_measures, k, fill),

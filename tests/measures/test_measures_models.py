@@ -222,3 +222,58 @@ def test_condensed_ndcg_is_ir_measures_judged_only():
         assert len(theirs[name]) == 300
         for qid, value in theirs[name].items():
             assert abs(ours.per_query[metric][qid] - value) <= TOL, (metric, qid)
+
+
+# --------------------------------------------------------------------------- exported names
+
+
+def _examples(m) -> List[str]:
+    param = "" if m.param is None else ("(0.5)" if m.param.default is None else f"({m.param.default:g})")
+    ks = {"none": [""], "optional": ["", "@10"], "required": ["@10"]}[m.cutoff]
+    return [m.name + param + k for k in ks]
+
+
+def test_every_ir_measures_name_computes_the_same_values():
+    from pytest_retrieval.measures.metrics import parse_metric
+    from pytest_retrieval.measures.registry import MEASURES
+
+    qrels, run = _distinct_scores_case(104, 200, 4)
+    pairs = []
+    for m in MEASURES:
+        for text in _examples(m) if m.ir_measures else []:
+            name = parse_metric(text).external_names()["ir_measures"]
+            if name:
+                pairs.append((str(parse_metric(text)), name))
+    assert len(pairs) >= 23
+    ours = evaluate(qrels, run, [p for p, _ in pairs], gain="linear", ties="trec")
+    theirs = _ir_measures([ir_measures.parse_measure(n) for _, n in pairs], qrels, run)
+    for metric, name in pairs:
+        got = theirs[str(ir_measures.parse_measure(name))]
+        tol = 5e-6 + TOL if name.startswith("ERR") else TOL  # gdeval prints 5 decimals
+        assert len(got) == len(qrels), name
+        for qid, value in got.items():
+            assert abs(ours.per_query[metric][qid] - value) <= tol, (metric, name, qid)
+
+
+def test_every_ranx_name_computes_the_same_values():
+    import numpy as np
+    import ranx
+
+    from pytest_retrieval.measures.metrics import parse_metric
+    from pytest_retrieval.measures.registry import MEASURES
+
+    qrels, run = _distinct_scores_case(105, 200, 3)
+    pairs = []
+    for m in MEASURES:
+        for text in _examples(m) if m.ranx else []:
+            name = parse_metric(text).external_names()["ranx"]
+            if name:
+                pairs.append((str(parse_metric(text)), name))
+    assert len(pairs) >= 8
+    ours = evaluate(qrels, run, [p for p, _ in pairs], gain="linear", ties="trec")
+    rq = ranx.Qrels.from_dict({q: {d: g for d, g in j.items()} for q, j in qrels.items()})
+    rr = ranx.Run.from_dict({q: dict(zip(r.doc_ids, r.scores)) for q, r in run.items()})
+    for metric, name in pairs:
+        values = ranx.evaluate(rq, rr, name, return_mean=False)
+        mine = np.array([ours.per_query[metric][q] for q in rq.keys()])
+        assert np.abs(mine - np.asarray(values)).max() <= TOL, (metric, name)
