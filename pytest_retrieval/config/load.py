@@ -444,7 +444,7 @@ def _check_references(suite: Suite) -> None:
 def _parse_regression(suite: Suite, metrics: List[str]) -> List[BaselineGate]:
     """(retriever, canonical metric, max drop) of every baseline comparison; metrics compared
     are appended to ``metrics``."""
-    from ..measures.metrics import parse_metric
+    from ..measures.metrics import gate_problem, parse_metric
 
     reg = suite.model.regression
     if reg is None:
@@ -460,6 +460,9 @@ def _parse_regression(suite: Suite, metrics: List[str]) -> List[BaselineGate]:
             canon = str(parse_metric(str(m)))
         except ValueError as exc:
             raise suite.error(("regression", "max_drop", m), str(exc)) from None
+        problem = gate_problem(canon, regression=True)
+        if problem:
+            raise suite.error(("regression", "max_drop", m), problem)
         if canon in seen:
             raise suite.error(
                 ("regression", "max_drop", m), f"{m!r} and {seen[canon]!r} are the same metric: keep one"

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..errors import ConfigError, InfrastructureError
+from ..measures.metrics import aggregate_of
 from .floors import BaselineGate, Floor, GateKind, kind_of, lifted_of, percentile_of
 
 __all__ = [
@@ -246,7 +247,7 @@ def _measure_stratum(result: Any, floor: Floor, n_worst: int) -> Tuple[float, Wo
     values = sorted((per_query[q], q) for q in qids)
     texts = result.judgments.queries
     return (
-        math.fsum(v for v, _ in values) / len(values),
+        aggregate_of(floor.metric, (v for v, _ in values)),
         [(q, v, texts.get(q, "")) for v, q in values[:n_worst]],
     )
 

@@ -36,7 +36,16 @@ from .registry import ALIASES, BY_NAME, KNOWN_METRICS, TREC_CUT, TREC_CUT_RE, TR
 if TYPE_CHECKING:
     from .columnar import QrelsColumns, RunColumns
 
-__all__ = ["Metric", "parse_metric", "evaluate", "evaluate_columns", "Evaluation"]
+__all__ = [
+    "Metric",
+    "parse_metric",
+    "evaluate",
+    "evaluate_columns",
+    "Evaluation",
+    "aggregate_of",
+    "is_share",
+    "gate_problem",
+]
 
 
 # --------------------------------------------------------------------------- names
@@ -213,6 +222,31 @@ def _param_value(spec: str, measure: Any, pname: Optional[str], param: Optional[
     if not _FLOAT_RE.fullmatch(param.strip()):
         raise ValueError(f"metric {spec!r}: {rule.name} must be a number, got {param.strip()!r}")
     return float(param)
+
+
+def aggregate_of(metric: Union[str, Metric], values: Iterable[float]) -> float:
+    """The figure of a metric over some queries' values: the mean, or the measure's own
+    aggregate (``gm_map``: geometric mean; the counts: the sum); NaN without values."""
+    from .formulas import AGGREGATES
+
+    return AGGREGATES[BY_NAME[parse_metric(metric).name].aggregate](list(values))
+
+
+def is_share(metric: Union[str, Metric]) -> bool:
+    """Whether the metric's per-query values lie in [0, 1] (not the counts ``num_ret`` ...)."""
+    return BY_NAME[parse_metric(metric).name].aggregate != "sum"
+
+
+def gate_problem(metric: Union[str, Metric], regression: bool = False) -> Optional[str]:
+    """Why the metric cannot be a floor (or, with ``regression``, a baseline comparison, which
+    tests the mean of per-query differences), or None."""
+    m = parse_metric(metric)
+    how = BY_NAME[m.name].aggregate
+    if how == "sum":
+        return f"{m} is a count (its figure is the sum over the queries), not a score to gate: list it under evaluation.metrics"
+    if how == "geometric" and regression:
+        return f"{m}'s figure is a geometric mean; the baseline comparison tests a mean difference: compare map instead"
+    return None
 
 
 # --------------------------------------------------------------------------- result
