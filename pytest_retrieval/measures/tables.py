@@ -45,9 +45,9 @@ spellings too (`ndcg_cut_10` = `ndcg@10`, `iprec_at_recall_0.50` = `iprec(0.5)`)
 metric equals trec_eval's (pytrec_eval's) on it: `tests/measures/test_metrics_trec_eval.py`
 and `tests/measures/test_measures_trec_eval.py` compare every one of them per query and over
 the queries. The ir_measures and ranx columns name the same measure in those tools (`t` is
-the relevance threshold); `tests/measures/test_measures_models.py` checks ERR, RBP and
-`judged_ret` against ir_measures, and ERR, RBP, NCG and the condensed lists against
-implementations written there from the papers.
+the relevance threshold); `tests/measures/test_measures_models.py` computes every one of
+those names in ir_measures and ranx and checks the values equal ours, and checks ERR, RBP,
+NCG and the condensed lists against implementations written there from the papers.
 
 Conventions the names do not carry: nDCG's gain is the suite's `evaluation.profile` (`exp`:
 2^g - 1, `trec`: g as trec_eval, ir_measures' `nDCG` and ranx's `ndcg`; ir_measures'
@@ -63,10 +63,12 @@ judgment removed first, the documents below moving up (Sakai 2007, "Alternatives
 trec_eval's `-J`, `judged_docs_only_flag`, which also drops negative grades: so do we).
 Any measure but `judged`/`judged_ret` takes the prime: `map'`, `precision'@10`, `rbp(0.8)'`.
 A prime metric is a metric like any other: in `evaluation.metrics`, floors, the baseline
-comparison, `compare -m`, `evaluate -m`. When a new retriever brings unjudged documents
+comparison (`regression.max_drop: {"ndcg'@10": 0.01}`), `compare -m`, `evaluate -m`.
+The condensed list is cut from the ranking as retrieved (`evaluation.depth` deep), so its
+top 10 may come from far below rank 10. When a new retriever brings unjudged documents
 into the top 10, `ndcg@10` counts them non-relevant and drops; `ndcg'@10` compares what
 was judged (it is biased the other way: a run of only unjudged documents scores as the
-judged ones it has).
+judged ones it has), so gating both tells "worse" from "unjudged".
 
 ## `judged@k` and `judged_ret@k`
 
@@ -80,6 +82,8 @@ missing places as unjudged; `judged_ret@k` divides by the documents there are
 A measure's figure over the queries is the mean of its per-query values, except
 `gm_map` (geometric mean, values floored at 0.00001, trec_eval's `te_calc_avg_meas_s_gm`)
 and the counts `num_ret`, `num_rel`, `num_rel_ret` (the sum, as trec_eval prints them).
+The counts are reported, never gated (a floor or baseline comparison on one is refused);
+`gm_map` can be a floor but not a baseline comparison, which tests a mean difference.
 
 ## Measures
 
