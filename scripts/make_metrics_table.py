@@ -3,8 +3,8 @@
 ``docs/explanation/metrics.md`` ("How the metrics are computed": the lines from its
 ``| metric | definition |`` header to the first blank line).
 
-    python scripts/make_metrics_table.py            # write both
-    python scripts/make_metrics_table.py --check    # exit 1 when either is out of date
+    python scripts/make_metrics_table.py            # write docs/metrics.md
+    python scripts/make_metrics_table.py --check    # exit 1 when it is out of date
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_retrieval.measures.registry import docs_page, readme_table  # noqa: E402
+from pytest_retrieval.measures.tables import docs_page, readme_table  # noqa: E402
 
 EXPLAINED = ROOT / "docs" / "explanation" / "metrics.md"
 DOCS = ROOT / "docs" / "metrics.md"

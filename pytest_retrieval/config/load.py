@@ -467,11 +467,24 @@ def _check_references(suite: Suite) -> None:
                 raise suite.error(("unanswerable", "threshold", r_name), f"unknown retriever {r_name!r}")
 
 
+def _regression_metric(suite: Suite, m: Any) -> str:
+    """The canonical name of a ``regression.max_drop`` key, refused in one line when it is no
+    metric or no score a paired mean difference can gate."""
+    from ..measures.metrics import gate_problem, parse_metric
+
+    try:
+        canon = str(parse_metric(str(m)))
+    except ValueError as exc:
+        raise suite.error(("regression", "max_drop", m), str(exc)) from None
+    problem = gate_problem(canon, regression=True)
+    if problem:
+        raise suite.error(("regression", "max_drop", m), problem)
+    return canon
+
+
 def _parse_regression(suite: Suite, metrics: List[str]) -> List[BaselineGate]:
     """(retriever, canonical metric, max drop) of every baseline comparison; metrics compared
     are appended to ``metrics``."""
-    from ..measures.metrics import parse_metric
-
     reg = suite.model.regression
     if reg is None:
         return []
@@ -482,10 +495,7 @@ def _parse_regression(suite: Suite, metrics: List[str]) -> List[BaselineGate]:
     out: List[BaselineGate] = []
     seen: Dict[str, str] = {}
     for m, margin in reg.max_drop.items():
-        try:
-            canon = str(parse_metric(str(m)))
-        except ValueError as exc:
-            raise suite.error(("regression", "max_drop", m), str(exc)) from None
+        canon = _regression_metric(suite, m)
         if canon in seen:
             raise suite.error(
                 ("regression", "max_drop", m), f"{m!r} and {seen[canon]!r} are the same metric: keep one"

@@ -18,6 +18,8 @@ scores as returned (every tool applies its own rule above: exact only where no t
 a ranking are equal); ``"engine"`` or ``"trec"`` exports the ranking in that order with its
 scores replaced by ``n - i`` (the i-th document of n, 0-based): no ties are left, every tool
 scores that exact order, the suite's numbers under the same ``ties`` setting are reproduced.
+
+A metric's name in each tool: ``parse_metric(m).external_names()`` (``docs/metrics.md``).
 """
 
 from __future__ import annotations

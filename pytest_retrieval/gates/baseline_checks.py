@@ -120,22 +120,31 @@ def _verify_range(key: str, metric: str, column: Mapping[str, float], err: Err) 
 
 
 def _is_share(metric: str) -> bool:
-    from ..measures.metrics import parse_metric
+    from ..measures.metrics import is_share, parse_metric
 
     try:
         parse_metric(metric)
     except ValueError:
         return False
-    return True
+    return is_share(metric)
 
 
 def _verify_mean(key: str, aggregate: Optional[float], column: Mapping[str, float], err: Err) -> None:
-    """An aggregate that is not the mean of its per-query values: one of them was edited."""
+    """An aggregate that is not the mean (or the metric's own aggregate: ``gm_map``'s geometric
+    mean, a count's sum) of its per-query values: one of them was edited."""
+    from ..measures.metrics import aggregate_of, parse_metric
+
     if aggregate is None or math.isnan(aggregate) or not column:
         return
-    mean = math.fsum(column.values()) / len(column)
-    if abs(mean - aggregate) > _MEAN_TOLERANCE:
+    metric = key.rsplit(".aggregate.", 1)[-1]
+    try:
+        parse_metric(metric)
+    except ValueError:  # not a measure of the registry: the arithmetic mean
+        mean, what = math.fsum(column.values()) / len(column), "mean"
+    else:
+        mean, what = aggregate_of(metric, column.values()), "figure"
+    if abs(mean - aggregate) > _MEAN_TOLERANCE * max(1.0, abs(mean)):
         raise err(
-            f"{aggregate!r} is not the mean of its {len(column)} per-query values ({mean!r}): one of them was edited?",
+            f"{aggregate!r} is not the {what} of its {len(column)} per-query values ({mean!r}): one of them was edited?",
             key=key,
         )

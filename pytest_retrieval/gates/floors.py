@@ -126,7 +126,7 @@ def floor_key(key: str) -> Tuple[str, str, Optional[str]]:
     """A floor's metric key -> (canonical key, op, stratum). ``p95_ms`` (<=), ``ndcg@10`` (>=),
     ``lift@ndcg@10`` (>=: the stage's value minus its best input's), ``ndcg@10[multi-hop]``
     (>=, on the queries tagged ``multi-hop`` only)."""
-    from ..measures.metrics import parse_metric
+    from ..measures.metrics import gate_problem, parse_metric
 
     stratum = None
     if key.endswith("]") and "[" in key:
@@ -138,9 +138,12 @@ def floor_key(key: str) -> Tuple[str, str, Optional[str]]:
         return key, "<=", stratum
     if key == "abstention":  # share of unanswerable queries the retriever abstained on
         return key, ">=", stratum
-    if key.lower().startswith(_LIFT):
-        return _LIFT + str(parse_metric(key[len(_LIFT) :])), ">=", stratum
-    return str(parse_metric(key)), ">=", stratum
+    lift = key.lower().startswith(_LIFT)
+    metric = parse_metric(key[len(_LIFT) :] if lift else key)
+    problem = gate_problem(metric)
+    if problem:
+        raise ValueError(problem)
+    return (_LIFT if lift else "") + str(metric), ">=", stratum
 
 
 # ------------------------------------------------------------------ the floors block

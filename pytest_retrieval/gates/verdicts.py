@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..errors import ConfigError, InfrastructureError
+from ..measures.metrics import aggregate_of
 from .floors import BaselineGate, Floor, GateKind, kind_of, lifted_of, percentile_of
 
 __all__ = [
@@ -290,7 +291,7 @@ def _measure_stratum(result: Any, floor: Floor, n_worst: int, before: Before = N
     mine = {q: per_query[q] for q in qids}
     texts = result.judgments.queries
     chosen = drops_first(mine, before or {}, n_worst)
-    return math.fsum(mine.values()) / len(mine), [(q, mine[q], texts.get(q, "")) for q in chosen]
+    return aggregate_of(floor.metric, mine.values()), [(q, mine[q], texts.get(q, "")) for q in chosen]
 
 
 def _no_stratum(result: Any, floor: Floor) -> ConfigError:

@@ -135,6 +135,16 @@ class QrelsColumns:
             np.float64
         )
 
+    def num_nonrel(self, threshold: int) -> np.ndarray:
+        """Per evaluated query: judged docs graded 0 .. ``threshold - 1`` (trec_eval's judged
+        non-relevant; a negative grade is "in the pool but unjudged", form_res_rels.c)."""
+        nonrel = (self.grades >= 0) & (self.grades < threshold)
+        return np.bincount(self.judged_q[nonrel], minlength=len(self.evaluated)).astype(np.float64)
+
+    def max_grade(self) -> float:
+        """The highest grade of the evaluated queries' judgments (ERR's gmax)."""
+        return float(self.grades.max()) if len(self.grades) else 0.0
+
     def ideal(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(query, 0-based rank, grade) of the ideal ranking: grades > 0, best first."""
         if "ideal" not in self.cache:
@@ -443,26 +453,31 @@ def _trec_ranks(run: RunColumns, rows: np.ndarray, seg: np.ndarray) -> np.ndarra
 class GatheredHits:
     """The judged hits of every batch of a run, sorted by (query, rank): ``q`` (index in
     ``qrels.evaluated``), ``r`` (0-based rank), ``g`` (grade, float64). ``has_hits``: per
-    evaluated query, whether the run has a ranking with hits for it. ``unjudged``: the
-    run's queries absent from the qrels, in run order."""
+    evaluated query, whether the run has a ranking with hits for it; ``n_ret``: how many
+    (float64, repeats counted once). ``unjudged``: the run's queries absent from the qrels,
+    in run order."""
 
     q: np.ndarray
     r: np.ndarray
     g: np.ndarray
     has_hits: np.ndarray
     unjudged: List[str]
+    n_ret: Optional[np.ndarray] = None
 
 
 def gather_judged_hits(
     qrels: QrelsColumns, batches: Iterable[RunColumns], *, trec: bool, positive_only: bool
 ) -> GatheredHits:
     """:func:`judged_hits` of every batch (each query in one batch), in one sorted table."""
-    has_hits = np.zeros(len(qrels.evaluated), dtype=bool)
+    n_ret = np.zeros(len(qrels.evaluated))
     parts: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     unjudged: Dict[str, None] = {}
     for batch in batches:
         unjudged.update(dict.fromkeys(batch.unjudged))  # a repeat keeps its first place
-        has_hits[[qrels.eval_index[q] for q in batch.qids if q in qrels.eval_index]] = True
+        at = [(i, qrels.eval_index[q]) for i, q in enumerate(batch.qids) if q in qrels.eval_index]
+        if at:
+            seg, ev = np.array(at, dtype=np.int64).T
+            n_ret[ev] = (batch.offsets[seg + 1] - batch.offsets[seg]).astype(np.float64)
         parts.append(judged_hits(qrels, batch, trec=trec, positive_only=positive_only))
     if parts:
         q, r, g = (np.concatenate([p[i] for p in parts]) for i in range(3))
@@ -473,6 +488,7 @@ def gather_judged_hits(
         q=q[order].astype(np.intp),
         r=r[order].astype(np.intp),
         g=g[order].astype(np.float64),
-        has_hits=has_hits,
+        has_hits=n_ret > 0,
         unjudged=list(unjudged),
+        n_ret=n_ret,
     )

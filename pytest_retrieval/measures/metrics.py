@@ -24,18 +24,28 @@ Conventions (see :func:`evaluate`):
 from __future__ import annotations
 
 import difflib
+import math
 import operator
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..types import Ranking
-from .registry import ALIASES, BY_NAME, KNOWN_METRICS, TREC_CUT, TREC_CUT_RE
+from .registry import ALIASES, BY_NAME, KNOWN_METRICS, TREC_CUT, TREC_CUT_RE, TREC_PARAM, TREC_PARAM_RE
 
 if TYPE_CHECKING:
     from .columnar import QrelsColumns, RunColumns
 
-__all__ = ["Metric", "parse_metric", "evaluate", "evaluate_columns", "Evaluation"]
+__all__ = [
+    "Metric",
+    "parse_metric",
+    "evaluate",
+    "evaluate_columns",
+    "Evaluation",
+    "aggregate_of",
+    "is_share",
+    "gate_problem",
+]
 
 
 # --------------------------------------------------------------------------- names
@@ -45,13 +55,18 @@ _INT_RE = re.compile(r"[+-]?[0-9]+")
 
 @dataclass(frozen=True)
 class Metric:
-    """A parsed metric: ``name`` is canonical (``"ndcg"``), ``k`` the cutoff or None.
+    """A parsed metric: ``name`` is canonical (``"ndcg"``), ``k`` the cutoff or None,
+    ``param`` the measure's parameter (``rbp(0.9)``: 0.9; its default when not given, None
+    for a measure without one), ``condensed``: scored on the judged documents only.
 
-    ``str(metric)`` is the canonical spelling used as key everywhere: ``ndcg@10``.
+    ``str(metric)`` is the canonical spelling used as key everywhere: ``ndcg@10``,
+    ``rbp(0.8)@10``, ``ndcg'@10``.
     """
 
     name: str
     k: Optional[int] = None
+    param: Optional[float] = None
+    condensed: bool = False
 
     def __post_init__(self) -> None:
         name = self.name.lower() if isinstance(self.name, str) else self.name
@@ -59,7 +74,15 @@ class Metric:
         if name not in BY_NAME:
             raise ValueError(_unknown_message(str(self.name)))
         object.__setattr__(self, "name", name)
-        rule = BY_NAME[name].cutoff
+        self._check_param()
+        if self.condensed and not BY_NAME[name].condensable:
+            raise ValueError(
+                f"metric {name!r} cannot be scored on judged documents only ({name}' makes no sense)"
+            )
+        self._check_cutoff()
+
+    def _check_cutoff(self) -> None:
+        name, rule = self.name, BY_NAME[self.name].cutoff
         if self.k is None:
             if rule == "required":
                 raise ValueError(f"metric {name!r} needs a cutoff, e.g. {name}@10")
@@ -78,8 +101,37 @@ class Metric:
             raise ValueError(f"metric '{name}@{k}': the cutoff k must be a positive integer, got {k}")
         object.__setattr__(self, "k", k)
 
+    def _check_param(self) -> None:
+        name, rule = self.name, BY_NAME[self.name].param
+        if rule is None:
+            if self.param is not None:
+                raise ValueError(f"metric {name!r} takes no parameter, got {name}({self.param!r})")
+            return
+        value = rule.default if self.param is None else self.param
+        if value is None:
+            raise ValueError(f"metric {name!r} needs its parameter {rule.name}, e.g. {name}(0.5)")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"metric {name!r}: {rule.name} must be a number, got {value!r}")
+        if not rule.contains(float(value)):
+            raise ValueError(f"metric {name!r}: {rule.describe()}, got {value!r}")
+        object.__setattr__(self, "param", float(value))
+
     def __str__(self) -> str:
-        return self.name if self.k is None else f"{self.name}@{self.k}"
+        text = self.name
+        if self.param is not None:
+            text += f"({format(self.param, '.15g')})"
+        if self.condensed:
+            text += "'"
+        return text if self.k is None else f"{text}@{self.k}"
+
+    def external_names(self, relevance_threshold: int = 1) -> Dict[str, Optional[str]]:
+        """Its names in trec_eval, ir_measures and ranx (None where a tool has no such
+        measure, and for a condensed metric: trec_eval's ``-J`` flag scores those)."""
+        from .registry import external_names
+
+        if self.condensed:
+            return {"trec_eval": None, "ir_measures": None, "ranx": None}
+        return external_names(self.name, self.k, self.param, relevance_threshold)
 
 
 def _unknown_message(text: str, name: Optional[str] = None) -> str:
@@ -90,6 +142,16 @@ def _unknown_message(text: str, name: Optional[str] = None) -> str:
     return f"unknown metric {text!r}{hint}; known metrics: {KNOWN_METRICS}"
 
 
+# name, then an optional (param) or (name=param), an optional prime, an optional @cutoff
+_SPEC_RE = re.compile(
+    r"(?P<name>[^@(')]+)(?:\((?:\s*(?P<pname>[A-Za-z_]+)\s*=)?(?P<param>[^)]*)\))?\s*(?P<prime>')?"
+    r"\s*(?:@(?P<k>.*))?",
+    re.DOTALL,
+)
+_CONDENSED_RE = re.compile(r"condensed\((?P<inner>.*)\)", re.IGNORECASE | re.DOTALL)
+_FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+
 def parse_metric(text: Union[str, Metric]) -> Metric:
     """``"nDCG@10"`` -> ``Metric("ndcg", 10)``. Raises ``ValueError`` (one line).
 
@@ -98,26 +160,93 @@ def parse_metric(text: Union[str, Metric]) -> Metric:
     ``mrr``, ``R@100``/``recall_100`` -> ``recall@100``, ``P@10``/``P_10`` ->
     ``precision@10``, ``AP`` -> ``map``, ``map_cut_10`` -> ``map@10``. The nDCG gain is the
     suite's ``evaluation.profile`` whatever the spelling (ir_measures and trec_eval use
-    ``trec``: gain = grade)."""
+    ``trec``: gain = grade). A parameter in parentheses: ``rbp(0.9)``, ``rbp(p=0.9)@10``;
+    trec_eval's ``iprec_at_recall_0.50`` and ir_measures' ``IPrec@0.5`` are ``iprec(0.5)``.
+    A prime, ``ndcg'@10``, or ``condensed(ndcg@10)``: judged documents only."""
     if isinstance(text, Metric):
         return text
     if not isinstance(text, str):
         raise ValueError(f"a metric is a string like 'ndcg@10', got {text!r}")
     spec = text.strip()
-    trec = TREC_CUT_RE.fullmatch(spec.lower())
+    wrapped = _CONDENSED_RE.fullmatch(spec)
+    if wrapped:
+        inner = parse_metric(wrapped.group("inner"))
+        if inner.condensed:
+            raise ValueError(f"metric {spec!r}: condensed twice")
+        return _condensed(inner, spec)
+    lower = spec.lower()
+    trec = TREC_CUT_RE.fullmatch(lower)
     if trec:
         return Metric(TREC_CUT[trec.group(1)], int(trec.group(2)))
-    base, at, cutoff = spec.partition("@")
-    name = base.strip().lower()
-    name = ALIASES.get(name, name)
-    if name not in BY_NAME:
-        raise ValueError(_unknown_message(spec, base.strip()))
-    if not at:
-        return Metric(name)
-    cutoff = cutoff.strip()
-    if not _INT_RE.fullmatch(cutoff):
-        raise ValueError(f"metric {spec!r}: the cutoff k must be a positive integer, got {cutoff!r}")
-    return Metric(name, int(cutoff))
+    trec = TREC_PARAM_RE.fullmatch(lower)
+    if trec:
+        return Metric(TREC_PARAM[trec.group(1)], param=float(trec.group(2)))
+    return _parse_spec(spec)
+
+
+def _condensed(metric: Metric, spec: str) -> Metric:
+    try:
+        return Metric(metric.name, metric.k, metric.param, condensed=True)
+    except ValueError as exc:
+        raise ValueError(f"metric {spec!r}: {exc}") from None
+
+
+def _parse_spec(spec: str) -> Metric:
+    parts = _SPEC_RE.fullmatch(spec)
+    base = parts.group("name").strip() if parts else spec.partition("@")[0].strip()
+    name = ALIASES.get(base.lower(), base.lower())
+    if parts is None or name not in BY_NAME:
+        raise ValueError(_unknown_message(spec, base))
+    measure = BY_NAME[name]
+    param, cutoff = parts.group("param"), parts.group("k")
+    if cutoff is not None and measure.cutoff == "none" and measure.param is not None and param is None:
+        param, cutoff = cutoff, None  # ir_measures' IPrec@0.5: the level after the @
+    value = _param_value(spec, measure, parts.group("pname"), param)
+    k: Optional[int] = None
+    if cutoff is not None:
+        cutoff = cutoff.strip()
+        if not _INT_RE.fullmatch(cutoff):
+            raise ValueError(f"metric {spec!r}: the cutoff k must be a positive integer, got {cutoff!r}")
+        k = int(cutoff)
+    return Metric(name, k, value, condensed=parts.group("prime") is not None)
+
+
+def _param_value(spec: str, measure: Any, pname: Optional[str], param: Optional[str]) -> Optional[float]:
+    if param is None:
+        return None
+    rule = measure.param
+    if rule is None:
+        raise ValueError(f"metric {spec!r}: {measure.name} takes no parameter")
+    if pname is not None and pname.lower() != rule.name:
+        raise ValueError(f"metric {spec!r}: {measure.name}'s parameter is {rule.name}, got {pname!r}")
+    if not _FLOAT_RE.fullmatch(param.strip()):
+        raise ValueError(f"metric {spec!r}: {rule.name} must be a number, got {param.strip()!r}")
+    return float(param)
+
+
+def aggregate_of(metric: Union[str, Metric], values: Iterable[float]) -> float:
+    """The figure of a metric over some queries' values: the mean, or the measure's own
+    aggregate (``gm_map``: geometric mean; the counts: the sum); NaN without values."""
+    from .formulas import AGGREGATES
+
+    return AGGREGATES[BY_NAME[parse_metric(metric).name].aggregate](list(values))
+
+
+def is_share(metric: Union[str, Metric]) -> bool:
+    """Whether the metric's per-query values lie in [0, 1] (not the counts ``num_ret`` ...)."""
+    return BY_NAME[parse_metric(metric).name].aggregate != "sum"
+
+
+def gate_problem(metric: Union[str, Metric], regression: bool = False) -> Optional[str]:
+    """Why the metric cannot be a floor (or, with ``regression``, a baseline comparison, which
+    tests the mean of per-query differences), or None."""
+    m = parse_metric(metric)
+    how = BY_NAME[m.name].aggregate
+    if how == "sum":
+        return f"{m} is a count (its figure is the sum over the queries), not a score to gate: list it under evaluation.metrics"
+    if how == "geometric" and regression:
+        return f"{m}'s figure is a geometric mean; the baseline comparison tests a mean difference: compare map instead"
+    return None
 
 
 # --------------------------------------------------------------------------- result
@@ -127,8 +256,10 @@ def parse_metric(text: Union[str, Metric]) -> Metric:
 class Evaluation:
     """Scores of one run.
 
-    ``per_query[str(metric)][qid]`` and ``aggregate[str(metric)]`` (arithmetic mean over
-    ``evaluated``, unrounded; NaN when no query could be evaluated).
+    ``per_query[str(metric)][qid]`` and ``aggregate[str(metric)]`` (over ``evaluated``, the
+    arithmetic mean, or the measure's own aggregate, registry ``Measure.aggregate``:
+    ``gm_map``'s geometric mean, the counts' sum; unrounded; NaN when no query could be
+    evaluated).
 
     * ``evaluated``: the queries averaged (qrels order), chosen by ``average_over``
       (:mod:`.aggregate`); the only queries in ``per_query`` and the averages.
@@ -286,8 +417,9 @@ def _evaluate_columns(
 ) -> Evaluation:
     import numpy as np
 
-    from .aggregate import averaged, mean
+    from .aggregate import averaged
     from .columnar import gather_judged_hits
+    from .formulas import AGGREGATES, JudgedHits
 
     positive_only = _positive_only(metrics, o.gains, o.threshold)
     found = gather_judged_hits(qrels, batches, trec=o.ties == "trec", positive_only=positive_only)
@@ -298,15 +430,20 @@ def _evaluate_columns(
     present = found.has_hits if in_run is None else found.has_hits | np.asarray(in_run, dtype=bool)
     chosen = np.flatnonzero(averaged(o.average_over, has_rel, present))
     evaluated = [scored[i] for i in chosen.tolist()]
+    condensed: Optional[JudgedHits] = None
     per_query: Dict[str, Dict[str, float]] = {}
     aggregate: Dict[str, float] = {}
     for m in metrics:
-        formula = BY_NAME[m.name].formula
-        if formula is None:
+        measure = BY_NAME[m.name]
+        if measure.formula is None:
             raise ValueError(f"{m} is not scored against judgments")
-        values = formula(hits, m.k)[chosen].tolist()
-        per_query[str(m)] = dict(zip(evaluated, values))
-        aggregate[str(m)] = mean(values)
+        if m.condensed and condensed is None:
+            condensed = hits.condensed()
+        on = condensed if m.condensed and condensed is not None else hits
+        values = measure.formula(on, m.k) if measure.param is None else measure.formula(on, m.k, m.param)
+        as_list = values[chosen].tolist()
+        per_query[str(m)] = dict(zip(evaluated, as_list))
+        aggregate[str(m)] = AGGREGATES[measure.aggregate](as_list)
     counted = has_rel if o.average_over == "relevant" else np.ones(n_q, dtype=bool)
     return Evaluation(
         metrics=tuple(metrics),
@@ -324,13 +461,16 @@ def _evaluate_columns(
 
 def _judged_hits(qrels: QrelsColumns, found: Any, o: _Options) -> Any:
     """What the formulas read: the judged hits (cut at ``depth``), R, the ideal rankings."""
+    import numpy as np
+
     from .formulas import JudgedHits
     from .gains import ideal_by_gain
 
-    q, r, g = found.q, found.r, found.g
+    q, r, g, n_ret = found.q, found.r, found.g, found.n_ret
     if o.depth is not None:  # trec_eval -M: the rest of each (ordered) ranking is discarded
         keep = r < o.depth
         q, r, g = q[keep], r[keep], g[keep]
+        n_ret = np.minimum(n_ret, o.depth)
     return JudgedHits(
         q,
         r,
@@ -340,6 +480,9 @@ def _judged_hits(qrels: QrelsColumns, found: Any, o: _Options) -> Any:
         threshold=o.threshold,
         ideal=qrels.ideal() if o.gains is None else ideal_by_gain(qrels, o.gains),
         gain=o.gain if o.gains is None else o.gains,
+        n_ret=n_ret,
+        num_nonrel=qrels.num_nonrel(o.threshold),
+        max_grade=qrels.max_grade(),
     )
 
 
@@ -354,10 +497,11 @@ def _no_relevant(qrels: QrelsColumns, scored: List[str], has_rel: Any) -> List[s
 
 def _positive_only(metrics: Iterable[Metric], gains: Any = None, threshold: int = 1) -> bool:
     """Whether only the docs graded > 0 need finding in the run: no metric counts every
-    judgment, grade 0 is not relevant (threshold 0) and gains nothing."""
+    judgment (judged@k, bpref, infAP, a condensed metric), grade 0 is not relevant
+    (threshold 0) and gains nothing."""
     if threshold < 1 or (gains is not None and gains.table.get(0, 0.0) != 0.0):
         return False
-    return not any(BY_NAME[m.name].relevance == "judged" for m in metrics)
+    return not any(m.condensed or BY_NAME[m.name].relevance in ("judged", "preference") for m in metrics)
 
 
 def _parse_options(

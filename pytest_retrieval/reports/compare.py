@@ -123,12 +123,25 @@ def _gated(v: SuiteView) -> Dict[Tuple[str, str], Optional[float]]:
 
 
 def _per_query_quality(metric: str) -> bool:
-    return not (
+    if (
         "[" in metric
         or metric.endswith(("_ms", "_ratio"))
         or metric.startswith("lift@")
         or metric == "abstention"
-    )
+    ):
+        return False
+    return _mean_of_queries(metric)
+
+
+def _mean_of_queries(metric: str) -> bool:
+    """Whether a metric's figure is the mean of its per-query values, what the paired test
+    compares: not a count (``num_ret``: the sum) nor ``gm_map`` (the geometric mean)."""
+    from ..measures.metrics import gate_problem
+
+    try:
+        return gate_problem(metric, regression=True) is None
+    except ValueError:  # a name the registry does not know: left to the checks above
+        return True
 
 
 def _entries(value: Any) -> List[Dict[str, Any]]:
@@ -309,7 +322,11 @@ def _compare_metric(
     if pa is None or pb is None:
         row.note = "per-query values that are not finite numbers"
     elif not _per_query_quality(m):
-        row.note = "not a per-query quality metric"
+        row.note = (
+            "not a per-query quality metric"
+            if _mean_of_queries(m)
+            else "its figure is a sum or a geometric mean, not a mean of per-query values"
+        )
     elif not pa or not pb:
         row.note = "no per-query values"
     elif not set(pa) & set(pb):

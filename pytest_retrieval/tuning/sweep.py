@@ -108,9 +108,10 @@ class _Scoring:
 
     def tune_k(self, objective: str, depth: int) -> int:
         """How deep the tuning pass fuses: with the engine's order, a metric @k reads only the
-        top k of each ranking (same values as cutting at ``depth``)."""
+        top k of each ranking (same values as cutting at ``depth``); not a condensed metric
+        (``ndcg'@10``), whose top k are the first k judged documents, however deep."""
         obj = parse_metric(objective)
-        if self.ties == "engine" and obj.k is not None and obj.name != "r-precision":
+        if self.ties == "engine" and obj.k is not None and obj.name != "r-precision" and not obj.condensed:
             return min(depth, obj.k)
         return depth
 

@@ -364,3 +364,37 @@ def test_a_hostile_value_at_every_key_is_one_clear_line(tmp_path: Path, path: st
     with bounded(30), pytest.raises(ConfigError) as info:
         load_suite(suite)
     one_line(str(info.value), "s.yaml", *where(path))
+
+
+# The metric spellings of the measure registry (a parameter, a prime for judged documents only,
+# trec_eval's parameter names), wrong: one line naming the file, the key and what is wrong.
+BAD_METRICS = [
+    ("rbp(2)", "p in (0, 1)"),
+    ("rbp(p=nan)", "p must be a number"),
+    ("rbp(q=0.5)@10", "parameter is p"),
+    ("iprec", "needs its parameter recall"),
+    ("iprec_at_recall_1.50", "recall in [0, 1]"),
+    ("ndcg(0.5)@10", "takes no parameter"),
+    ("judged'@10", "judged documents only"),
+    ("condensed(ndcg'@10)", "condensed twice"),
+    ("ndcg'@ten", "positive integer"),
+    ("errr@10", "did you mean 'err'"),
+]
+
+
+@pytest.mark.parametrize("metric,fragment", BAD_METRICS, ids=[m for m, _ in BAD_METRICS])
+@pytest.mark.parametrize("key", ["evaluation.metrics", "floors"])
+def test_a_wrong_metric_spelling_is_one_clear_line(
+    tmp_path: Path, key: str, metric: str, fragment: str
+) -> None:
+    doc = yaml.safe_load(BASE)
+    if key == "floors":
+        doc["floors"] = {"bm25": {metric: 0.1}}
+    else:
+        doc["floors"] = {"bm25": {"ndcg@10": 0.1}}
+        doc["evaluation"] = {"metrics": ["ndcg@10", metric]}
+    suite = tmp_path / "s.yaml"
+    suite.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    with bounded(30), pytest.raises(ConfigError) as info:
+        load_suite(suite)
+    one_line(str(info.value), "s.yaml", key, fragment)

@@ -169,3 +169,13 @@ def test_fail_on_regression_exit_codes(tmp_path: Path, capsys, b: Dict[str, Any]
 def test_an_asked_latency_metric_is_not_compared_and_says_so() -> None:
     cmp = compare_reports(report(suite(SAME)), report(suite(SAME)), metrics=["p95_ms"])
     assert cmp.unchecked() == ["suite search: bm25 p95_ms not compared (not a per-query quality metric)"]
+
+
+def test_a_metric_whose_figure_is_not_a_mean_is_not_compared_pairwise():
+    # gm_map (geometric mean) and the counts (sum): the paired test on per-query values would
+    # judge another figure (the mean AP, the mean count) than the one the report shows.
+    from pytest_retrieval.reports.compare import _per_query_quality
+
+    assert _per_query_quality("ndcg'@10") and _per_query_quality("rbp(0.8)@10") and _per_query_quality("map")
+    assert not _per_query_quality("gm_map") and not _per_query_quality("num_ret")
+    assert _per_query_quality("some_other_figure")  # unknown names: left to the other checks
