@@ -14,9 +14,12 @@ is not looked at by the next):
 * ``email``: ``local@domain.tld`` (RFC 5322's common subset: letters, digits, ``._%+-``
   before the ``@``, a dotted domain with a 2+ letter top level);
 * ``phone``: an optional ``+``, then digits with single separators (space, ``.``, ``-``,
-  ``/``, parentheses) holding 9 to 15 digits in all (E.164 allows 15) with at least one
-  separator or the leading ``+`` (so a plain ``123456789`` is a digit run, not a phone);
-* ``digits``: a run of at least ``min_digits`` (7) digits.
+  parentheses) holding 9 to 15 digits in all (E.164 allows 15) with at least one
+  separator or the leading ``+`` (so a plain ``123456789`` is a digit run, not a phone), and
+  not shaped like a range (``.`` and ``-`` mixed as in ``0.53 (0.27-1.04)``, or two equally
+  long groups in order as in the pages ``12442-12448``);
+* ``digits``: a run of at least ``min_digits`` (7) digits standing alone (``rs10818488``, an
+  identifier inside a word, is not one).
 
 Masking replaces each span by ``[email]``, ``[phone]`` or ``[number]``; dropping leaves the
 query out. Either way the counts per kind are reported.
@@ -24,6 +27,7 @@ query out. Either way the counts per kind are reported.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -35,8 +39,8 @@ PII_KINDS = ("email", "phone", "digits")
 _MASKS = {"email": "[email]", "phone": "[phone]", "digits": "[number]"}
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
-_PHONE = re.compile(r"(?<![\w+])(?:\+\s?)?\(?\d(?:[\d]|[ .\-/()]\s?(?=[\d(]))*\d(?![\w])")
-_DIGIT_RUN = "(?<!\\d)\\d{%d,}(?!\\d)"
+_PHONE = re.compile(r"(?<![\w+.\-])(?:\+\s?)?\(?\d(?:[\d]|[ .\-()]\s?(?=[\d(]))*\d(?![\w])")
+_DIGIT_RUN = "(?<![\\w.,])\\d{%d,}(?![\\w])"
 
 
 @dataclass(frozen=True)
@@ -65,11 +69,21 @@ def normalise(text: str, how: Normalisation = Normalisation()) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=65536)
 def _is_punctuation(c: str) -> bool:
     if c.isalnum() or c.isspace():
         return False
     cat = unicodedata.category(c)
     return cat[0] in "PS"
+
+
+def _range_shaped(s: str) -> bool:
+    """A confidence interval or a range, not a phone: ``.`` and ``-`` mixed (``0.27-1.04``),
+    or two equally long groups, the second not smaller (pages ``12442-12448``)."""
+    if "." in s and "-" in s:
+        return True
+    groups = re.findall(r"\d+", s)
+    return len(groups) == 2 and len(groups[0]) == len(groups[1]) and int(groups[1]) >= int(groups[0])
 
 
 def _phone_spans(text: str) -> List[Tuple[int, int]]:
@@ -78,7 +92,7 @@ def _phone_spans(text: str) -> List[Tuple[int, int]]:
         s = m.group(0)
         digits = sum(c.isdigit() for c in s)
         separated = s.startswith("+") or any(not c.isdigit() for c in s)
-        if 9 <= digits <= 15 and separated:
+        if 9 <= digits <= 15 and separated and not _range_shaped(s):
             out.append(m.span())
     return out
 

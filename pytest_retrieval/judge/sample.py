@@ -11,7 +11,8 @@ name (CSV/TSV header or JSONL keys; override with ``columns=``)::
 
 **Population.** Rows are grouped by the normalised text (:mod:`.querytext`: NFKC, case,
 punctuation, white space), so near-identical spellings are one query; its text is the
-spelling searched most often (ties: the first seen). Its *size* (weight) is the number of
+spelling searched most often (ties: the first in code point order, so the row order of
+the log never matters). Its *size* (weight) is the number of
 searches (the sum of ``count``), or the number of distinct users or sessions
 (``weight="users"``), which keeps one user or a bot hammering a query from making it "head".
 The PII guard runs on every query (drop the query, or mask the spans), counted per kind.
@@ -200,18 +201,22 @@ def _resolve(keys: Sequence[str], columns: Mapping[str, str], path: Path, line: 
 
 
 def read_query_log(
-    path: PathLike, *, columns: Optional[Mapping[str, str]] = None
+    path: PathLike,
+    *,
+    columns: Optional[Mapping[str, str]] = None,
+    stratify: Optional[str] = None,
+    who: str = "user",
 ) -> Iterator[Tuple[int, str, float, Optional[str], Optional[str], Optional[str]]]:
-    """(line, text, count, timestamp, who, extra) of every row; ``who`` is the user or
-    session, ``extra`` the ``stratify`` column (given in ``columns`` as ``stratify``)."""
+    """(line, text, count, timestamp, who, stratum) of every row: ``who`` is the ``user``
+    or ``session`` column, ``stratum`` the ``stratify`` column's value."""
     path = Path(path)
-    given = {k: v for k, v in (columns or {}).items() if k != "stratify"}
+    given = dict(columns or {})
     unknown = set(given) - set(COLUMN_ALIASES)
     if unknown:
         raise ValueError(f"unknown query-log column role(s) {sorted(unknown)} (roles: {', '.join(COLUMN_ALIASES)})")
-    strat = (columns or {}).get("stratify")
+    strat = stratify
+    who_role = who
     resolved: Optional[Dict[str, Optional[str]]] = None
-    who_role = (columns or {}).get("_who", "user")
     rows = 0
     for line, rec in _records(path):
         rows += 1
@@ -287,6 +292,7 @@ class _Population:
     rows: int = 0
     out_of_window: int = 0
     spellings: int = 0
+    keys: Dict[str, str] = field(default_factory=dict)  # spelling -> normalised (logs repeat)
 
     def add(self, line: int, text: str, count: float, ts: Optional[str], who: Optional[str], extra: Optional[str]) -> None:
         self.rows += 1
@@ -294,7 +300,9 @@ class _Population:
             self.out_of_window += 1
             return
         text = text.strip()
-        key = self.spec.normalisation(text)
+        key = self.keys.get(text)
+        if key is None:
+            key = self.keys[text] = self.spec.normalisation(text)
         if not key or count == 0:
             return
         q = self.queries.get(key)
@@ -324,7 +332,7 @@ class _Population:
         out = []
         for key in sorted(self.queries):
             q = self.queries[key]
-            q.text = max(q._spellings.items(), key=lambda kv: kv[1])[0]  # first of the most searched
+            q.text = min(q._spellings.items(), key=lambda kv: (-kv[1], kv[0]))[0]
             if self.spec.weight != "count":
                 if not q._who:
                     col = self.spec.weight[:-1]
@@ -341,13 +349,9 @@ class _Population:
 
 def sample_queries(path: PathLike, spec: SampleSpec, *, columns: Optional[Mapping[str, str]] = None) -> QuerySample:
     """Read the log and draw the sample (see the module docstring)."""
-    cols = dict(columns or {})
-    if spec.stratify:
-        cols["stratify"] = spec.stratify
-    if spec.weight != "count":
-        cols["_who"] = spec.weight[:-1]
     pop = _Population(spec, Path(path))
-    for row in read_query_log(path, columns=cols):
+    who = spec.weight[:-1] if spec.weight != "count" else "user"
+    for row in read_query_log(path, columns=columns, stratify=spec.stratify, who=who):
         pop.add(*row)
     found = pop.finish()
     result = QuerySample({}, {}, {}, spec, rows=pop.rows, rows_out_of_window=pop.out_of_window)
