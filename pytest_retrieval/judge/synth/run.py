@@ -242,7 +242,19 @@ def _calls_for(pair: JudgePair, generator: Judge, checker: Judge, asking: Asking
     if hit is None:
         return 1 + spec.per_doc
     doc = pair.document[: spec.max_doc_chars]
-    return sum(1 for q in (hit.get("value") or [])[: spec.per_doc] if _cached(checker, asking.cache, q, doc) is None)
+    questions = (hit.get("value") or [])[: spec.per_doc]
+    return sum(1 for q in questions if _screened(q, pair.document, spec) is None and _cached(checker, asking.cache, q, doc) is None)
+
+
+def _screened(question: str, document: str, spec: SynthSpec) -> Optional[Tuple[str, str]]:
+    """(reason, detail) when a question fails a screen that needs no request and no other
+    question (too short, verbatim), else None."""
+    if len(normalise(question).split()) < 3:
+        return "too short", ""
+    run, share = verbatim(question, document)
+    if run > spec.max_verbatim_words or share > spec.max_ngram_overlap:
+        return "verbatim", f"{run} words in a row, {share:.0%} of its 3-grams from the document"
+    return None
 
 
 def _budget(
@@ -303,10 +315,9 @@ def _screen(cands: Sequence[Candidate], seen: set, spec: SynthSpec) -> None:
             c.reason = "duplicate text"
             continue
         seen.add(key)
-        run, share = verbatim(c.text, c.doc.as_text())
-        if run > spec.max_verbatim_words or share > spec.max_ngram_overlap:
-            c.reason = "verbatim"
-            c.detail = f"{run} words in a row, {share:.0%} of its 3-grams from the document"
+        screened = _screened(c.text, c.doc.as_text(), spec)
+        if screened is not None:
+            c.reason, c.detail = screened
 
 
 def _check(result: SynthResult, checker: Judge, asking: Asking, spec: SynthSpec) -> None:
