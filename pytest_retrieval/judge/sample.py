@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from ..errors import ConfigError
+from ..io.tags import HUMAN_TAG
 from .querytext import PII_KINDS, Normalisation, find_pii, mask_pii
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -57,7 +58,6 @@ __all__ = ["LogQuery", "QuerySample", "SampleSpec", "read_query_log", "sample_qu
 METHODS = ("random", "top-n", "pps")
 WEIGHTS = ("count", "users", "sessions")
 PII_ACTIONS = ("drop", "mask", "keep")
-HUMAN_TAG = "human"
 
 COLUMN_ALIASES: Dict[str, Tuple[str, ...]] = {
     "query": ("query", "query_text", "querytext", "q", "search_term", "text"),

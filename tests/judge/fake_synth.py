@@ -50,7 +50,8 @@ def questions_for(title: str, text: str, doc_no: int) -> List[str]:
 
 
 class FakeSynthLLM:
-    def __init__(self, broken_gen: int = 0):
+    def __init__(self, broken_gen: int = 0, failing_checks: bool = True):
+        self.failing_checks = failing_checks
         self.requests: Counter = Counter()
         self.generations = 0
         self.checks = 0
@@ -119,7 +120,7 @@ class FakeSynthLLM:
         with self._lock:
             self.checks += 1
         query = m.group(1)
-        if "zzfail" in query:
+        if "zzfail" in query and self.failing_checks:
             return self._send(h, 500, {"error": {"type": "server_error"}})
         self._reply(h, "1" if "unrelated to mice" in query else "3")
 

@@ -28,6 +28,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ...io.tags import SYNTHETIC_TAG
 from ..llm.base import Judge
 from ..llm.cache import JudgeCache
 from ..llm.grading import grade_pairs
@@ -41,7 +42,6 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 __all__ = ["DROP_REASONS", "SynthResult", "SynthSpec", "synthesize"]
 
-SYNTHETIC_TAG = "synthetic"
 DROP_REASONS = (
     "too short",
     "duplicate text",
