@@ -157,8 +157,10 @@ class QuerySample:
 
 
 def _records(path: Path) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    from ..io.lines import check_data_file
     from .files import read_csv, read_jsonl
 
+    check_data_file(path)  # a missing file, a folder, a FIFO or a device first
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
         yield from read_jsonl(path)
@@ -259,17 +261,17 @@ def _cell(rec: Mapping[str, Any], column: Optional[str]) -> Optional[str]:
 
 
 def _count(v: Any, path: Path, line: int) -> float:
+    """A row's count: a whole number >= 0, written as digits (``1e3``, ``1.5``, ``-1``,
+    ``true`` are errors naming the line, as grades are)."""
     if v is None or isinstance(v, str) and not v.strip():
         return 1.0
-    if isinstance(v, bool):
-        raise ConfigError(f"count {v!r} is not a number", file=str(path), line=line)
-    try:
-        c = float(v)
-    except (TypeError, ValueError):
-        raise ConfigError(f"count {v!r} is not a number", file=str(path), line=line) from None
-    if not (c >= 0 and c < float("inf")) or not c.is_integer():
-        raise ConfigError(f"count {v!r} is not a whole number >= 0", file=str(path), line=line)
-    return c
+    if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():
+        return float(int(v.strip()))
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+        return float(v)
+    if isinstance(v, float) and v.is_integer() and v >= 0:
+        return v
+    raise ConfigError(f"count {v!r} is not a whole number >= 0", file=str(path), line=line)
 
 
 def parse_time(value: str) -> datetime:

@@ -117,7 +117,8 @@ def pytest_surfaces() -> Set[str]:
 
 
 # files read or written (README: "A suite file", "Judgments you can trust", "Regressions against a
-# baseline", "Reports in the pull request", "Authoring judgments") -> the hostile tests covering them
+# baseline", "Reports in the pull request", "Authoring judgments"; docs/how-to/query-sets.md) -> the
+# hostile tests covering them
 FILE_CASES: Dict[str, List[str]] = {
     "file:suite": [
         "test_suite_yaml.py::test_hostile_suite_file_is_one_clear_line",
@@ -151,6 +152,13 @@ FILE_CASES: Dict[str, List[str]] = {
     "file:prompt": ["test_surfaces_cli.py::test_a_hostile_command_line_is_refused_in_one_line"],
     "file:runs-dir": ["test_outputs.py::test_hostile_output_is_one_line"],
     "file:unjudged-queue": ["test_surfaces_pytest.py::test_hostile_pytest_option"],
+    "file:query-log": [
+        "test_surfaces_query_sets.py::test_hostile_query_log_is_one_clear_line",
+        "test_surfaces_query_sets.py::test_a_hostile_query_set_command_is_refused_in_one_line",
+    ],
+    "file:synth-prompt": ["test_surfaces_query_sets.py::test_a_hostile_query_set_command_is_refused_in_one_line"],
+    "file:synth-outputs": ["test_surfaces_query_sets.py::test_a_hostile_query_set_command_is_refused_in_one_line"],
+    "file:sample-outputs": ["test_surfaces_query_sets.py::test_a_hostile_query_set_command_is_refused_in_one_line"],
 }
 FORMAT_CASES: Dict[str, List[str]] = {
     "format:terminal": ["test_secrets.py::test_no_secret_in_any_output_of_a_passing_run"],

@@ -111,6 +111,12 @@ def _check_args(args: argparse.Namespace) -> argparse.Namespace:
     out.prompt_file = args.check_prompt_file
     out.prompt_version = args.check_prompt_version
     out.max_tokens = args.check_max_tokens
+    if out.provider != "callable" and not out.model:
+        if args.check_provider is None and args.check_model is None:
+            raise RetrievalError(f"--provider {out.provider} needs --model")
+        raise RetrievalError(f"--check-provider {out.provider} needs --check-model")
+    if out.provider == "callable" and not out.function:
+        raise RetrievalError("a callable check judge needs --check-function MODULE:FUNCTION")
     return out
 
 
@@ -124,7 +130,12 @@ def _judges(args: argparse.Namespace, check_args: argparse.Namespace, prompt: An
     if args.provider == "callable":
         gen_kw["prompt_version"] = prompt.version
     generator = make_judge(args.provider, model=args.model, function=args.function, **gen_kw)
-    checker = make_judge(check_args.provider, model=check_args.model, function=check_args.function, **judge_options(check_args))
+    try:
+        checker = make_judge(
+            check_args.provider, model=check_args.model, function=check_args.function, **judge_options(check_args)
+        )
+    except (ValueError, RetrievalError) as exc:
+        raise RetrievalError(f"check judge: {exc}") from None
     if generator.id == checker.id and generator.prompt_version == checker.prompt_version:
         raise RetrievalError("the check judge must differ from the generator (another model or prompt)")
     return generator, checker
