@@ -47,7 +47,9 @@ def main() -> int:
             assert rc == 0
         best = min(times)
         print(f"rows {n - 1:,}; csv.reader alone {peer:.2f} s; judge sample {best:.2f} s (best of 2)")
-        print(f"ratio judge sample / csv.reader: {best / peer:.1f}x; target < 10 s: {'met' if best < 10 else 'MISSED'}")
+        print(
+            f"ratio judge sample / csv.reader: {best / peer:.1f}x; target < 10 s: {'met' if best < 10 else 'MISSED'}"
+        )
         print(f"same seed, same sample: {outs[0] == outs[1]}")
     return 0 if best < 10 else 1
 

@@ -7,7 +7,7 @@ import abc
 from dataclasses import dataclass, field
 from typing import Any, Dict, Literal, Optional, Protocol, Sequence, Set, Tuple, runtime_checkable
 
-from ..types import Document, DocSparseVectors, DocVectors, Query, Ranking, Run
+from ..types import DocSparseVectors, Document, DocVectors, Query, Ranking, Run
 
 # ---- leaf retriever specs (validated config turns into these) ----
 

@@ -129,7 +129,9 @@ class QuerySample:
     pii_queries: Dict[str, int] = field(default_factory=dict)  # kind -> queries with it
     pii_dropped: int = 0
     pii_masked: int = 0
-    strata: Dict[str, Tuple[int, int, int]] = field(default_factory=dict)  # value -> (available, quota, taken)
+    strata: Dict[str, Tuple[int, int, int]] = field(
+        default_factory=dict
+    )  # value -> (available, quota, taken)
 
     def summary(self) -> str:
         s = self.spec
@@ -149,7 +151,9 @@ class QuerySample:
         lines.append(f"  PII: queries with {found}; {action}")
         for value, (available, quota, taken) in self.strata.items():
             short = f", {quota - taken} short" if taken < quota else ""
-            lines.append(f"  stratum {s.stratify}={value}: {taken} of quota {quota} ({available} available{short})")
+            lines.append(
+                f"  stratum {s.stratify}={value}: {taken} of quota {quota} ({available} available{short})"
+            )
         return "\n".join(lines)
 
 
@@ -177,7 +181,9 @@ def _records(path: Path) -> Iterator[Tuple[int, Dict[str, Any]]]:
         raise ConfigError("query logs are .csv, .tsv or .jsonl", file=str(path))
 
 
-def _resolve(keys: Sequence[str], columns: Mapping[str, str], path: Path, line: int) -> Dict[str, Optional[str]]:
+def _resolve(
+    keys: Sequence[str], columns: Mapping[str, str], path: Path, line: int
+) -> Dict[str, Optional[str]]:
     """role -> column of the log (None: absent); the given names must exist."""
     out: Dict[str, Optional[str]] = {}
     for role, aliases in COLUMN_ALIASES.items():
@@ -215,7 +221,9 @@ def read_query_log(
     given = dict(columns or {})
     unknown = set(given) - set(COLUMN_ALIASES)
     if unknown:
-        raise ValueError(f"unknown query-log column role(s) {sorted(unknown)} (roles: {', '.join(COLUMN_ALIASES)})")
+        raise ValueError(
+            f"unknown query-log column role(s) {sorted(unknown)} (roles: {', '.join(COLUMN_ALIASES)})"
+        )
     strat = stratify
     who_role = who
     resolved: Optional[Dict[str, Optional[str]]] = None
@@ -226,7 +234,9 @@ def read_query_log(
             resolved = _resolve(list(rec), given, path, line)
             if strat is not None and strat.strip().lower() not in rec:
                 raise ConfigError(
-                    f"no column {strat!r} to stratify by; columns: {', '.join(rec)}", file=str(path), line=line
+                    f"no column {strat!r} to stratify by; columns: {', '.join(rec)}",
+                    file=str(path),
+                    line=line,
                 )
         yield _row(rec, resolved, strat, who_role, path, line)
     if rows == 0:
@@ -263,14 +273,16 @@ def _cell(rec: Mapping[str, Any], column: Optional[str]) -> Optional[str]:
 def _count(v: Any, path: Path, line: int) -> float:
     """A row's count: a whole number >= 0, written as digits (``1e3``, ``1.5``, ``-1``,
     ``true`` are errors naming the line, as grades are)."""
-    if v is None or isinstance(v, str) and not v.strip():
+    if isinstance(v, str):
+        t = v.strip()
+        if not t:
+            return 1.0
+        if t.isascii() and t.isdigit():
+            return float(int(t))
+    elif v is None:
         return 1.0
-    if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():
-        return float(int(v.strip()))
-    if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+    elif isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer() and v >= 0:
         return float(v)
-    if isinstance(v, float) and v.is_integer() and v >= 0:
-        return v
     raise ConfigError(f"count {v!r} is not a whole number >= 0", file=str(path), line=line)
 
 
@@ -296,7 +308,9 @@ class _Population:
     spellings: int = 0
     keys: Dict[str, str] = field(default_factory=dict)  # spelling -> normalised (logs repeat)
 
-    def add(self, line: int, text: str, count: float, ts: Optional[str], who: Optional[str], extra: Optional[str]) -> None:
+    def add(
+        self, line: int, text: str, count: float, ts: Optional[str], who: Optional[str], extra: Optional[str]
+    ) -> None:
         self.rows += 1
         if (self.spec.since or self.spec.until) and not self._in_window(ts, line):
             self.out_of_window += 1
@@ -338,7 +352,9 @@ class _Population:
             if self.spec.weight != "count":
                 if not q._who:
                     col = self.spec.weight[:-1]
-                    raise ConfigError(f"weight by {self.spec.weight} needs a {col} column", file=str(self.path))
+                    raise ConfigError(
+                        f"weight by {self.spec.weight} needs a {col} column", file=str(self.path)
+                    )
                 q.weight = float(len(q._who))
             if q._strata:
                 q.stratum = min(q._strata.items(), key=lambda kv: (-kv[1], kv[0]))[0]
@@ -349,7 +365,9 @@ class _Population:
 # ---------------------------------------------------------------------- sampling
 
 
-def sample_queries(path: PathLike, spec: SampleSpec, *, columns: Optional[Mapping[str, str]] = None) -> QuerySample:
+def sample_queries(
+    path: PathLike, spec: SampleSpec, *, columns: Optional[Mapping[str, str]] = None
+) -> QuerySample:
     """Read the log and draw the sample (see the module docstring)."""
     pop = _Population(spec, Path(path))
     who = spec.weight[:-1] if spec.weight != "count" else "user"

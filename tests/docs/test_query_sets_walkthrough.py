@@ -44,7 +44,9 @@ def grade_like_a_person(pool: Path, synthetic_qrels: Path) -> int:
         if (r["query_id"], r["doc_id"]) in claimed:
             r["grade"] = "0" if "unrelated" in r["query"] else "2"
         else:
-            r["grade"] = "1" if words & set(re.findall(r"[a-z]{5,}", (r["title"] + " " + r["text"]).lower())) else "0"
+            r["grade"] = (
+                "1" if words & set(re.findall(r"[a-z]{5,}", (r["title"] + " " + r["text"]).lower())) else "0"
+            )
     with open(pool, "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
@@ -57,9 +59,16 @@ def test_the_walkthrough_runs(tmp_path: Path, shared_dir: Path, monkeypatch, cap
     (tmp_path / "judgments").mkdir()
     corpus = (shared_dir / "data" / "scifact" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:300]
     (tmp_path / "judgments" / "corpus.jsonl").write_text("\n".join(corpus) + "\n", encoding="utf-8")
-    write_log(tmp_path / "logs" / "queries.csv", sorted(set(real_queries(shared_dir, "scifact")))[:300], 5000, seed=2)
+    write_log(
+        tmp_path / "logs" / "queries.csv",
+        sorted(set(real_queries(shared_dir, "scifact")))[:300],
+        5000,
+        seed=2,
+    )
     fake = FakeSynthLLM(failing_checks=False)
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))  # the answer cache of this run only
+    monkeypatch.delenv("PYTEST_RETRIEVAL_CACHE_DIR", raising=False)
     monkeypatch.setenv("OPENAI_BASE_URL", fake.url + "/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-walkthrough-test")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
@@ -74,13 +83,21 @@ def test_the_walkthrough_runs(tmp_path: Path, shared_dir: Path, monkeypatch, cap
             for line in body.strip().splitlines():
                 ran.append(_run(line, tmp_path, capsys))
                 if " judge pool " in line:
-                    assert grade_like_a_person(tmp_path / "annotate" / "pool.csv", tmp_path / "judgments" / "synthetic-qrels.tsv") > 40
+                    assert (
+                        grade_like_a_person(
+                            tmp_path / "annotate" / "pool.csv", tmp_path / "judgments" / "synthetic-qrels.tsv"
+                        )
+                        > 40
+                    )
     finally:
         fake.close()
     assert any(r.startswith("pytest-retrieval judge synth") for r in ran) and ran[-1].startswith("pytest ")
     assert fake.generations == 30  # the dry run asked nothing
+    assert (tmp_path / "user-cache" / "pytest-retrieval" / "judge" / "llm-cache.jsonl").is_file()
     prov = json.loads((tmp_path / "judgments" / "synthetic.json").read_text())
-    assert prov["counts"]["kept"] + sum(prov["counts"]["dropped"].values()) == prov["counts"]["generated"] == 90
+    assert (
+        prov["counts"]["kept"] + sum(prov["counts"]["dropped"].values()) == prov["counts"]["generated"] == 90
+    )
 
 
 def _run(line: str, cwd: Path, capsys) -> str:

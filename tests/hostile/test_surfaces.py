@@ -156,9 +156,15 @@ FILE_CASES: Dict[str, List[str]] = {
         "test_surfaces_query_sets.py::test_hostile_query_log_is_one_clear_line",
         "test_surfaces_query_sets.py::test_a_hostile_query_set_command_is_refused_in_one_line",
     ],
-    "file:synth-prompt": ["test_surfaces_query_sets.py::test_a_hostile_query_set_command_is_refused_in_one_line"],
-    "file:synth-outputs": ["test_surfaces_query_sets.py::test_a_hostile_query_set_command_is_refused_in_one_line"],
-    "file:sample-outputs": ["test_surfaces_query_sets.py::test_a_hostile_query_set_command_is_refused_in_one_line"],
+    "file:synth-prompt": [
+        "test_surfaces_query_sets.py::test_a_hostile_query_set_command_is_refused_in_one_line"
+    ],
+    "file:synth-outputs": [
+        "test_surfaces_query_sets.py::test_a_hostile_query_set_command_is_refused_in_one_line"
+    ],
+    "file:sample-outputs": [
+        "test_surfaces_query_sets.py::test_a_hostile_query_set_command_is_refused_in_one_line"
+    ],
 }
 FORMAT_CASES: Dict[str, List[str]] = {
     "format:terminal": ["test_secrets.py::test_no_secret_in_any_output_of_a_passing_run"],

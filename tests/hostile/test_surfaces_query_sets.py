@@ -26,7 +26,10 @@ SYNTH = (
     "judge synth --corpus corpus.jsonl --out sq.jsonl --qrels-out sr.tsv --provider callable "
     "--function synthfn:write --check-function synthfn:grade --cache sc.jsonl"
 )
-OPENAI = SYNTH.replace("--provider callable --function synthfn:write --check-function synthfn:grade", "--provider openai --model m")
+OPENAI = SYNTH.replace(
+    "--provider callable --function synthfn:write --check-function synthfn:grade",
+    "--provider openai --model m",
+)
 
 # (surface, argv, fragments of the last line of stderr); every case exits 2
 CASES = [
@@ -51,9 +54,17 @@ CASES = [
     ("judge sample unknown column role", f"{SAMPLE} --column dwell=x", ["--column", "unknown role"]),
     ("judge sample missing column", f"{SAMPLE} --column query=nosuch", ["log.csv", "'nosuch'"]),
     ("judge sample --no-progress", f"{SAMPLE} --no-progress=1", ["--no-progress"]),
-    ("judge synth --suite", "judge synth --suite fifo --out a.jsonl --qrels-out b.tsv --provider callable --function synthfn:write --check-function synthfn:grade", ["fifo", "not a regular file"]),
+    (
+        "judge synth --suite",
+        "judge synth --suite fifo --out a.jsonl --qrels-out b.tsv --provider callable --function synthfn:write --check-function synthfn:grade",
+        ["fifo", "not a regular file"],
+    ),
     ("judge synth --corpus", SYNTH.replace("corpus.jsonl", "adir"), ["adir", "directory"]),
-    ("judge synth neither corpus nor suite", SYNTH.replace("--corpus corpus.jsonl ", ""), ["--suite", "--corpus"]),
+    (
+        "judge synth neither corpus nor suite",
+        SYNTH.replace("--corpus corpus.jsonl ", ""),
+        ["--suite", "--corpus"],
+    ),
     ("judge synth --out", SYNTH.replace("sq.jsonl", "adir"), ["--out adir", "directory"]),
     ("judge synth --qrels-out", SYNTH.replace("sr.tsv", "adir"), ["--qrels-out adir", "directory"]),
     ("judge synth --tags-out", f"{SYNTH} --tags-out adir", ["--tags-out adir", "directory"]),
@@ -67,24 +78,44 @@ CASES = [
     ("judge synth --min-grade", f"{SYNTH} --min-grade 4", ["--min-grade", "<= 3"]),
     ("judge synth --grade", f"{SYNTH} --grade 5", ["--grade", "1-3"]),
     ("judge synth --max-verbatim-words", f"{SYNTH} --max-verbatim-words 0", ["--max-verbatim-words", ">= 1"]),
-    ("judge synth --max-ngram-overlap", f"{SYNTH} --max-ngram-overlap 1.5", ["--max-ngram-overlap", "[0, 1]"]),
+    (
+        "judge synth --max-ngram-overlap",
+        f"{SYNTH} --max-ngram-overlap 1.5",
+        ["--max-ngram-overlap", "[0, 1]"],
+    ),
     ("judge synth --dup-cosine", f"{SYNTH} --dup-cosine inf", ["--dup-cosine", "finite"]),
-    ("judge synth --embedder-model", f"{SYNTH} --embedder-model nosuchdir", ["--embedder-model", "not a folder"]),
+    (
+        "judge synth --embedder-model",
+        f"{SYNTH} --embedder-model nosuchdir",
+        ["--embedder-model", "not a folder"],
+    ),
     ("judge synth --provider", f"{SYNTH} --provider {R}", ["--provider"]),
     ("judge synth --model", OPENAI.replace("--model m", "--model ''"), ["--model"]),
     ("judge synth --function", SYNTH.replace("synthfn:write", R), ["module:function"]),
     ("judge synth --base-url", f"{SYNTH} --base-url ftp://x", ["--base-url", "http(s)"]),
-    ("judge synth --api-key-env", f"{OPENAI} --api-key-env PYTEST_RETRIEVAL_UNSET_KEY", ["PYTEST_RETRIEVAL_UNSET_KEY", "not set"]),
+    (
+        "judge synth --api-key-env",
+        f"{OPENAI} --api-key-env PYTEST_RETRIEVAL_UNSET_KEY",
+        ["PYTEST_RETRIEVAL_UNSET_KEY", "not set"],
+    ),
     ("judge synth --anthropic-version", f"{SYNTH} --anthropic-version {R}", ["--anthropic-version"]),
     ("judge synth --judge-id", f"{SYNTH} --judge-id ''", ["--judge-id", "empty"]),
-    ("judge synth --prompt-version", f"{SYNTH} --prompt-version {R}", ["--prompt-version", "format character"]),
+    (
+        "judge synth --prompt-version",
+        f"{SYNTH} --prompt-version {R}",
+        ["--prompt-version", "format character"],
+    ),
     ("judge synth --prompt-file", f"{SYNTH} --prompt-file adir", ["adir", "prompt template"]),
     ("judge synth prompt without {n}", f"{SYNTH} --prompt-file no_n.txt", ["no_n.txt", "{n}"]),
     ("judge synth prompt not UTF-8", f"{SYNTH} --prompt-file latin1.txt", ["latin1.txt", "prompt template"]),
     ("judge synth --cache", SYNTH.replace("sc.jsonl", "adir"), ["adir"]),
     ("judge synth --check-provider", f"{SYNTH} --check-provider {R}", ["--check-provider"]),
     ("judge synth --check-model", f"{SYNTH} --check-provider openai --check-model ''", ["--check-model"]),
-    ("judge synth --check-function", SYNTH.replace("synthfn:grade", "nosuchmodule:f"), ["check judge", "nosuchmodule"]),
+    (
+        "judge synth --check-function",
+        SYNTH.replace("synthfn:grade", "nosuchmodule:f"),
+        ["check judge", "nosuchmodule"],
+    ),
     ("judge synth --check-base-url", f"{SYNTH} --check-base-url {R}", ["--check-base-url"]),
     (
         "judge synth --check-api-key-env",
@@ -109,7 +140,11 @@ CASES = [
     ("judge synth --failures", f"{SYNTH} --failures adir", ["--failures adir", "directory"]),
     ("judge synth --dry-run", f"{SYNTH} --dry-run=1", ["--dry-run"]),
     ("judge synth --no-progress", f"{SYNTH} --no-progress=1", ["--no-progress"]),
-    ("judge agree --tags", "judge agree a.csv b.csv --tags fifo --tag synthetic", ["fifo", "not a regular file"]),
+    (
+        "judge agree --tags",
+        "judge agree a.csv b.csv --tags fifo --tag synthetic",
+        ["fifo", "not a regular file"],
+    ),
     ("judge agree --tag", "judge agree a.csv b.csv --tags tags.tsv --tag ''", ["--tag", "empty"]),
     ("judge agree --tag alone", "judge agree a.csv b.csv --tag synthetic", ["--tag and --tags go together"]),
 ]
@@ -124,7 +159,9 @@ def files(tmp_path_factory) -> Path:
     os.mkfifo(d / "fifo")
     (d / "log.csv").write_text("query,count,locale\nsolar panels,3,en\nwind power,1,de\n")
     (d / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": f"d{i}", "title": "solar", "text": "panels " * 30}) + "\n" for i in range(3))
+        "".join(
+            json.dumps({"_id": f"d{i}", "title": "solar", "text": "panels " * 30}) + "\n" for i in range(3)
+        )
     )
     (d / "synthfn.py").write_text(
         "def write(prompt, document):\n    return '[\"how do solar panels work?\"]'\n\n"
@@ -184,7 +221,9 @@ LOGS = [
 
 
 @pytest.mark.parametrize("name,fname,content,fragments", LOGS, ids=[c[0] for c in LOGS])
-def test_hostile_query_log_is_one_clear_line(tmp_path: Path, name: str, fname: str, content, fragments: List[str]) -> None:
+def test_hostile_query_log_is_one_clear_line(
+    tmp_path: Path, name: str, fname: str, content, fragments: List[str]
+) -> None:
     from pytest_retrieval.judge.sample import parse_time
 
     path = tmp_path / fname

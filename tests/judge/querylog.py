@@ -32,7 +32,15 @@ def write_log(path: Path, base: Sequence[str], rows: int, seed: int = 0, pii_sha
             if rng.random() < pii_share:
                 text = f"{base[i]} {rng.choice(PII)}"
             day = 1 + n * 30 // rows
-            w.writerow([text, 1 + (n % 3 == 0), f"2026-10-{day:02d}T12:00:00Z", f"u{rng.randrange(500)}", locales[i % 3]])
+            w.writerow(
+                [
+                    text,
+                    1 + (n % 3 == 0),
+                    f"2026-10-{day:02d}T12:00:00Z",
+                    f"u{rng.randrange(500)}",
+                    locales[i % 3],
+                ]
+            )
 
 
 def real_queries(shared: Path, name: str = "nfcorpus") -> List[str]:

@@ -75,7 +75,9 @@ def test_mask_pii(text: str, masked: str, kinds: dict) -> None:
 
 def test_normalise_merges_near_identical_real_queries(shared_dir: Path) -> None:
     qs = real_queries(shared_dir, "nfcorpus")
-    assert normalise("Treating Parkinson’s Disease With Diet") == normalise("Treating Parkinson's Disease With Diet")
+    assert normalise("Treating Parkinson’s Disease With Diet") == normalise(
+        "Treating Parkinson's Disease With Diet"
+    )
     assert normalise("ＳＯＬＡＲ  panels?") == "solar panels"
     assert normalise("Straße") == normalise("STRASSE")
     assert len({normalise(q) for q in qs}) < len(set(qs))
@@ -143,7 +145,8 @@ def test_weight_by_users_window_and_outputs(log: Path, tmp_path: Path) -> None:
     from pytest_retrieval.judge.sample import parse_time
 
     s = sample_queries(
-        log, SampleSpec(size=20, weight="users", since=parse_time("2026-10-10"), until=parse_time("2026-10-20"))
+        log,
+        SampleSpec(size=20, weight="users", since=parse_time("2026-10-10"), until=parse_time("2026-10-20")),
     )
     assert 0 < s.rows_out_of_window < s.rows
     assert max(s.weights.values()) <= 500
@@ -154,9 +157,15 @@ def test_weight_by_users_window_and_outputs(log: Path, tmp_path: Path) -> None:
 
 def test_jsonl_log_and_named_columns(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    rows = [{"search_term": "Solar Panels", "n": 3}, {"search_term": "solar panels!", "n": 2}, {"search_term": "wind", "n": 1}]
+    rows = [
+        {"search_term": "Solar Panels", "n": 3},
+        {"search_term": "solar panels!", "n": 2},
+        {"search_term": "wind", "n": 1},
+    ]
     log.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    s = sample_queries(log, SampleSpec(size=5, method="top-n"), columns={"query": "search_term", "count": "n"})
+    s = sample_queries(
+        log, SampleSpec(size=5, method="top-n"), columns={"query": "search_term", "count": "n"}
+    )
     assert list(s.queries.values()) == ["Solar Panels", "wind"] and list(s.weights.values()) == [5.0, 1.0]
 
 
@@ -172,7 +181,19 @@ def test_bad_logs_are_one_line(tmp_path: Path) -> None:
 
 def test_cli(log: Path, tmp_path: Path) -> None:
     out, tags = tmp_path / "q.tsv", tmp_path / "t.jsonl"
-    argv = ["judge", "sample", str(log), "--out", str(out), "--tags-out", str(tags), "-n", "25", "--seed", "3"]
+    argv = [
+        "judge",
+        "sample",
+        str(log),
+        "--out",
+        str(out),
+        "--tags-out",
+        str(tags),
+        "-n",
+        "25",
+        "--seed",
+        "3",
+    ]
     assert cli_main(argv + ["--stratify", "locale", "--no-progress"]) == 0
     first = out.read_text()
     assert cli_main(argv + ["--stratify", "locale"]) == 0

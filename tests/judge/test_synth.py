@@ -87,16 +87,22 @@ def test_document_sample_is_seeded_and_stratified(scifact_docs) -> None:
     b = sample_documents(list(reversed(scifact_docs)), max_docs=30, seed=3, stratify="length")
     assert [d.doc_id for d in a.docs] == [d.doc_id for d in b.docs]
     assert {k: t for k, (_, t) in a.strata.items()} == {"long": 10, "medium": 10, "short": 10}
-    assert [d.doc_id for d in sample_documents(scifact_docs, max_docs=30, seed=4).docs] != [d.doc_id for d in a.docs]
+    assert [d.doc_id for d in sample_documents(scifact_docs, max_docs=30, seed=4).docs] != [
+        d.doc_id for d in a.docs
+    ]
     assert a.too_short == 0
     fussy = sample_documents(scifact_docs, max_docs=30, min_words=300)
-    assert fussy.too_short == sum(1 for d in scifact_docs if len((d.fields["title"] + " " + d.fields["text"]).split()) < 300)
+    assert fussy.too_short == sum(
+        1 for d in scifact_docs if len((d.fields["title"] + " " + d.fields["text"]).split()) < 300
+    )
 
 
 def test_generation_prompt() -> None:
     p = generation_prompt()
     assert p.version == "synth-questions-v1" and "{document}" in p.text
-    assert "3 strings" in p.render("doc {n} {document}", 3) and "doc {n} {document}" in p.render("doc {n} {document}", 3)
+    assert "3 strings" in p.render("doc {n} {document}", 3) and "doc {n} {document}" in p.render(
+        "doc {n} {document}", 3
+    )
     custom = generation_prompt("Write {n} about {document}")
     assert custom.version.startswith("custom-")
     with pytest.raises(ValueError, match=r"\{n\}"):
@@ -106,7 +112,9 @@ def test_generation_prompt() -> None:
 # ---------------------------------------------------------------- the whole run
 
 
-def test_synth_on_scifact_counts_add_up_and_the_set_is_suite_ready(fake, tmp_path, scifact_dir, capsys) -> None:
+def test_synth_on_scifact_counts_add_up_and_the_set_is_suite_ready(
+    fake, tmp_path, scifact_dir, capsys
+) -> None:
     corpus = scifact_dir / "corpus.jsonl"
     argv = _cli(fake, tmp_path, corpus, "--per-doc", "6", "--max-docs", "20", "--stratify", "length",
                 "--price-input", "3", "--price-output", "15")  # fmt: skip
@@ -157,9 +165,13 @@ def test_embedding_duplicates_with_minilm(fake, tmp_path, scifact_docs, shared_d
     from pytest_retrieval.models.embedders.factory import make_embedder
 
     embedder = make_embedder({"type": "onnx", "model": str(shared_dir / "models" / "all-MiniLM-L6-v2-onnx")})
-    gen = OpenAICompatibleJudge("w", base_url=fake.url + "/v1", prompt=Verbatim("synth-questions-v1", "{query}"), max_tokens=512)
+    gen = OpenAICompatibleJudge(
+        "w", base_url=fake.url + "/v1", prompt=Verbatim("synth-questions-v1", "{query}"), max_tokens=512
+    )
     chk = OpenAICompatibleJudge("c", base_url=fake.url + "/v1")
-    asking = Asking(JudgeCache(tmp_path / "c.jsonl"), {"progress": False, "retry": RetryPolicy(max_retries=0)})
+    asking = Asking(
+        JudgeCache(tmp_path / "c.jsonl"), {"progress": False, "retry": RetryPolicy(max_retries=0)}
+    )
     asked_at_plan = []
     r = synthesize(
         scifact_docs, gen, chk, generation_prompt(), asking, SynthSpec(per_doc=6, max_docs=10, seed=1),
@@ -173,16 +185,31 @@ def test_embedding_duplicates_with_minilm(fake, tmp_path, scifact_docs, shared_d
 
 def test_suite_queries_are_not_duplicated_and_nfcorpus_by_field(fake, tmp_path, shared_dir) -> None:
     corpus = tmp_path / "corpus.jsonl"
-    rows = [json.loads(x) for x in (shared_dir / "data" / "nfcorpus" / "corpus.jsonl").read_text().splitlines()[:300]]
+    rows = [
+        json.loads(x)
+        for x in (shared_dir / "data" / "nfcorpus" / "corpus.jsonl").read_text().splitlines()[:300]
+    ]
     for i, r in enumerate(rows):
         r["source"] = ["pubmed", "blog"][i % 2]
     corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
     docs = load_corpus(corpus)
-    gen = OpenAICompatibleJudge("w", base_url=fake.url + "/v1", prompt=Verbatim("synth-questions-v1", "{query}"), max_tokens=512)
+    gen = OpenAICompatibleJudge(
+        "w", base_url=fake.url + "/v1", prompt=Verbatim("synth-questions-v1", "{query}"), max_tokens=512
+    )
     chk = OpenAICompatibleJudge("c", base_url=fake.url + "/v1")
-    asking = Asking(JudgeCache(tmp_path / "c.jsonl"), {"progress": False, "retry": RetryPolicy(max_retries=0)})
+    asking = Asking(
+        JudgeCache(tmp_path / "c.jsonl"), {"progress": False, "retry": RetryPolicy(max_retries=0)}
+    )
     existing = {"h1": "What is the main finding reported here?"}
-    r = synthesize(docs, gen, chk, generation_prompt(), asking, SynthSpec(per_doc=3, max_docs=8, stratify="source"), existing=existing)
+    r = synthesize(
+        docs,
+        gen,
+        chk,
+        generation_prompt(),
+        asking,
+        SynthSpec(per_doc=3, max_docs=8, stratify="source"),
+        existing=existing,
+    )
     assert r.dropped()["duplicate text"] == 8  # the suite already has that question
     assert {k: t for k, (_, t) in r.sample.strata.items()} == {"blog": 4, "pubmed": 4}
 

@@ -25,7 +25,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "(llm), build query sets from a query log (sample) or with an LLM (synth), pool the top-k of your retrievers for people to grade (pool, "
         "import), and measure agreement between two label sources (agree).",
     )
-    sub = j.add_subparsers(dest="judge_command", required=True, metavar="{clicks,llm,sample,synth,pool,import,agree}")
+    sub = j.add_subparsers(
+        dest="judge_command", required=True, metavar="{clicks,llm,sample,synth,pool,import,agree}"
+    )
     clicks.register(sub)
     llm.register(sub)
     sample.register(sub)

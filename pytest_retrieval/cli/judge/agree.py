@@ -50,10 +50,10 @@ def run(args: argparse.Namespace) -> int:
 def _only_tagged(args: argparse.Namespace, a: Any, b: Any) -> Tuple[Any, Any, str]:
     """Both label sources cut to the queries carrying ``--tag`` in ``--tags`` (e.g. the
     synthetic queries: their synthetic labels against people's), and a line saying so."""
-    if args.tag is None and args.tags is None:
-        return a, b, ""
-    if args.tag is None or args.tags is None:
+    if (args.tag is None) != (args.tags is None):
         raise RetrievalError("--tag and --tags go together: --tags FILE --tag synthetic")
+    if args.tag is None:
+        return a, b, ""
     from ...io.tags import load_tags
 
     tags = load_tags(Path(args.tags))
@@ -84,7 +84,9 @@ def register(sub: Any) -> None:
         help="recommend human backstopping below this linear-weighted kappa (default 0.6)",
     )
     a.add_argument("--strict", action="store_true", help="exit 1 when below --min-kappa")
-    a.add_argument("--tags", metavar="FILE", help="tags file (with --tag): compare only the queries with that tag")
+    a.add_argument(
+        "--tags", metavar="FILE", help="tags file (with --tag): compare only the queries with that tag"
+    )
     a.add_argument(
         "--tag",
         type=plain_text,

@@ -33,7 +33,9 @@ def run(args: argparse.Namespace) -> int:
         since=args.since,
         until=args.until,
         normalisation=Normalisation(
-            nfkc="nfkc" not in args.keep, case="case" not in args.keep, punctuation="punctuation" not in args.keep
+            nfkc="nfkc" not in args.keep,
+            case="case" not in args.keep,
+            punctuation="punctuation" not in args.keep,
         ),
     )
     sample = sample_queries(args.log, spec, columns=_columns(args.column))
@@ -41,7 +43,10 @@ def run(args: argparse.Namespace) -> int:
     if not sample.queries:
         raise RetrievalError(f"{args.log}: no query left to sample; nothing written")
     write_sample(sample, args.out, args.tags_out)
-    say(f"wrote {len(sample.queries)} queries to {args.out}" + (f", tags to {args.tags_out}" if args.tags_out else ""))
+    say(
+        f"wrote {len(sample.queries)} queries to {args.out}"
+        + (f", tags to {args.tags_out}" if args.tags_out else "")
+    )
     return 0
 
 
@@ -88,7 +93,9 @@ def register(sub: Any) -> None:
     p.add_argument("log", help="query log: .csv, .tsv or .jsonl, one row per search (or a count column)")
     p.add_argument("--out", required=True, help="queries file to write (.jsonl, or .tsv)")
     p.add_argument("--tags-out", help="tags file to write (.tsv qid<TAB>tags, or .jsonl)")
-    p.add_argument("-n", "--size", type=number(int, ge=1), default=200, help="queries to sample (default 200)")
+    p.add_argument(
+        "-n", "--size", type=number(int, ge=1), default=200, help="queries to sample (default 200)"
+    )
     p.add_argument(
         "--method",
         choices=("random", "top-n", "pps"),
@@ -96,6 +103,12 @@ def register(sub: Any) -> None:
         help="pps: probability proportional to size (default); random: uniform; top-n: most frequent",
     )
     p.add_argument("--seed", type=number(int, ge=0), default=0, help="random seed (default 0)")
+    _add_population_options(p)
+    add_progress_option(p, run)
+
+
+def _add_population_options(p: argparse.ArgumentParser) -> None:
+    """Which queries make the population: size, PII, strata, time window, folding, columns."""
     p.add_argument(
         "--weight",
         choices=("count", "users", "sessions"),
@@ -111,12 +124,20 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--min-digits", type=number(int, ge=3), default=7, help="a digit run this long is PII (default 7)"
     )
-    p.add_argument("--stratify", type=plain_text, metavar="COLUMN", help="sample each value of this column apart")
     p.add_argument(
-        "--quota", action="append", metavar="VALUE=N", help="with --stratify: N queries of this value (repeatable)"
+        "--stratify", type=plain_text, metavar="COLUMN", help="sample each value of this column apart"
     )
     p.add_argument(
-        "--min-count", type=number(float, ge=0), default=1, help="leave out queries of smaller size (default 1)"
+        "--quota",
+        action="append",
+        metavar="VALUE=N",
+        help="with --stratify: N queries of this value (repeatable)",
+    )
+    p.add_argument(
+        "--min-count",
+        type=number(float, ge=0),
+        default=1,
+        help="leave out queries of smaller size (default 1)",
     )
     p.add_argument("--since", type=_time, help="only rows at or after this ISO 8601 time (needs a timestamp)")
     p.add_argument("--until", type=_time, help="only rows before this ISO 8601 time")
@@ -133,4 +154,3 @@ def register(sub: Any) -> None:
         metavar="ROLE=NAME",
         help="name a column: roles query, count, timestamp, user, session",
     )
-    add_progress_option(p, run)

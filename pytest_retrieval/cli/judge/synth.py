@@ -45,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
     options = grading_options(args)
     options.pop("max_doc_chars")
     options.pop("dry_run")
-    say(f"generator {generator.id} (prompt {prompt.version}), check {checker.id} (prompt {checker.prompt_version})")
+    say(
+        f"generator {generator.id} (prompt {prompt.version}), check {checker.id} (prompt {checker.prompt_version})"
+    )
     say(f"cache {cache_path} ({len(cache)} answer(s))")
     try:
         result = synthesize(
@@ -106,18 +108,22 @@ def _check_args(args: argparse.Namespace) -> argparse.Namespace:
     if args.check_provider is not None and args.check_provider != args.provider:
         out.model = args.check_model
         out.function = args.check_function
-    if args.check_judge_id is None and args.judge_id is not None:
-        out.judge_id = None
+    out.judge_id = args.check_judge_id  # the generator's --judge-id names the generator only
     out.prompt_file = args.check_prompt_file
     out.prompt_version = args.check_prompt_version
     out.max_tokens = args.check_max_tokens
+    _check_names_its_judge(args, out)
+    return out
+
+
+def _check_names_its_judge(args: argparse.Namespace, out: argparse.Namespace) -> None:
+    """The check judge has a model (or a function); the error names the option to give."""
     if out.provider != "callable" and not out.model:
         if args.check_provider is None and args.check_model is None:
             raise RetrievalError(f"--provider {out.provider} needs --model")
         raise RetrievalError(f"--check-provider {out.provider} needs --check-model")
     if out.provider == "callable" and not out.function:
         raise RetrievalError("a callable check judge needs --check-function MODULE:FUNCTION")
-    return out
 
 
 def _judges(args: argparse.Namespace, check_args: argparse.Namespace, prompt: Any) -> Tuple[Any, Any]:
@@ -132,7 +138,10 @@ def _judges(args: argparse.Namespace, check_args: argparse.Namespace, prompt: An
     generator = make_judge(args.provider, model=args.model, function=args.function, **gen_kw)
     try:
         checker = make_judge(
-            check_args.provider, model=check_args.model, function=check_args.function, **judge_options(check_args)
+            check_args.provider,
+            model=check_args.model,
+            function=check_args.function,
+            **judge_options(check_args),
         )
     except (ValueError, RetrievalError) as exc:
         raise RetrievalError(f"check judge: {exc}") from None
@@ -170,7 +179,9 @@ def _inputs(args: argparse.Namespace) -> Tuple[Any, Dict[str, str], Any]:
     suite = load_suite(Path(args.suite))
     js = _suite_judgments(suite, load_judgments)
     if not js.corpus:
-        raise RetrievalError(f"--suite {args.suite}: the suite has no corpus file to sample documents from; give --corpus")
+        raise RetrievalError(
+            f"--suite {args.suite}: the suite has no corpus file to sample documents from; give --corpus"
+        )
     if embedder is None:
         embedder = _suite_embedder(suite)
     return js.corpus, dict(js.queries), embedder
@@ -246,7 +257,9 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, help="queries file to write (.jsonl, or .tsv)")
     p.add_argument("--qrels-out", required=True, help="qrels to write (TREC; .tsv/.jsonl by extension)")
     p.add_argument("--tags-out", help="tags file to write: every query tagged 'synthetic'")
-    p.add_argument("--provenance", metavar="FILE", help="provenance JSON to write (models, prompt hashes, seed, reasons)")
+    p.add_argument(
+        "--provenance", metavar="FILE", help="provenance JSON to write (models, prompt hashes, seed, reasons)"
+    )
     _add_sampling_options(p)
     _add_screen_options(p)
     add_judge_options(p)
@@ -258,45 +271,80 @@ def register(sub: Any) -> None:
 
 
 def _add_sampling_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--per-doc", type=number(int, ge=1, le=20), default=3, help="questions per document (default 3)")
-    p.add_argument("--max-docs", type=number(int, ge=1), default=100, help="documents to sample (default 100)")
     p.add_argument(
-        "--max-calls", type=number(int, ge=1), help="at most this many new requests (generation + check; retries aside)"
+        "--per-doc", type=number(int, ge=1, le=20), default=3, help="questions per document (default 3)"
+    )
+    p.add_argument(
+        "--max-docs", type=number(int, ge=1), default=100, help="documents to sample (default 100)"
+    )
+    p.add_argument(
+        "--max-calls",
+        type=number(int, ge=1),
+        help="at most this many new requests (generation + check; retries aside)",
     )
     p.add_argument("--seed", type=number(int, ge=0), default=0, help="document sample seed (default 0)")
-    p.add_argument("--stratify", type=plain_text, metavar="FIELD", help="stratify documents by 'length' or a document field")
     p.add_argument(
-        "--min-words", type=number(int, ge=0), default=20, help="documents shorter than this are not sampled (default 20)"
+        "--stratify",
+        type=plain_text,
+        metavar="FIELD",
+        help="stratify documents by 'length' or a document field",
+    )
+    p.add_argument(
+        "--min-words",
+        type=number(int, ge=0),
+        default=20,
+        help="documents shorter than this are not sampled (default 20)",
     )
 
 
 def _add_screen_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--min-grade", type=number(int, ge=0, le=3), default=2, help="check grade a question needs (default 2)"
+        "--min-grade",
+        type=number(int, ge=0, le=3),
+        default=2,
+        help="check grade a question needs (default 2)",
     )
     p.add_argument(
-        "--grade", type=_grade, default="check", help="qrels grade of the source document: 1-3, or check (default)"
+        "--grade",
+        type=_grade,
+        default="check",
+        help="qrels grade of the source document: 1-3, or check (default)",
     )
     p.add_argument(
-        "--max-verbatim-words", type=number(int, ge=1), default=10, help="longest run of document words allowed (default 10)"
+        "--max-verbatim-words",
+        type=number(int, ge=1),
+        default=10,
+        help="longest run of document words allowed (default 10)",
     )
     p.add_argument(
-        "--max-ngram-overlap", type=fraction, default=0.75, help="share of word 3-grams from the document allowed (default 0.75)"
+        "--max-ngram-overlap",
+        type=fraction,
+        default=0.75,
+        help="share of word 3-grams from the document allowed (default 0.75)",
     )
     p.add_argument(
-        "--dup-cosine", type=number(float, ge=-1, le=1), default=0.95, help="embedding near-duplicate threshold (default 0.95)"
+        "--dup-cosine",
+        type=number(float, ge=-1, le=1),
+        default=0.95,
+        help="embedding near-duplicate threshold (default 0.95)",
     )
-    p.add_argument("--embedder-model", metavar="DIR", help="ONNX sentence-embedding model for near-duplicates")
+    p.add_argument(
+        "--embedder-model", metavar="DIR", help="ONNX sentence-embedding model for near-duplicates"
+    )
 
 
 def _add_check_options(p: argparse.ArgumentParser) -> None:
     """The second judge: defaults to the generator's provider and model with the grading prompt."""
-    p.add_argument("--check-provider", choices=("anthropic", "openai", "callable"), help="default: --provider")
+    p.add_argument(
+        "--check-provider", choices=("anthropic", "openai", "callable"), help="default: --provider"
+    )
     p.add_argument("--check-model", help="default: --model")
     p.add_argument("--check-function", metavar="MODULE:FUNCTION", help="callable check judge")
     p.add_argument("--check-base-url", type=http_url, help="default: --base-url")
     p.add_argument("--check-api-key-env", type=plain_text, metavar="VAR", help="default: --api-key-env")
     p.add_argument("--check-judge-id", type=plain_text, help="cache identity of the check judge")
-    p.add_argument("--check-prompt-version", type=plain_text, help="grading prompt version (default umbrela-int-v1)")
+    p.add_argument(
+        "--check-prompt-version", type=plain_text, help="grading prompt version (default umbrela-int-v1)"
+    )
     p.add_argument("--check-prompt-file", help="grading template with {query} and {document}")
     p.add_argument("--check-max-tokens", type=number(int, ge=1), help="check answer token limit (default 16)")

@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from .documents import DocSample, SourceDoc, sample_documents
 from .output import provenance, write_synth
-from .questions import GENERATION_PROMPT, GenerationPrompt, Verbatim, generation_prompt, parse_questions, verbatim
+from .questions import (
+    GENERATION_PROMPT,
+    GenerationPrompt,
+    Verbatim,
+    generation_prompt,
+    parse_questions,
+    verbatim,
+)
 from .run import DROP_REASONS, SYNTHETIC_TAG, Asking, SynthResult, SynthSpec, synthesize
 
 __all__ = [

@@ -12,7 +12,7 @@ Documents shorter than ``min_words`` are left out first (too little to ask about
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 __all__ = ["DocSample", "SourceDoc", "sample_documents"]
 
@@ -70,7 +70,7 @@ def _terciles(lengths: Sequence[int]) -> Tuple[int, int]:
 
 
 def sample_documents(
-    documents: Sequence[object],
+    documents: Sequence[Any],
     *,
     max_docs: int,
     seed: int = 0,
@@ -80,25 +80,7 @@ def sample_documents(
     """``documents`` are ``types.Document`` (``doc_id``, ``fields``); see the module docstring."""
     import numpy as np
 
-    pool: List[Tuple[str, Mapping[str, str], int]] = []
-    too_short = 0
-    for d in documents:
-        fields = getattr(d, "fields")
-        words = sum(len(v.split()) for k, v in fields.items() if k in ("title", "text"))
-        if words < min_words:
-            too_short += 1
-            continue
-        pool.append((getattr(d, "doc_id"), fields, words))
-    pool.sort(key=lambda t: t[0])
-    bounds = _terciles([w for *_, w in pool]) if stratify == LENGTH else (0, 0)
-    groups: Dict[str, List[SourceDoc]] = {}
-    for did, fields, words in pool:
-        s = _stratum(fields, stratify, bounds, words)
-        title = fields.get("title", "") or ""
-        text = fields.get("text")
-        if text is None:
-            text = " ".join(v for k, v in fields.items() if k != "title")
-        groups.setdefault(s, []).append(SourceDoc(did, title, text, s))
+    groups, too_short = _strata(documents, stratify, min_words)
     alloc = _allocate({k: len(v) for k, v in groups.items()}, max_docs)
     out = DocSample([], len(documents), too_short)
     for i, key in enumerate(sorted(groups)):
@@ -111,6 +93,32 @@ def sample_documents(
         if stratify:
             out.strata[key] = (len(groups[key]), len(members))
     return out
+
+
+def _strata(
+    documents: Sequence[Any], stratify: Optional[str], min_words: int
+) -> Tuple[Dict[str, List[SourceDoc]], int]:
+    """stratum -> its documents sorted by id (those of ``min_words`` or more), and how many
+    were too short."""
+    pool: List[Tuple[str, Mapping[str, str], int]] = []
+    for d in documents:
+        words = sum(len(v.split()) for k, v in d.fields.items() if k in ("title", "text"))
+        if words >= min_words:
+            pool.append((d.doc_id, d.fields, words))
+    pool.sort(key=lambda t: t[0])
+    bounds = _terciles([w for *_, w in pool]) if stratify == LENGTH else (0, 0)
+    groups: Dict[str, List[SourceDoc]] = {}
+    for did, fields, words in pool:
+        s = _stratum(fields, stratify, bounds, words)
+        groups.setdefault(s, []).append(SourceDoc(did, *_title_text(fields), s))
+    return groups, len(documents) - len(pool)
+
+
+def _title_text(fields: Mapping[str, str]) -> Tuple[str, str]:
+    text = fields.get("text")
+    if text is None:
+        text = " ".join(v for k, v in fields.items() if k != "title")
+    return fields.get("title", "") or "", text
 
 
 def _allocate(sizes: Mapping[str, int], budget: int) -> Dict[str, int]:

@@ -41,7 +41,13 @@ def provenance(result: SynthResult) -> Dict[str, Any]:
             "extra_ignored": result.extra_ignored,
         },
         "queries": [
-            {"id": c.qid, "text": c.text, "doc_id": c.doc.doc_id, "stratum": c.doc.stratum, "check_grade": c.check_grade}
+            {
+                "id": c.qid,
+                "text": c.text,
+                "doc_id": c.doc.doc_id,
+                "stratum": c.doc.stratum,
+                "check_grade": c.check_grade,
+            }
             for c in result.kept
         ],
         "dropped": [

@@ -146,9 +146,13 @@ class SynthResult:
             f"{sum(dropped.values())} dropped (" + ", ".join(f"{k}: {v}" for k, v in dropped.items()) + ")"
         )
         if self.extra_ignored:
-            lines.append(f"  {self.extra_ignored} question(s) beyond {self.spec.per_doc} per document ignored")
+            lines.append(
+                f"  {self.extra_ignored} question(s) beyond {self.spec.per_doc} per document ignored"
+            )
         if self.generation_failed:
-            lines.append(f"  {self.generation_failed} document(s) got no questions (failed; rerun to ask again)")
+            lines.append(
+                f"  {self.generation_failed} document(s) got no questions (failed; rerun to ask again)"
+            )
         return "\n".join(lines)
 
     def outputs(self) -> Tuple[Dict[str, str], Dict[str, Dict[str, int]], Dict[str, Tuple[str, ...]]]:
@@ -205,7 +209,11 @@ def synthesize(
     )
     check_sha = hashlib.sha256(getattr(getattr(checker, "prompt", None), "text", "").encode()).hexdigest()
     result = SynthResult(
-        spec, sample, judge_identity(generator, prompt.sha256), judge_identity(checker, check_sha), dry_run=dry_run
+        spec,
+        sample,
+        judge_identity(generator, prompt.sha256),
+        judge_identity(checker, check_sha),
+        dry_run=dry_run,
     )
     gen_pairs = [_generation_pair(d, prompt, spec) for d in sample.docs]
     gen_pairs = _budget(gen_pairs, generator, checker, asking, spec, result)
@@ -215,7 +223,9 @@ def synthesize(
         on_plan(result)
     if dry_run:
         return result
-    gen = grade_pairs(gen_pairs, generator, cache=asking.cache, parse=parse_questions, max_doc_chars=None, **asking.options)
+    gen = grade_pairs(
+        gen_pairs, generator, cache=asking.cache, parse=parse_questions, max_doc_chars=None, **asking.options
+    )
     result.reports.append(gen)
     _collect(sample.docs, gen, spec, result)
     seen = {normalise(t) for t in existing.values()}
@@ -243,7 +253,11 @@ def _calls_for(pair: JudgePair, generator: Judge, checker: Judge, asking: Asking
         return 1 + spec.per_doc
     doc = pair.document[: spec.max_doc_chars]
     questions = (hit.get("value") or [])[: spec.per_doc]
-    return sum(1 for q in questions if _screened(q, pair.document, spec) is None and _cached(checker, asking.cache, q, doc) is None)
+    return sum(
+        1
+        for q in questions
+        if _screened(q, pair.document, spec) is None and _cached(checker, asking.cache, q, doc) is None
+    )
 
 
 def _screened(question: str, document: str, spec: SynthSpec) -> Optional[Tuple[str, str]]:
@@ -258,7 +272,12 @@ def _screened(question: str, document: str, spec: SynthSpec) -> Optional[Tuple[s
 
 
 def _budget(
-    pairs: List[JudgePair], generator: Judge, checker: Judge, asking: Asking, spec: SynthSpec, result: SynthResult
+    pairs: List[JudgePair],
+    generator: Judge,
+    checker: Judge,
+    asking: Asking,
+    spec: SynthSpec,
+    result: SynthResult,
 ) -> List[JudgePair]:
     """The documents, in sample order, whose new requests fit ``max_calls``."""
     kept: List[JudgePair] = []
@@ -275,7 +294,12 @@ def _budget(
 
 
 def _estimate(
-    pairs: List[JudgePair], generator: Judge, checker: Judge, asking: Asking, spec: SynthSpec, result: SynthResult
+    pairs: List[JudgePair],
+    generator: Judge,
+    checker: Judge,
+    asking: Asking,
+    spec: SynthSpec,
+    result: SynthResult,
 ) -> None:
     """Input tokens (characters / 4) and cost of the planned requests."""
     check_prompt = getattr(checker, "prompt", None)
@@ -285,7 +309,9 @@ def _estimate(
             chars += len(p.query)
             out += spec.per_doc * spec.gen_output_tokens
             probe = "x" * 80  # a question of typical length
-            rendered = check_prompt.render(probe, p.document[: spec.max_doc_chars]) if check_prompt else p.document
+            rendered = (
+                check_prompt.render(probe, p.document[: spec.max_doc_chars]) if check_prompt else p.document
+            )
             chars += spec.per_doc * len(rendered)
             out += spec.per_doc * int(getattr(checker, "estimated_output_tokens", 2))
     result.estimated_input_tokens = chars // 4
@@ -340,7 +366,9 @@ def _check(result: SynthResult, checker: Judge, asking: Asking, spec: SynthSpec)
             c.check_grade = g
 
 
-def _embedding_duplicates(cands: Sequence[Candidate], existing: Mapping[str, str], embedder: Any, spec: SynthSpec) -> None:
+def _embedding_duplicates(
+    cands: Sequence[Candidate], existing: Mapping[str, str], embedder: Any, spec: SynthSpec
+) -> None:
     """Greedy, in order: a question whose cosine to a kept one (or a suite query) exceeds
     ``dup_cosine`` is a duplicate."""
     import numpy as np
