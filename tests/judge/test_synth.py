@@ -255,3 +255,55 @@ def test_same_judge_twice_is_refused(tmp_path, scifact_dir, capsys) -> None:
             "--check-prompt-file", str(tmp_path / "chk.txt"), "--check-prompt-version", "mine", "--dry-run"]  # fmt: skip
     assert cli_main(argv) == 2
     assert "must differ" in capsys.readouterr().err
+
+
+def test_summary_counts_synthetic_queries_and_says_when_they_are_most(tmp_path) -> None:
+    from pytest_retrieval.execution.integrity import QuerySetCheck
+    from pytest_retrieval.io.judgment_set import JudgmentSet
+
+    qrels = {f"q{i}": {"d1": 1} for i in range(5)}
+    queries = {q: "text" for q in qrels}
+    mostly = JudgmentSet(queries=queries, qrels=qrels, tags={f"q{i}": ("synthetic",) for i in range(3)})
+    check = QuerySetCheck.of(mostly)
+    assert check.line().endswith("; 3 synthetic, 2 human") and check.as_dict()["synthetic"] == 3
+    line = check.synthetic_line()
+    assert line is not None and line.startswith("mostly synthetic: 3 of 5 judged queries") and "\n" not in line
+    half = JudgmentSet(queries=queries, qrels=qrels, tags={f"q{i}": ("synthetic",) for i in range(2)})
+    assert QuerySetCheck.of(half).synthetic_line() is None
+    none = QuerySetCheck.of(JudgmentSet(queries=queries, qrels=qrels))
+    assert "synthetic" not in none.line() and none.synthetic_line() is None
+
+
+def test_agree_on_the_synthetic_queries_only(tmp_path, capsys) -> None:
+    (tmp_path / "human.csv").write_text(
+        "query_id,query,doc_id,title,text,grade\n"
+        "syn-1,a,d1,,t,2\nsyn-2,b,d2,,t,0\nsyn-3,c,d3,,t,3\nh1,d,d4,,t,1\n"
+    )
+    (tmp_path / "synthetic.tsv").write_text("query-id\tcorpus-id\tscore\nsyn-1\td1\t3\nsyn-2\td2\t2\nsyn-3\td3\t3\nh1\td4\t1\n")
+    (tmp_path / "tags.tsv").write_text("syn-1\tsynthetic\nsyn-2\tsynthetic\nsyn-3\tsynthetic\nh1\thuman\n")
+    argv = ["judge", "agree", str(tmp_path / "human.csv"), str(tmp_path / "synthetic.tsv"), "--names", "human,synthetic"]
+    assert cli_main(argv + ["--tags", str(tmp_path / "tags.tsv"), "--tag", "synthetic"]) == 0
+    out = capsys.readouterr().out
+    assert "on the 3 queries tagged 'synthetic'" in out and "3 pairs graded by both" in out
+    assert "Cohen's kappa" in out
+    assert cli_main(argv + ["--tags", str(tmp_path / "tags.tsv"), "--tag", "synthetic", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["n"] == 3 and d["tag"] == "synthetic"
+    assert cli_main(argv) == 0 and "4 pairs graded by both" in capsys.readouterr().out
+
+
+def test_non_grade_answers_are_cached_and_resumed(tmp_path, fake) -> None:
+    from pytest_retrieval.judge.llm import JudgePair, grade_pairs
+
+    gen = OpenAICompatibleJudge("w", base_url=fake.url + "/v1", prompt=Verbatim("synth-questions-v1", "{query}"), max_tokens=512)
+    prompt = generation_prompt().render("Solar panels\nSolar panels convert light to power in winter.", 2)
+    pairs = [JudgePair("d1", prompt, "d1", "doc")]
+    cache = tmp_path / "c.jsonl"
+    r1 = grade_pairs(pairs, gen, cache=cache, parse=parse_questions, max_doc_chars=None, progress=False)
+    assert r1.new == 1 and isinstance(r1.grades[("d1", "d1")], list)
+    record = json.loads(cache.read_text().splitlines()[0])
+    assert record["grade"] is None and record["value"] == r1.grades[("d1", "d1")]
+    r2 = grade_pairs(pairs, gen, cache=cache, parse=parse_questions, max_doc_chars=None, progress=False)
+    assert r2.cached == 1 and fake.generations == 1 and r2.grades == r1.grades
+    # a grading judge never takes a questions answer for a grade: the keys differ by prompt version
+    assert len(JudgeCache(cache)) == 1
