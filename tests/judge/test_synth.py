@@ -67,7 +67,8 @@ def test_parse_questions() -> None:
     assert parse_questions('["a b c?", "d e f?"]') == ["a b c?", "d e f?"]
     assert parse_questions('```json\n["a  b?"]\n```') == ["a b?"]
     assert parse_questions("1. What is x?\n2) Why y?\n- How z?") == ["What is x?", "Why y?", "How z?"]
-    for bad in ("", "   ", "[]", '[""]'):
+    assert parse_questions('["why\\u202e is\\nthe sky\\u0000 blue?"]') == ["why is the sky blue?"]
+    for bad in ("", "   ", "[]", '[""]', '["\\u200b\\u0000"]'):
         with pytest.raises(ValueError):
             parse_questions(bad)
 
@@ -267,7 +268,9 @@ def test_summary_counts_synthetic_queries_and_says_when_they_are_most(tmp_path) 
     check = QuerySetCheck.of(mostly)
     assert check.line().endswith("; 3 synthetic, 2 human") and check.as_dict()["synthetic"] == 3
     line = check.synthetic_line()
-    assert line is not None and line.startswith("mostly synthetic: 3 of 5 judged queries") and "\n" not in line
+    assert (
+        line is not None and line.startswith("mostly synthetic: 3 of 5 judged queries") and "\n" not in line
+    )
     half = JudgmentSet(queries=queries, qrels=qrels, tags={f"q{i}": ("synthetic",) for i in range(2)})
     assert QuerySetCheck.of(half).synthetic_line() is None
     none = QuerySetCheck.of(JudgmentSet(queries=queries, qrels=qrels))
@@ -279,9 +282,18 @@ def test_agree_on_the_synthetic_queries_only(tmp_path, capsys) -> None:
         "query_id,query,doc_id,title,text,grade\n"
         "syn-1,a,d1,,t,2\nsyn-2,b,d2,,t,0\nsyn-3,c,d3,,t,3\nh1,d,d4,,t,1\n"
     )
-    (tmp_path / "synthetic.tsv").write_text("query-id\tcorpus-id\tscore\nsyn-1\td1\t3\nsyn-2\td2\t2\nsyn-3\td3\t3\nh1\td4\t1\n")
+    (tmp_path / "synthetic.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nsyn-1\td1\t3\nsyn-2\td2\t2\nsyn-3\td3\t3\nh1\td4\t1\n"
+    )
     (tmp_path / "tags.tsv").write_text("syn-1\tsynthetic\nsyn-2\tsynthetic\nsyn-3\tsynthetic\nh1\thuman\n")
-    argv = ["judge", "agree", str(tmp_path / "human.csv"), str(tmp_path / "synthetic.tsv"), "--names", "human,synthetic"]
+    argv = [
+        "judge",
+        "agree",
+        str(tmp_path / "human.csv"),
+        str(tmp_path / "synthetic.tsv"),
+        "--names",
+        "human,synthetic",
+    ]
     assert cli_main(argv + ["--tags", str(tmp_path / "tags.tsv"), "--tag", "synthetic"]) == 0
     out = capsys.readouterr().out
     assert "on the 3 queries tagged 'synthetic'" in out and "3 pairs graded by both" in out
@@ -295,7 +307,9 @@ def test_agree_on_the_synthetic_queries_only(tmp_path, capsys) -> None:
 def test_non_grade_answers_are_cached_and_resumed(tmp_path, fake) -> None:
     from pytest_retrieval.judge.llm import JudgePair, grade_pairs
 
-    gen = OpenAICompatibleJudge("w", base_url=fake.url + "/v1", prompt=Verbatim("synth-questions-v1", "{query}"), max_tokens=512)
+    gen = OpenAICompatibleJudge(
+        "w", base_url=fake.url + "/v1", prompt=Verbatim("synth-questions-v1", "{query}"), max_tokens=512
+    )
     prompt = generation_prompt().render("Solar panels\nSolar panels convert light to power in winter.", 2)
     pairs = [JudgePair("d1", prompt, "d1", "doc")]
     cache = tmp_path / "c.jsonl"
@@ -307,3 +321,30 @@ def test_non_grade_answers_are_cached_and_resumed(tmp_path, fake) -> None:
     assert r2.cached == 1 and fake.generations == 1 and r2.grades == r1.grades
     # a grading judge never takes a questions answer for a grade: the keys differ by prompt version
     assert len(JudgeCache(cache)) == 1
+
+
+def test_synth_from_a_suite_skips_its_queries_and_uses_its_corpus(
+    fake, tmp_path, scifact_dir, capsys
+) -> None:
+    home = tmp_path / "suite"
+    home.mkdir()
+    lines = (scifact_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:200]
+    (home / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (home / "queries.jsonl").write_text(
+        json.dumps({"_id": "h1", "text": "what is the MAIN finding reported here"}) + "\n"
+    )
+    suite = home / "retrieval_s.yaml"
+    head = (
+        "suite: s\njudgments:\n  queries: queries.jsonl\n  qrels: qrels.tsv\n"  # qrels.tsv does not exist yet
+    )
+    tail = "retrievers:\n  bm25: {type: bm25}\nfloors:\n  bm25: {ndcg@10: 0.1}\n"
+    suite.write_text(head + "  corpus: corpus.jsonl\n" + tail)
+    argv = _cli(fake, tmp_path, home / "corpus.jsonl", "--per-doc", "3", "--max-docs", "5")
+    argv[argv.index("--corpus") : argv.index("--corpus") + 2] = ["--suite", str(suite)]
+    assert cli_main(argv) == 0
+    prov = json.loads((tmp_path / "provenance.json").read_text())
+    assert prov["counts"]["dropped"]["duplicate text"] == 5  # the suite already asks it
+    assert prov["documents"]["corpus"] == 200
+    suite.write_text(head + tail)
+    assert cli_main(argv) == 2
+    assert "no corpus" in capsys.readouterr().err

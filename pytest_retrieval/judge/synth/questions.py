@@ -7,8 +7,9 @@ it, one JSON array of strings. A template of your own needs the placeholders ``{
 and ``{n}``; its version is ``custom-`` + a hash of its text (as for ``judge llm`` prompts).
 
 **Reading** (:func:`parse_questions`): a JSON array of strings (inside a fenced block too),
-else one question per line (list markers ``1.``, ``-``, ``*`` stripped). An answer with no
-question in it is a failure (``ValueError``), never an empty success.
+else one question per line (list markers ``1.``, ``-``, ``*`` stripped); each on one line,
+control and format characters removed. An answer with no question in it is a failure
+(``ValueError``), never an empty success.
 
 **Verbatim** (:func:`verbatim`): the longest run of words the question shares with the
 document, and the share of the question's word 3-grams found in the document (words after
@@ -94,10 +95,24 @@ def parse_questions(answer: str) -> List[str]:
     questions = _json_questions(body)
     if questions is None:
         questions = [_MARKER.sub("", line).strip().strip('"') for line in body.splitlines()]
-    questions = [" ".join(q.split()) for q in questions if isinstance(q, str) and q.strip()]
+    questions = [_clean(q) for q in questions if isinstance(q, str)]
+    questions = [q for q in questions if q]
     if not questions:
         raise ValueError(f"answer {answer[:80]!r} holds no question")
     return questions
+
+
+def _clean(question: str) -> str:
+    """One line of plain text: white space collapsed, control and format characters (a NUL,
+    a right-to-left override, a zero-width joiner) removed."""
+    import unicodedata
+
+    kept = "".join(
+        " " if c.isspace() else c
+        for c in question
+        if unicodedata.category(c) not in ("Cc", "Cf") or c.isspace()
+    )
+    return " ".join(kept.split())
 
 
 def _json_questions(body: str) -> Optional[List[str]]:
