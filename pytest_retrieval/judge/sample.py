@@ -17,7 +17,8 @@ searches (the sum of ``count``), or the number of distinct users or sessions
 (``weight="users"``), which keeps one user or a bot hammering a query from making it "head".
 The PII guard runs on every query (drop the query, or mask the spans), counted per kind.
 
-**Methods**, seeded (``numpy.random.Generator(PCG64(seed))``) and independent of the order of
+**Methods**, seeded (``numpy.random.Generator(PCG64([seed, stream]))``, one stream per
+stratum: 1 + CRC-32 of its value) and independent of the order of
 the log's rows (the population is sorted by its normalised text first):
 
 * ``random``: uniform, without replacement (every distinct query equally likely);
@@ -443,13 +444,21 @@ def _stratified(pop: List[LogQuery], spec: SampleSpec, result: QuerySample) -> L
         groups.setdefault(q.stratum if q.stratum is not None else "", []).append(q)
     quotas = dict(spec.quotas) if spec.quotas is not None else _proportional(groups, spec.size)
     chosen: List[LogQuery] = []
-    for i, value in enumerate(sorted(set(groups) | set(quotas))):
+    for value in sorted(set(groups) | set(quotas)):
         members = groups.get(value, [])
         quota = int(quotas.get(value, 0))
-        taken = _draw(members, quota, spec, i + 1) if quota else []
+        taken = _draw(members, quota, spec, stream_of(value)) if quota else []
         result.strata[value or "(blank)"] = (len(members), quota, len(taken))
         chosen.extend(taken)
     return chosen
+
+
+def stream_of(value: str) -> int:
+    """A stratum's random stream: CRC-32 of its value, so a new stratum in the log does not
+    change the sample of the others."""
+    import zlib
+
+    return 1 + zlib.crc32(value.encode("utf-8"))
 
 
 def _proportional(groups: Mapping[str, List[LogQuery]], size: int) -> Dict[str, int]:

@@ -4,7 +4,7 @@ Strata (``stratify``): ``length`` (word-count terciles of the corpus: ``short``,
 ``long``), or any string field of the documents (``source``, ``category``, a ``tag``). The
 ``max_docs`` are split over the strata in proportion to their sizes (largest remainder, at
 least one per stratum while the budget allows), and each stratum is sampled uniformly
-without replacement by ``numpy.random.Generator(PCG64([seed, i]))`` over its documents
+without replacement by ``numpy.random.Generator(PCG64([seed, 1 + crc32(stratum)]))`` over its documents
 sorted by id, so the sample depends on the seed and the corpus, never on the file order.
 Documents shorter than ``min_words`` are left out first (too little to ask about).
 """
@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ..sample import stream_of
 
 __all__ = ["DocSample", "SourceDoc", "sample_documents"]
 
@@ -83,10 +85,10 @@ def sample_documents(
     groups, too_short = _strata(documents, stratify, min_words)
     alloc = _allocate({k: len(v) for k, v in groups.items()}, max_docs)
     out = DocSample([], len(documents), too_short)
-    for i, key in enumerate(sorted(groups)):
+    for key in sorted(groups):
         members, n = groups[key], alloc[key]
         if n < len(members):
-            rng = np.random.Generator(np.random.PCG64([seed, i]))
+            rng = np.random.Generator(np.random.PCG64([seed, stream_of(key)]))
             idx = sorted(int(j) for j in rng.choice(len(members), size=n, replace=False))
             members = [members[j] for j in idx]
         out.docs.extend(members)

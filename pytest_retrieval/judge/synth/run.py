@@ -217,7 +217,8 @@ def synthesize(
     )
     gen_pairs = [_generation_pair(d, prompt, spec) for d in sample.docs]
     gen_pairs = _budget(gen_pairs, generator, checker, asking, spec, result)
-    sample.docs = [d for d in sample.docs if any(p.doc_id == d.doc_id for p in gen_pairs)]
+    asked = {p.doc_id for p in gen_pairs}
+    sample.docs = [d for d in sample.docs if d.doc_id in asked]
     _estimate(gen_pairs, generator, checker, asking, spec, result)
     if on_plan is not None:
         on_plan(result)
