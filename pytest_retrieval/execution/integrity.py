@@ -15,6 +15,7 @@ from ..config.load import Suite
 from ..config.yamlio import KeyPath
 from ..io.judgment_set import JudgmentSet
 from ..io.qrels import Qrels
+from ..io.tags import SYNTHETIC_TAG
 from .plan import needs_corpus
 
 # ------------------------------------------------------------------ query set
@@ -37,6 +38,7 @@ class QuerySetCheck:
     judged_without_text: List[str] = field(default_factory=list)
     queries_without_judgments: List[str] = field(default_factory=list)
     empty_text: List[str] = field(default_factory=list)  # judged queries whose text is blank
+    synthetic: int = 0  # judged queries tagged "synthetic" (``judge synth``)
 
     @classmethod
     def of(cls, js: JudgmentSet) -> QuerySetCheck:
@@ -53,6 +55,7 @@ class QuerySetCheck:
             judged_without_text=judged_without_text,
             queries_without_judgments=queries_without_judgments,
             empty_text=[q for q in judged if q in texts and not texts[q].strip()],
+            synthetic=sum(1 for q in judged if SYNTHETIC_TAG in js.tags.get(q, ())),
         )
 
     @property
@@ -60,10 +63,24 @@ class QuerySetCheck:
         return bool(self.judged_without_text or self.queries_without_judgments)
 
     def line(self) -> str:
-        return (
+        line = (
             f"query set: {self.judged_with_text} of {self.judged} judged queries have a text; "
             f"{self.queries_with_judgments} of {self.queries} queries have judgments; "
             f"{self.normalised} id(s) matched only after normalising"
+        )
+        if self.synthetic:
+            line += f"; {self.synthetic} synthetic, {self.judged - self.synthetic} human"
+        return line
+
+    def synthetic_line(self) -> Optional[str]:
+        """One line when more than half of the judged queries are synthetic (issue #27: a
+        synthetic set is good for comparing retrievers, not for absolute numbers)."""
+        if self.synthetic * 2 <= self.judged:
+            return None
+        return (
+            f"mostly synthetic: {self.synthetic} of {self.judged} judged queries are LLM-written "
+            f"(tagged '{SYNTHETIC_TAG}'): trust comparisons between retrievers, and backstop the floors "
+            f"with human queries (a floor on ndcg@10[human], `judge agree` on a human-labelled subset)"
         )
 
     def warnings(self) -> List[str]:
@@ -121,6 +138,7 @@ class QuerySetCheck:
             "judged_without_text": self.judged_without_text,
             "queries_without_judgments": self.queries_without_judgments,
             "empty_text": self.empty_text,
+            "synthetic": self.synthetic,
         }
 
 

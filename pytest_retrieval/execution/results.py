@@ -132,6 +132,9 @@ class SuiteResult:
         out = []
         if self.query_set is not None:
             out.append(self.query_set.line())
+            synthetic = self.query_set.synthetic_line()
+            if synthetic:
+                out.append(synthetic)
         if self.missing_documents is not None:
             line = self.missing_documents.line()
             if line:

@@ -8,6 +8,9 @@ from typing import Dict, Tuple
 from ..errors import ConfigError
 from .lines import QID_KEYS, parse_id, pick, read_jsonl, read_lines
 
+SYNTHETIC_TAG = "synthetic"  # queries written by an LLM (``judge synth``); the summary counts them
+HUMAN_TAG = "human"  # queries people typed (``judge sample`` from a query log)
+
 
 def load_tags(path: Path) -> Dict[str, Tuple[str, ...]]:
     """Per-query tags (strata): TSV ``qid<TAB>tag1,tag2`` or JSONL ``{"id", "tags": [...]}``."""

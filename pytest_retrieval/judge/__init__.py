@@ -5,6 +5,11 @@
 * :mod:`.llm`: an LLM judge grades (query, document) pairs 0-3 with a versioned prompt,
   strict parsing, a resumable disk cache, a thread pool, a rate limit and retries (a
   package: prompts, parsing, judges, cache, rate limit and orchestration apart).
+* :mod:`.sample`: a query set from a query log (random, top-n or PPS, seeded), with the
+  normalisation, de-duplication and PII guard of :mod:`.querytext`, and strata with quotas.
+* :mod:`.synth`: LLM-written questions for a seeded, stratified sample of documents, checked
+  by a second judge, with every drop counted (through :mod:`.llm`'s judges, cache and
+  retry loop).
 * :mod:`.pool`: the unjudged top-k of every retriever of one or more suites, for people
   to grade.
 * :mod:`.annotations`: the pooled pairs exported as annotation files, and the filled files
@@ -14,7 +19,7 @@
   the qrels and queries writers.
 * :mod:`.agreement`: kappa (plain, linear and quadratic weighted), exact and adjacent
   agreement and the confusion matrix between two label sources.
-* :mod:`.cli`: ``pytest-retrieval judge clicks|llm|pool|import|agree``.
+* ``pytest_retrieval.cli.judge``: ``pytest-retrieval judge clicks|llm|sample|synth|pool|import|agree``.
 """
 
 from __future__ import annotations
@@ -50,6 +55,11 @@ _EXPORTS = {
     "PoolPair": "pool",
     "pool_runs": "pool",
     "pool_suites": "pool",
+    "SampleSpec": "sample",
+    "sample_queries": "sample",
+    "SynthSpec": "synth",
+    "synthesize": "synth",
+    "write_synth": "synth",
     "read_annotations": "annotations",
     "read_pairs": "annotations",
     "write_annotation_file": "annotations",

@@ -125,7 +125,7 @@ def ini_surfaces() -> Set[str]:
     return rec.ini
 
 
-# files read or written (docs/how-to/: suite-files, judgments, baselines, reports) -> the hostile
+# files read or written (docs/how-to/: suite-files, judgments, baselines, reports, query-sets) -> the hostile
 # tests covering them
 FILE_CASES: Dict[str, List[str]] = {
     "file:suite": [
@@ -168,6 +168,19 @@ FILE_CASES: Dict[str, List[str]] = {
     "file:sparse-npz": [
         "test_sparse_files.py::test_hostile_sparse_npz_is_one_clear_line",
         "test_sparse_files.py::test_special_sparse_files_are_refused_without_blocking",
+    ],
+    "file:query-log": [
+        "test_surfaces_query_sets.py::test_hostile_query_log_is_one_clear_line",
+        "test_surfaces_query_sets.py::test_a_hostile_query_set_command_is_refused_in_one_line",
+    ],
+    "file:synth-prompt": [
+        "test_surfaces_query_sets.py::test_a_hostile_query_set_command_is_refused_in_one_line"
+    ],
+    "file:synth-outputs": [
+        "test_surfaces_query_sets.py::test_a_hostile_query_set_command_is_refused_in_one_line"
+    ],
+    "file:sample-outputs": [
+        "test_surfaces_query_sets.py::test_a_hostile_query_set_command_is_refused_in_one_line"
     ],
 }
 FORMAT_CASES: Dict[str, List[str]] = {

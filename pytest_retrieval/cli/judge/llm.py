@@ -19,16 +19,16 @@ def run(args: argparse.Namespace) -> int:
     from ...judge.annotations import read_pairs
     from ...judge.llm import JudgeCache, grade_pairs, make_judge, pairs_from_pool
 
-    _setup_logging()
-    _check_before_asking(args)
-    judge = make_judge(args.provider, model=args.model, function=args.function, **_judge_options(args))
+    setup_logging()
+    check_before_asking(args)
+    judge = make_judge(args.provider, model=args.model, function=args.function, **judge_options(args))
     pairs = pairs_from_pool(read_pairs(args.pairs))
-    cache_path = Path(args.cache) if args.cache else _default_cache()
+    cache_path = Path(args.cache) if args.cache else default_cache()
     cache = JudgeCache(cache_path)
-    prices = _prices(args)
+    prices = prices_of(args)
     say(f"judge {judge.id}, prompt {judge.prompt_version}; cache {cache_path} ({len(cache)} answer(s))")
     try:
-        report = grade_pairs(pairs, judge, cache=cache, prices=prices, **_grading_options(args))
+        report = grade_pairs(pairs, judge, cache=cache, prices=prices, **grading_options(args))
     except KeyboardInterrupt:
         cache.close()
         say("interrupted: every answer received so far is in the cache; rerun to resume")
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     return _write_llm_results(args, report)
 
 
-def _check_before_asking(args: argparse.Namespace) -> None:
+def check_before_asking(args: argparse.Namespace) -> None:
     """What would fail only once requests are out, refused before the first: a key variable
     that is not set, a failures file that cannot be written."""
     import os
@@ -56,13 +56,13 @@ def _check_before_asking(args: argparse.Namespace) -> None:
         check_output_file(args.failures, "--failures")
 
 
-def _default_cache() -> Path:
+def default_cache() -> Path:
     from ...models.embedders import default_cache_dir
 
     return default_cache_dir().parent / "judge" / "llm-cache.jsonl"
 
 
-def _prices(args: argparse.Namespace) -> Optional[Any]:
+def prices_of(args: argparse.Namespace) -> Optional[Any]:
     """``Prices`` when either ``--price-input`` or ``--price-output`` is given (the other is 0)."""
     from ...judge.llm import Prices
 
@@ -71,7 +71,7 @@ def _prices(args: argparse.Namespace) -> Optional[Any]:
     return Prices(args.price_input or 0.0, args.price_output or 0.0)
 
 
-def _prompt(args: argparse.Namespace) -> Any:
+def prompt_of(args: argparse.Namespace) -> Any:
     """The prompt template: ``--prompt-file`` (versioned by ``--prompt-version`` or its
     hash) or a shipped version."""
     from ...judge.llm import prompt_template
@@ -88,9 +88,10 @@ def _prompt(args: argparse.Namespace) -> Any:
         raise ConfigError(str(exc), file=args.prompt_file) from None
 
 
-def _judge_options(args: argparse.Namespace) -> dict:
-    """``make_judge`` keywords from the command line (the HTTP judges' transport options)."""
-    prompt = _prompt(args)
+def judge_options(args: argparse.Namespace, prompt: Any = None) -> dict:
+    """``make_judge`` keywords from the command line (the HTTP judges' transport options);
+    ``prompt``: the template to send (default: ``--prompt-file`` or ``--prompt-version``)."""
+    prompt = prompt if prompt is not None else prompt_of(args)
     kw: dict = {"judge_id": args.judge_id}
     if args.provider != "callable":
         if not args.model:
@@ -109,7 +110,7 @@ def _judge_options(args: argparse.Namespace) -> dict:
     return kw
 
 
-def _grading_options(args: argparse.Namespace) -> dict:
+def grading_options(args: argparse.Namespace) -> dict:
     """``grade_pairs`` keywords from the command line (pace, retries, limits)."""
     from ...judge.llm import RetryPolicy
 
@@ -146,7 +147,7 @@ def _write_llm_results(args: argparse.Namespace, report: Any) -> int:
     return 0 if report.complete else 1
 
 
-def _setup_logging() -> None:
+def setup_logging() -> None:
     logger = logging.getLogger("pytest_retrieval.judge")
     if not logger.handlers and not logging.getLogger().handlers:
         h = logging.StreamHandler(sys.stderr)
@@ -164,13 +165,13 @@ def register(sub: Any) -> None:
     parser = sub.add_parser("llm", help="grade (query, doc) pairs with an LLM judge -> qrels")
     parser.add_argument("pairs", help="pairs to grade: an annotation file from `judge pool` (.csv/.jsonl)")
     parser.add_argument("--out", required=True, help="qrels to write with the judge's grades")
-    _add_judge_options(parser)
-    _add_request_options(parser)
-    _add_cost_options(parser)
+    add_judge_options(parser)
+    add_request_options(parser)
+    add_cost_options(parser)
     add_progress_option(parser, run)
 
 
-def _add_judge_options(parser: argparse.ArgumentParser) -> None:
+def add_judge_options(parser: argparse.ArgumentParser) -> None:
     """Which judge: provider, model or function, endpoint, key, prompt, answer cache."""
     parser.add_argument(
         "--provider",
@@ -210,7 +211,7 @@ def _add_judge_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_request_options(parser: argparse.ArgumentParser) -> None:
+def add_request_options(parser: argparse.ArgumentParser) -> None:
     """How the judge is asked: pace, retries, timeouts, answer and document sizes."""
     parser.add_argument(
         "--concurrency", type=number(int, ge=1), default=4, help="parallel requests (default 4)"
@@ -251,7 +252,7 @@ def _add_request_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_cost_options(parser: argparse.ArgumentParser) -> None:
+def add_cost_options(parser: argparse.ArgumentParser) -> None:
     """The cost estimate, the failures file and the dry run."""
     parser.add_argument(
         "--price-input",

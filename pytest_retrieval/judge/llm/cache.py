@@ -1,7 +1,8 @@
 """The judge's answers on disk: an append-only JSONL file, one line per answer.
 
 Keyed by sha256 of (judge id, prompt version, sha256 of the query text, sha256 of the
-document text as sent). Each answer is appended and flushed (and fsynced) as it arrives,
+document text as sent). A line holds a ``grade`` (``judge llm``) or, for other questions
+asked through the same loop (``judge synth``'s generated questions), a ``value``. Each answer is appended and flushed (and fsynced) as it arrives,
 so a crash or Ctrl-C loses at most the requests in flight, and a rerun asks only what is
 not cached. A torn last line (crash mid-write) is skipped with a warning. Failures are
 appended too (``grade: null``, for the audit trail) but are not cache hits: a rerun asks
@@ -25,6 +26,14 @@ __all__ = ["JudgeCache"]
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _answered(rec: Dict[str, Any]) -> bool:
+    """A cache hit: a grade 0-3, or another answer read by the caller's parser (``value``)."""
+    g = rec.get("grade")
+    if isinstance(g, int) and not isinstance(g, bool):
+        return 0 <= g <= 3
+    return g is None and rec.get("value") is not None and not rec.get("error")
 
 
 class JudgeCache:
@@ -56,8 +65,7 @@ class JudgeCache:
                 except (ValueError, KeyError, TypeError):
                     self.skipped_lines.append(n)
                     continue
-                g = rec.get("grade")
-                if isinstance(g, int) and not isinstance(g, bool) and 0 <= g <= 3:
+                if _answered(rec):
                     self._grades[key] = rec
         if self.skipped_lines:
             warnings.warn(
@@ -81,7 +89,7 @@ class JudgeCache:
             fh.flush()
             if self.fsync:
                 os.fsync(fh.fileno())
-            if isinstance(record.get("grade"), int):
+            if _answered(record):
                 self._grades[record["key"]] = record
 
     def _open(self) -> TextIO:

@@ -45,13 +45,18 @@ def grade_pairs(
     progress: Optional[bool] = None,
     dry_run: bool = False,
     sleep: Optional[Callable[[float], None]] = None,
+    parse: Optional[Callable[[str], Any]] = None,
 ) -> GradingReport:
     """Grade every pair with ``judge``, through the cache (see the module docstring).
 
     Pairs whose (judge, prompt, query text, document text) are cached are not asked; pairs
     with identical texts are asked once. Returns a :class:`GradingReport` with the grades of
     every pair that has one (cached or new) and the failures; it never raises for a pair
-    that failed. ``KeyboardInterrupt`` stops the run after saving what has arrived."""
+    that failed. ``KeyboardInterrupt`` stops the run after saving what has arrived.
+
+    ``parse`` reads an answer (default :func:`~.parsing.parse_grade`, a grade 0-3); another
+    reader (``judge synth`` reads a list of questions) raises ``ValueError`` for an answer
+    it cannot read, and its values are cached under ``value`` instead of ``grade``."""
     if concurrency < 1:
         raise ValueError("concurrency must be >= 1")
     store = cache if isinstance(cache, JudgeCache) else JudgeCache(cache)
@@ -63,6 +68,8 @@ def grade_pairs(
             _estimate(plan, judge, prices, report)
             return report
         asker = _Asker.limited(judge, retry, requests_per_minute, sleep, max_consecutive_failures)
+        if parse is not None:
+            asker.parse = parse
         _ask_all(plan, asker, store, report, concurrency, progress)
         return report
     finally:
@@ -102,7 +109,8 @@ def _plan(
         hit = store.get(key)
         if hit is not None:
             report.cached += 1
-            report.grades[(p.query_id, p.doc_id)] = int(hit["grade"])
+            value = hit.get("grade")
+            report.grades[(p.query_id, p.doc_id)] = hit.get("value") if value is None else int(value)
             continue
         plan.waiting.setdefault(key, []).append(p)
         plan.todo.setdefault(key, (p, doc))
@@ -126,7 +134,7 @@ def _estimate(plan: _Plan, judge: Judge, prices: Optional[Prices], report: Gradi
 @dataclass
 class _Outcome:
     key: str
-    grade: Optional[int] = None
+    grade: Any = None  # the parsed answer: a grade, or what ``parse`` read
     raw: Optional[str] = None
     error: Optional[str] = None
     input_tokens: Optional[int] = None
@@ -148,6 +156,7 @@ class _Asker:
     bucket: Optional[TokenBucket]
     sleep: Optional[Callable[[float], None]]
     max_consecutive_failures: int
+    parse: Callable[[str], Any] = parse_grade
     stop: threading.Event = field(default_factory=threading.Event)
     reason: Optional[str] = None
     _consecutive: int = 0
@@ -222,8 +231,8 @@ class _Asker:
             out.input_tokens = answer.input_tokens
             out.output_tokens = answer.output_tokens
             try:
-                out.grade = parse_grade(answer.text)
-            except GradeParseError as exc:
+                out.grade = self.parse(answer.text)
+            except (GradeParseError, ValueError) as exc:
                 out.error = str(exc)
             return out
 
@@ -304,6 +313,8 @@ def _settle(
     bar.update(1)
     first = group[0]
     record = _record(out, judge, first)
+    if out.grade is not None and not isinstance(out.grade, int):
+        record["grade"], record["value"] = None, out.grade
     if out.grade is not None:
         store.put(record)
         report.new += len(group)

@@ -6,7 +6,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, TextIO, Tuple, Union
+from typing import Any, Dict, List, Optional, TextIO, Tuple, Union
 
 from ...fileio import atomic_write
 
@@ -52,7 +52,8 @@ class GradingReport:
     estimated_input_tokens: int = 0  # dry run: prompt characters / 4
     aborted: Optional[str] = None
     elapsed: float = 0.0
-    grades: Dict[Tuple[str, str], int] = field(default_factory=dict)
+    # (query id, doc id) -> grade 0-3 (or the value a custom ``parse`` read, e.g. questions)
+    grades: Dict[Tuple[str, str], Any] = field(default_factory=dict)
     failures: List[Failure] = field(default_factory=list)
     dry_run: bool = False
 
