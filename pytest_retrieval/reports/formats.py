@@ -122,6 +122,39 @@ def engine_detail(info: Mapping[str, Any], keys: Collection[str] = ("engine", "v
     return detail
 
 
+def sparse_precision_lines(info: Mapping[str, Any]) -> List[str]:
+    """The precision each sparse field of an engine scored at (``describe()["sparse"]``): an
+    engine that cannot score exactly says so beside the figures (e.g. Lucene FeatureField keeps
+    9 significant bits of each document weight, search_engine/sparse.py)."""
+    fields = info.get("sparse")
+    if not isinstance(fields, Mapping):
+        return []
+    return [
+        f"sparse scores of field {field} ({facts.get('type', '?')}): {facts.get('score_precision', '?')}"
+        for field, facts in fields.items()
+        if isinstance(facts, Mapping)
+    ]
+
+
+def sparse_fact_line(facts: Mapping[str, Any]) -> str:
+    """A sparse retriever's efficiency facts as the JSON report has them (``retrievers[].sparse``):
+    non-zero terms per document and per query, the expected FLOPS, the empty vectors."""
+
+    def show(x: Any, fmt: str) -> str:
+        return "?" if x is None or not_a_number(x) else format(float(x), fmt)
+
+    line = (
+        f"{show(facts.get('sparse_doc_nnz'), '.1f')} non-zero terms per document, "
+        f"{show(facts.get('sparse_query_nnz'), '.1f')} per query, FLOPS {show(facts.get('flops'), '.4g')} "
+        f"({facts.get('encoder', '?')}, idf: {facts.get('idf', '?')})"
+    )
+    if facts.get("empty_documents"):
+        line += f"; {facts['empty_documents']} of {facts.get('documents', '?')} documents have an empty vector"
+    if facts.get("empty_queries"):
+        line += f"; {facts['empty_queries']} of {facts.get('queries', '?')} queries have an empty vector (zero hits)"
+    return line
+
+
 def percent_shares(shares: Mapping[str, float], name: Callable[[str], str] = str) -> str:
     """``bm25 12%, dense 30%``: each retriever's share (the unjudged share of its top 10)."""
     return ", ".join(

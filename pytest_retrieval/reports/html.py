@@ -29,6 +29,8 @@ from .formats import (
     percent_shares,
     pval,
     redact,
+    sparse_fact_line,
+    sparse_precision_lines,
     stage_head,
     stage_latency,
     stage_quality,
@@ -179,6 +181,10 @@ def _notes(v: SuiteView) -> str:
         lines.append("Unjudged in the top 10: " + percent_shares(share, e) + " (count as non-relevant).")
     if v.s.get("power"):
         lines.append(e(v.s["power"]))
+    for r in v.retrievers:
+        if isinstance(r.get("sparse"), dict):
+            lines.append(f"Sparse <code>{e(r['name'])}</code>: " + e(sparse_fact_line(r["sparse"])) + ".")
+    lines += [e(line[:1].upper() + line[1:]) + "." for line in sparse_precision_lines(v.s.get("backend") or {})]
     for w in v.s.get("warnings") or []:
         lines.append("Warning: " + e(redact(w)))
     return "".join(f'<p class="note">{l}</p>' for l in lines)
