@@ -30,7 +30,7 @@ from .formats import (
     pval,
     redact,
     sparse_fact_line,
-    sparse_precision_lines,
+    sparse_precisions,
     stage_head,
     stage_latency,
     stage_quality,
@@ -181,13 +181,23 @@ def _notes(v: SuiteView) -> str:
         lines.append("Unjudged in the top 10: " + percent_shares(share, e) + " (count as non-relevant).")
     if v.s.get("power"):
         lines.append(e(v.s["power"]))
-    for r in v.retrievers:
-        if isinstance(r.get("sparse"), dict):
-            lines.append(f"Sparse <code>{e(r['name'])}</code>: " + e(sparse_fact_line(r["sparse"])) + ".")
-    lines += [e(line[:1].upper() + line[1:]) + "." for line in sparse_precision_lines(v.s.get("backend") or {})]
+    lines += _sparse_notes(v)
     for w in v.s.get("warnings") or []:
         lines.append("Warning: " + e(redact(w)))
     return "".join(f'<p class="note">{l}</p>' for l in lines)
+
+
+def _sparse_notes(v: SuiteView) -> List[str]:
+    """Each sparse retriever's efficiency facts and the precision the engine scored at."""
+    lines = [
+        f"Sparse <code>{e(r['name'])}</code>: " + e(sparse_fact_line(r["sparse"])) + "."
+        for r in v.retrievers
+        if isinstance(r.get("sparse"), dict)
+    ]
+    return lines + [
+        f"Sparse scores of field <code>{e(f)}</code> ({e(kind)}): {e(how)}."
+        for f, kind, how in sparse_precisions(v.s.get("backend") or {})
+    ]
 
 
 def _plots(v: SuiteView) -> str:

@@ -27,7 +27,7 @@ from .formats import (
     pval,
     redact,
     sparse_fact_line,
-    sparse_precision_lines,
+    sparse_precisions,
     stage_head,
     stage_latency,
     stage_quality,
@@ -268,7 +268,10 @@ def _sparse_notes(v: SuiteView) -> List[str]:
         for r in v.retrievers
         if isinstance(r.get("sparse"), dict)
     ]
-    return lines + [esc(line[:1].upper() + line[1:], 300) + "." for line in sparse_precision_lines(v.s.get("backend") or {})]
+    return lines + [
+        f"Sparse scores of field {code(f)} ({esc(kind)}): {esc(how, 300)}."
+        for f, kind, how in sparse_precisions(v.s.get("backend") or {})
+    ]
 
 
 def _diff_lines(v: SuiteView, q: Dict[str, Any], metric: str) -> str:

@@ -121,12 +121,24 @@ def run_pytest(folder: Path, suite: str, backend: str, url: str, out: Path) -> d
     env = dict(os.environ, RETRIEVAL_HOSTS=url)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     cmd = [sys.executable, "-m", "pytest", suite, "-p", "no:cacheprovider", "-q", "--rootdir", str(folder)]
-    cmd += ["--retrieval-backend", backend, "--retrieval-no-latency", "--retrieval-report", str(out / "r.json")]
+    cmd += [
+        "--retrieval-backend",
+        backend,
+        "--retrieval-no-latency",
+        "--retrieval-report",
+        str(out / "r.json"),
+    ]
     cmd += ["--retrieval-runs", str(out / "runs"), "--retrieval-markdown", str(out / "r.md")]
     cmd += ["--retrieval-html", str(out / "r.html"), "--retrieval-openmetrics", str(out / "r.prom")]
     try:
         proc = subprocess.run(
-            cmd, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S
+            cmd,
+            cwd=folder,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=TIMEOUT_S,
         )
         rc, output = proc.returncode, proc.stdout
     except subprocess.TimeoutExpired as exc:
@@ -201,7 +213,9 @@ def test_sparse_suite_gates_pass(instance, suite_run, record_property):
     if instance is None:
         assert "Lucene feature precision" not in result["output"]
         return
-    assert facts == {r["name"]: r["sparse"] for r in passed(suite_run(None), "embedded")["retrievers"] if r.get("sparse")}
+    assert facts == {
+        r["name"]: r["sparse"] for r in passed(suite_run(None), "embedded")["retrievers"] if r.get("sparse")
+    }
     fields = suite["backend"]["sparse"]
     assert set(fields) == {"sparse_embedding", "sparse_embedding-2"}, fields
     for field, info in fields.items():
@@ -214,7 +228,9 @@ def test_sparse_suite_gates_pass(instance, suite_run, record_property):
     assert http(instance.url, path=f"/{index}")[0] == 404, f"{index} left behind"
 
 
-def top10_parity(engine: Dict[str, List[Tuple[str, float]]], exact: Dict[str, List[Tuple[str, float]]]) -> dict:
+def top10_parity(
+    engine: Dict[str, List[Tuple[str, float]]], exact: Dict[str, List[Tuple[str, float]]]
+) -> dict:
     """The engine's top 10 against the embedded (exact) run: asserts the 9-bit bound per hit and
     returns the figures."""
     overlap, identical, worst = [], 0, 0.0
@@ -252,7 +268,9 @@ def test_sparse_suite_top10_as_embedded(instance, suite_run, record_property):
     for key, result in (("embedded", embedded), ("engine", engine)):
         ndcg[key] = {r["name"]: r["metrics"]["ndcg@10"] for r in passed(result, key)["retrievers"]}
     for name in SPARSE:
-        figures = top10_parity(read_run(engine["runs"] / f"{name}.run"), read_run(embedded["runs"] / f"{name}.run"))
+        figures = top10_parity(
+            read_run(engine["runs"] / f"{name}.run"), read_run(embedded["runs"] / f"{name}.run")
+        )
         figures["ndcg10_diff"] = ndcg["engine"][name] - ndcg["embedded"][name]
         for what, value in figures.items():
             record_property(f"{name}_{what}", value)
@@ -291,10 +309,17 @@ def _bulk_existing(url: str, index: str, folder: Path, beir: Path) -> None:
     lines: List[str] = []
     for line in (beir / "corpus.jsonl").open():
         d = json.loads(line)
-        source = {"title": d["title"], "text": d["text"], "splade": full[d["_id"]], "splade_small": small[d["_id"]]}
+        source = {
+            "title": d["title"],
+            "text": d["text"],
+            "splade": full[d["_id"]],
+            "splade_small": small[d["_id"]],
+        }
         lines += [json.dumps({"index": {"_id": d["_id"]}}), json.dumps(source)]
     for start in range(0, len(lines), 2000):
-        status, answer = http(url, "POST", f"/{index}/_bulk", "\n".join(lines[start : start + 2000]) + "\n", 120)
+        status, answer = http(
+            url, "POST", f"/{index}/_bulk", "\n".join(lines[start : start + 2000]) + "\n", 120
+        )
         assert status == 200 and not answer["errors"], str(answer)[:2000]
     assert http(url, "POST", f"/{index}/_refresh")[0] == 200
 
@@ -311,7 +336,9 @@ def test_existing_index_with_sparse_fields(instance, suite_dir, suite_run, scifa
         (suite_dir / "retrieval_existing.yaml").write_text(
             suite_text(scifact_dir, index, ("splade", "splade_small"))
         )
-        result = run_pytest(suite_dir, "retrieval_existing.yaml", "elasticsearch", instance.url, suite_dir / "out-existing")
+        result = run_pytest(
+            suite_dir, "retrieval_existing.yaml", "elasticsearch", instance.url, suite_dir / "out-existing"
+        )
         suite = passed(result, f"{instance.id} existing index")
         assert suite["backend"]["index_mode"] == "existing"
         assert set(suite["backend"]["sparse"]) == {"splade", "splade_small"}, suite["backend"]["sparse"]
