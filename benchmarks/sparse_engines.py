@@ -54,7 +54,9 @@ SPEC = SparseSpec(encoder_id=ENCODER)
 def load(folder: Path, max_terms: int):
     js = load_beir(folder, "test")
     docs = list(js.corpus)
-    vectors = bm25_encoder.documents([f"{d.fields.get('title', '')} {d.fields.get('text', '')}" for d in docs])
+    vectors = bm25_encoder.documents(
+        [f"{d.fields.get('title', '')} {d.fields.get('text', '')}" for d in docs]
+    )
     if max_terms:
         vectors = [dict(sorted(v.items(), key=lambda kv: (-kv[1], kv[0]))[:max_terms]) for v in vectors]
     stats = doc_stats(vectors)
@@ -109,7 +111,10 @@ def figures(run, exact, model, vectors_of, queries, qrels) -> Dict[str, Any]:
             m = sum(w * feature_value(vec[t]) for t, w in q.sparse.items() if t in vec)
             worst = max(worst, abs(score - e) / e)
             worst_model = max(worst_model, abs(score - m) / m)
-    ndcg = {n: evaluate(qrels, r, ["ndcg@10"]).aggregate["ndcg@10"] for n, r in (("engine", run), ("exact", exact))}
+    ndcg = {
+        n: evaluate(qrels, r, ["ndcg@10"]).aggregate["ndcg@10"]
+        for n, r in (("engine", run), ("exact", exact))
+    }
     return {
         "top10_overlap": sum(overlap) / len(overlap),
         "identical_top10": identical,
@@ -153,7 +158,9 @@ def measure_elsewhere(key: str, version: str, args: argparse.Namespace) -> Optio
     venv = ROOT / f".venv-es{version.split('.')[0]}"
     if not venv.is_dir():
         return None
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(venv), str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(venv), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )
     cmd = [sys.executable, __file__, "--engines", key, "--json", "--scifact", str(args.scifact)]
     cmd += ["--max-terms", str(args.max_terms)]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -176,7 +183,9 @@ def main(argv: List[str]) -> int:
     model, _, _ = embedded_run(docs, [{t: feature_value(w) for t, w in v.items()} for v in vectors], queries)
     if not args.json:
         nnz = sum(len(v) for v in vectors) / len(vectors)
-        print(f"SciFact: {len(docs)} documents ({nnz:.1f} terms each on average), {len(queries)} test queries, top {K}")
+        print(
+            f"SciFact: {len(docs)} documents ({nnz:.1f} terms each on average), {len(queries)} test queries, top {K}"
+        )
         print(f"  embedded (exact): build {build:.2f} s, search {search * 1000:.0f} ms")
     results: Dict[str, Any] = {}
     for key, kind, version, url in instances([k for k in args.engines.split(",") if k]):

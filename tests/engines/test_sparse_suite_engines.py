@@ -210,6 +210,9 @@ def test_sparse_suite_gates_pass(instance, suite_run, record_property):
     assert facts["sparse_top32"]["sparse_doc_nnz"] <= 32 < facts["sparse"]["sparse_doc_nnz"]
     for r in suite["retrievers"]:
         record_property(f"{r['name']}_ndcg@10", r["metrics"]["ndcg@10"])
+    for report in ("r.md", "r.html"):  # the cost facts reach every report
+        assert "non-zero terms per document" in (result["out"] / report).read_text(), report
+    assert 'retriever="sparse_top32",fact="sparse_doc_nnz"} 32.0' in (result["out"] / "r.prom").read_text()
     if instance is None:
         assert "Lucene feature precision" not in result["output"]
         return
