@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Callable, Collection, List, Mapping
+from typing import Any, Callable, Collection, List, Mapping, Tuple
 
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@'\"]+:[^/\s@'\"]+@")
 _SECRET_KV = re.compile(
@@ -120,6 +120,46 @@ def engine_detail(info: Mapping[str, Any], keys: Collection[str] = ("engine", "v
     if info.get("client"):
         detail += f", client {info['client']}"
     return detail
+
+
+def sparse_precisions(info: Mapping[str, Any]) -> List[Tuple[str, str, str]]:
+    """(field, type, precision) of each sparse field an engine scored (``describe()["sparse"]``):
+    an engine that cannot score exactly says so beside the figures (Lucene FeatureField keeps 9
+    significant bits of each document weight, search_engine/sparse.py)."""
+    fields = info.get("sparse")
+    if not isinstance(fields, Mapping):
+        return []
+    return [
+        (str(field), str(facts.get("type", "?")), str(facts.get("score_precision", "?")))
+        for field, facts in fields.items()
+        if isinstance(facts, Mapping)
+    ]
+
+
+def sparse_precision_lines(info: Mapping[str, Any]) -> List[str]:
+    """:func:`sparse_precisions` as plain lines."""
+    return [f"sparse scores of field {f} ({kind}): {how}" for f, kind, how in sparse_precisions(info)]
+
+
+def sparse_fact_line(facts: Mapping[str, Any]) -> str:
+    """A sparse retriever's efficiency facts as the JSON report has them (``retrievers[].sparse``):
+    non-zero terms per document and per query, the expected FLOPS, the empty vectors."""
+
+    def show(x: Any, fmt: str) -> str:
+        return "?" if x is None or not_a_number(x) else format(float(x), fmt)
+
+    line = (
+        f"{show(facts.get('sparse_doc_nnz'), '.1f')} non-zero terms per document, "
+        f"{show(facts.get('sparse_query_nnz'), '.1f')} per query, FLOPS {show(facts.get('flops'), '.4g')} "
+        f"({facts.get('encoder', '?')}, idf: {facts.get('idf', '?')})"
+    )
+    if facts.get("empty_documents"):
+        line += (
+            f"; {facts['empty_documents']} of {facts.get('documents', '?')} documents have an empty vector"
+        )
+    if facts.get("empty_queries"):
+        line += f"; {facts['empty_queries']} of {facts.get('queries', '?')} queries have an empty vector (zero hits)"
+    return line
 
 
 def percent_shares(shares: Mapping[str, float], name: Callable[[str], str] = str) -> str:

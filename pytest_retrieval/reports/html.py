@@ -29,6 +29,8 @@ from .formats import (
     percent_shares,
     pval,
     redact,
+    sparse_fact_line,
+    sparse_precisions,
     stage_head,
     stage_latency,
     stage_quality,
@@ -179,9 +181,23 @@ def _notes(v: SuiteView) -> str:
         lines.append("Unjudged in the top 10: " + percent_shares(share, e) + " (count as non-relevant).")
     if v.s.get("power"):
         lines.append(e(v.s["power"]))
+    lines += _sparse_notes(v)
     for w in v.s.get("warnings") or []:
         lines.append("Warning: " + e(redact(w)))
     return "".join(f'<p class="note">{l}</p>' for l in lines)
+
+
+def _sparse_notes(v: SuiteView) -> List[str]:
+    """Each sparse retriever's efficiency facts and the precision the engine scored at."""
+    lines = [
+        f"Sparse <code>{e(r['name'])}</code>: " + e(sparse_fact_line(r["sparse"])) + "."
+        for r in v.retrievers
+        if isinstance(r.get("sparse"), dict)
+    ]
+    return lines + [
+        f"Sparse scores of field <code>{e(f)}</code> ({e(kind)}): {e(how)}."
+        for f, kind, how in sparse_precisions(v.s.get("backend") or {})
+    ]
 
 
 def _plots(v: SuiteView) -> str:

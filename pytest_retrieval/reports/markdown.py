@@ -26,6 +26,8 @@ from .formats import (
     percent_shares,
     pval,
     redact,
+    sparse_fact_line,
+    sparse_precisions,
     stage_head,
     stage_latency,
     stage_quality,
@@ -253,9 +255,23 @@ def _unjudged(v: SuiteView) -> str:
     no_rel = (v.s.get("queries") or {}).get("no_relevant") or []
     if no_rel:
         lines.append(f"{len(no_rel)} queries without a relevant judgment are left out of the averages.")
+    lines += _sparse_notes(v)
     for w in v.s.get("warnings") or []:
         lines.append(f"Warning: {esc(redact(w), 300)}")
     return "\n\n".join(lines)
+
+
+def _sparse_notes(v: SuiteView) -> List[str]:
+    """Each sparse retriever's efficiency facts and the precision the engine scored at."""
+    lines = [
+        f"Sparse {code(r['name'])}: {esc(sparse_fact_line(r['sparse']), 300)}."
+        for r in v.retrievers
+        if isinstance(r.get("sparse"), dict)
+    ]
+    return lines + [
+        f"Sparse scores of field {code(f)} ({esc(kind)}): {esc(how, 300)}."
+        for f, kind, how in sparse_precisions(v.s.get("backend") or {})
+    ]
 
 
 def _diff_lines(v: SuiteView, q: Dict[str, Any], metric: str) -> str:

@@ -10,6 +10,8 @@ path as tells it from the others), ``retriever`` and ``metric``/``percentile``/`
     retrieval_baseline_diff_lower / _upper   its one-sided confidence bounds
     retrieval_gate_passed        1 passed, 0 failed (floors and baseline gates)
     retrieval_unjudged_share     share of the top 10 without a judgment
+    retrieval_sparse_cost        a sparse retriever's efficiency facts, label ``fact``:
+                                 sparse_doc_nnz, sparse_query_nnz, flops (NaN: not known)
     retrieval_gates              count of gate items by outcome
 """
 
@@ -30,6 +32,7 @@ _HELP = {
     "retrieval_baseline_diff_upper": "One-sided upper confidence bound of the difference.",
     "retrieval_gate_passed": "1 when the gate passed, 0 when it failed.",
     "retrieval_unjudged_share": "Share of the top 10 documents without a relevance judgment.",
+    "retrieval_sparse_cost": "Sparse retriever cost: mean non-zero terms per document/query, expected FLOPS.",
     "retrieval_gates": "Gate items by outcome.",
 }
 
@@ -49,6 +52,8 @@ def _number(x: Any) -> str:
         return "+Inf" if x > 0 else "-Inf"
     return repr(x)
 
+
+SPARSE_FACTS = ("sparse_doc_nnz", "sparse_query_nnz", "flops")  # as retrievers[].sparse has them
 
 _Families = Dict[str, List[Tuple[Dict[str, Any], Any]]]
 
@@ -105,6 +110,10 @@ def _retriever_samples(fams: _Families, v: SuiteView, suite: Dict[str, str], r: 
             fams["retrieval_latency_ms"].append(({**base, "percentile": p}, r["latency_ms"][p]))
     if r["name"] in (v.s.get("unjudged_share") or {}):
         fams["retrieval_unjudged_share"].append((base, v.s["unjudged_share"][r["name"]]))
+    facts = r.get("sparse")
+    if isinstance(facts, Mapping):
+        for fact in SPARSE_FACTS:
+            fams["retrieval_sparse_cost"].append(({**base, "fact": fact}, facts.get(fact)))
 
 
 def _regression_samples(fams: _Families, suite: Dict[str, str], reg: Mapping[str, Any]) -> None:

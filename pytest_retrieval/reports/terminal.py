@@ -9,7 +9,15 @@ from typing import Any, Callable, List, Mapping, Sequence
 from ..gates.floors import GateKind, ab_percentiles
 from ..gates.stages import stage_rows
 from ..gates.verdicts import latency_sample_notes
-from .formats import candidate_recall, delta, engine_detail, missing, percent_shares, text_table
+from .formats import (
+    candidate_recall,
+    delta,
+    engine_detail,
+    missing,
+    percent_shares,
+    sparse_precision_lines,
+    text_table,
+)
 from .power import power_line
 
 __all__ = ["expectation_lines", "render_summary", "session_headline"]
@@ -197,6 +205,7 @@ def _notes(result: Any) -> List[str]:
     if power:
         lines.append(power)
     lines += _left_out_lines(result)
+    lines += [f"  {line}" for line in sparse_precision_lines(result.backend_info)]
     for r in result.retrievers.values():
         lines += _retriever_notes(r)
     return lines + [f"  warning: {w}" for w in result.warnings]

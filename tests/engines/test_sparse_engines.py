@@ -313,8 +313,9 @@ def test_sparse_two_encoders_and_rebuilds(engine: Instance):
 
 
 def test_sparse_announced_index_is_built_once(engine: Instance, caplog):
-    """With ``sparse: true`` the throwaway index is built once, by prepare_sparse, with the
-    vectors; without prepare_sparse it is built at first use; closed before, never built."""
+    """With ``sparse: true`` the throwaway index is built once, at first use after
+    prepare_sparse, with every encoder's vectors; without prepare_sparse it is built at first
+    use too; closed before, never built."""
     import logging
 
     from pytest_retrieval.backends.base import BM25Spec
@@ -326,9 +327,12 @@ def test_sparse_announced_index_is_built_once(engine: Instance, caplog):
     with make({"hosts": [engine.url]}, {"suite": "sparse once", "sparse": True}) as backend:
         backend.prepare(docs, None)
         backend.prepare_sparse(DocSparseVectors([d.doc_id for d in docs], [{"t": 1.0}] * 5, "e"))
+        backend.prepare_sparse(DocSparseVectors([d.doc_id for d in docs], [{"u": 1.0}] * 5, "e2"))
+        assert not [r for r in caplog.records if "created throwaway index" in r.getMessage()]
+        assert backend.describe()["doc_count"] == 5  # built at first use, with both fields
         created = [r for r in caplog.records if "created throwaway index" in r.getMessage()]
         assert len(created) == 1 and not [r for r in caplog.records if "rebuilding" in r.getMessage()]
-        assert backend.describe()["doc_count"] == 5
+        assert set(backend.describe()["sparse"]) == {"sparse_embedding", "sparse_embedding-2"}
         hits = backend.search_batch(SparseSpec(encoder_id="e"), [Query("q", "", sparse={"t": 2.0})], 10)
         assert sorted(hits["q"].doc_ids) == [d.doc_id for d in docs] and set(hits["q"].scores) == {2.0}
     with make({"hosts": [engine.url]}, {"suite": "sparse once", "sparse": True}) as backend:

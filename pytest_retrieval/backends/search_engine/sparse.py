@@ -180,6 +180,26 @@ def check_sparse_field(http: EngineHTTP, index: str, field: str, types: Sequence
     return sorted(kinds)[0]
 
 
+def mapped_sparse_fields(http: EngineHTTP, index: str, types: Sequence[str]) -> Dict[str, str]:
+    """An existing index's fields of one of ``types`` (dotted paths) -> their type, read from
+    its mapping (an alias: every index it points to); {} when the user may not read it."""
+    found = http.request(
+        "GET", f"/{index}/_mapping", what=f"reading the mapping of {index!r}", ok_status=(401, 403)
+    )
+    fields: Dict[str, str] = {}
+
+    def walk(props: Any, prefix: str) -> None:
+        for name, spec in (props or {}).items() if isinstance(props, dict) else ():
+            if isinstance(spec, dict):
+                if spec.get("type") in types:
+                    fields[prefix + name] = str(spec["type"])
+                walk(spec.get("properties"), f"{prefix}{name}.")
+
+    for body in found.values() if isinstance(found, dict) else ():
+        walk(((body or {}).get("mappings") or {}).get("properties"), "")
+    return fields
+
+
 def sparse_facts(fields: Mapping[str, str]) -> Dict[str, Any]:
     """``sparse``: per field its type and the precision its scores have (reports, fingerprint)."""
     if not fields:
@@ -206,9 +226,12 @@ class SparseFields:
         types: Sequence[str],
     ):
         self._http, self._throwaway, self._existing = http, throwaway, plan.existing
+        self._announced = plan.sparse  # the suite has a sparse retriever (execution.plan)
         self._types = tuple(types)
         self._by_encoder: Dict[str, str] = {}  # a throwaway index's encoder id -> its field
         self._checked: Dict[Tuple[str, str], str] = {}  # (index, field) -> its type
+        self._filled: Dict[str, str] = {}  # the throwaway index's sparse fields -> their type
+        self._mapping_read: Dict[str, Dict[str, str]] = {}  # an existing index -> its sparse fields
 
     def add(self, doc_sparse: DocSparseVectors) -> None:
         """Map the encoder's field in the throwaway index and add the vectors to it."""
@@ -233,7 +256,7 @@ class SparseFields:
                 raise
             raise InfrastructureError(f"{exc}: {_MISSING_TYPE.get(mapping['type'], '')}") from None
         fields[doc_sparse.encoder_id] = field
-        self._checked[(self._throwaway.name, field)] = str(mapping["type"])
+        self._filled[field] = str(mapping["type"])  # (not .name: that would build a deferred index)
 
     def field(self, spec: SparseSpec) -> str:
         """The field ``spec`` searches (an existing index: ``spec.field``)."""
@@ -254,7 +277,7 @@ class SparseFields:
         if not isinstance(spec, SparseSpec):
             return
         field = self.field(spec)
-        if (index, field) not in self._checked:
+        if (index, field) not in self._checked and field not in self._filled_of(index):
             self._checked[(index, field)] = check_sparse_field(self._http, index, field, self._types)
 
     def body(self, spec: SparseSpec, query: Query, k: int, clause: SparseQuery) -> Dict[str, Any]:
@@ -263,7 +286,17 @@ class SparseFields:
 
     def facts(self, index: Optional[str]) -> Dict[str, Any]:
         """:func:`sparse_facts` of the fields of ``index`` searched or filled so far."""
-        return sparse_facts({f: t for (i, f), t in self._checked.items() if i == index})
+        if self._announced and self._existing is not None and index and index not in self._mapping_read:
+            # an existing index: its sparse fields from its mapping, read once (so the reports
+            # say the precision before any search)
+            self._mapping_read[index] = mapped_sparse_fields(self._http, index, self._types)
+        fields = {**self._filled_of(index), **self._mapping_read.get(index or "", {})}
+        return sparse_facts({**fields, **{f: t for (i, f), t in self._checked.items() if i == index}})
+
+    def _filled_of(self, index: Optional[str]) -> Dict[str, str]:
+        """The fields :meth:`add` filled, when ``index`` is the throwaway index (every build of
+        it, variants included, holds them)."""
+        return self._filled if self._existing is None and index is not None else {}
 
 
 class SparseSearch:
