@@ -35,12 +35,9 @@ double -> float conversion under the default rounding mode.
 
 from __future__ import annotations
 
-import math
-import struct
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import chain
-from operator import neg
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -220,8 +217,10 @@ class RunColumns:
 
 
 class _RunBuilder:
-    """The columns of an in-memory run, built one ranking at a time (see
-    :meth:`RunColumns.from_run`)."""
+    """The columns of an in-memory run (see :meth:`RunColumns.from_run`): one pass over the
+    rankings keeps their lists (a ``set`` per ranking finds repeated ids and the judged docs
+    present, at C level), then the scores are flattened into one array, trec_eval's order is
+    checked for every query at once, and the judged rows are found by C-level scans."""
 
     def __init__(self, qrels: QrelsColumns, *, trec: bool, positive_only: bool):
         assert qrels.doc_index is not None and qrels.judged is not None  # built by from_qrels
@@ -233,11 +232,9 @@ class _RunBuilder:
         self.qids: List[str] = []
         self.lengths: List[int] = []
         self.id_lists: List[Sequence[str]] = []
-        self.rows: List[int] = []
-        self.codes: List[int] = []
-        self.ranks: List[int] = []  # trec_eval ranks of the judged rows (trec only)
+        self.score_lists: List[Sequence[float]] = []
+        self.found: List[set] = []  # per kept ranking: its judged docs
         self.unjudged: List[str] = []
-        self.base = 0  # rows so far
 
     def add(self, qid: str, ranking: Ranking) -> None:
         """Add the ranking of ``qid`` if the query is evaluated and the ranking has hits."""
@@ -253,105 +250,62 @@ class _RunBuilder:
         scores: Sequence[float] = ranking.scores
         if len(present) != len(ids):
             ids, scores = _first_occurrences(ids, scores)
-        if self.trec and not _non_increasing(scores):
-            ids, scores = _trec_sorted(ids, scores)
-        found = present.intersection(self.judged[ei])
-        if found:
-            self._add_judged(ids, scores, found)
         self.qids.append(qid)
         self.lengths.append(len(ids))
         self.id_lists.append(ids)
-        self.base += len(ids)
-
-    def _add_judged(self, ids: Sequence[str], scores: Sequence[float], found: set) -> None:
-        positions = _positions(ids, found)
-        base = self.base
-        self.rows.extend([base + p for p in positions])
-        self.codes.extend([self.doc_index[ids[p]] for p in positions])
-        if self.trec:
-            self.ranks.extend([_trec_rank(ids, scores, p) for p in positions])
+        self.score_lists.append(scores)
+        self.found.append(present.intersection(self.judged[ei]))
 
     def columns(self) -> RunColumns:
         offsets = np.zeros(len(self.lengths) + 1, dtype=np.int64)
         np.cumsum(self.lengths, out=offsets[1:])
+        scores = self._trec_scores(offsets) if self.trec else None
+        rows, codes = self._judged_rows(offsets)
         return RunColumns(
             qids=self.qids,
             offsets=offsets,
-            judged_rows=np.asarray(self.rows, dtype=np.int64),
-            judged_codes=np.asarray(self.codes, dtype=np.int64),
+            judged_rows=rows,
+            judged_codes=codes,
+            scores=scores,
             docs=_ListDocs(self.id_lists, offsets),
             trec_sorted=self.trec,
             unjudged=self.unjudged,
-            judged_trec_ranks=np.asarray(self.ranks, dtype=np.int64) if self.trec else None,
             positive_only=self.positive_only,
         )
 
+    def _trec_scores(self, offsets: np.ndarray) -> np.ndarray:
+        """Every score in one float64 array, each query in non-increasing score order: a
+        ranking that is not is put in trec_eval's order (:func:`_trec_sorted`, in place)."""
+        n = int(offsets[-1])
+        flat = np.fromiter(chain.from_iterable(self.score_lists), dtype=np.float64, count=n)
+        rises = flat[1:] > flat[:-1]
+        if len(rises):
+            rises[offsets[1:-1] - 1] = False  # the first row of a query follows another query
+        for i in np.unique(np.searchsorted(offsets, np.flatnonzero(rises), side="right") - 1).tolist():
+            ids, s32 = _trec_sorted(self.id_lists[i], self.score_lists[i])
+            self.id_lists[i], self.score_lists[i] = ids, s32
+            flat[offsets[i] : offsets[i + 1]] = s32
+        return flat
+
+    def _judged_rows(self, offsets: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Row and document code of every judged doc of the run (any order)."""
+        rows: List[int] = []
+        docs: List[str] = []
+        for ids, found, base in zip(self.id_lists, self.found, offsets.tolist()):
+            if found:
+                rows.extend([base + p for p in _positions(ids, found)])
+                docs.extend(found)
+        codes = np.fromiter(map(self.doc_index.__getitem__, docs), dtype=np.int64, count=len(docs))
+        return np.asarray(rows, dtype=np.int64), codes
+
 
 def _positions(ids: Sequence[str], found: set) -> List[int]:
-    """Sorted positions in ``ids`` (no repeats) of the ids in ``found``."""
-    if len(found) <= 5:
-        return sorted(map(ids.index, found))  # one C-level scan per doc
-    index = ids.index
-    out: List[int] = []
-    p = -1
-    for d in filter(found.__contains__, ids):
-        p = index(d, p + 1)
-        out.append(p)
-    return out
-
-
-def _non_increasing(scores: Sequence[float]) -> bool:
-    # sorted() of an ordered list is one C-level pass; == then meets the same objects
-    return sorted(scores, reverse=True) == (scores if isinstance(scores, list) else list(scores))
-
-
-_F32 = struct.Struct("f")
-_F32_CLOSE = 2.0**-22  # two doubles further apart than this (relative) differ as float32
-
-
-def _f32(x: float) -> float:
-    """``x`` rounded to float32 (C's double -> float conversion), as a Python float."""
-    try:
-        return _F32.unpack(_F32.pack(x))[0]
-    except OverflowError:
-        return math.copysign(math.inf, x)
-
-
-def _same_f32(a: float, b: float) -> bool:
-    if a == b:
-        return True
-    if abs(a - b) > _F32_CLOSE * max(abs(a), abs(b)) + 3e-45:
-        return False
-    return _f32(a) == _f32(b)
-
-
-def _trec_rank(doc_ids: Sequence[str], scores: Sequence[float], p: int) -> int:
-    """trec_eval rank (0-based) of position ``p`` of a ranking sorted by non-increasing
-    score: the start of its group of float32-equal scores, plus the members of the group
-    with a larger doc id."""
-    if not _tied(scores, p):
-        return p
-    lo, hi = _float32_tie_group(scores, p)
-    d = doc_ids[p]
-    return lo + sum(1 for j in range(lo, hi) if doc_ids[j] > d)
-
-
-def _tied(scores: Sequence[float], p: int) -> bool:
-    """Whether position ``p`` shares its float32 score with a neighbour."""
-    s = scores[p]
-    return (p > 0 and _same_f32(scores[p - 1], s)) or (p + 1 < len(scores) and _same_f32(scores[p + 1], s))
-
-
-def _float32_tie_group(scores: Sequence[float], p: int) -> Tuple[int, int]:
-    """``lo, hi``: the positions whose score equals position ``p``'s as float32."""
-    s = scores[p]
-    lo = bisect_left(scores, -s, hi=p, key=neg)  # the run of equal doubles, then float32 ties
-    while lo > 0 and _same_f32(scores[lo - 1], s):
-        lo -= 1
-    hi = bisect_right(scores, -s, lo=p, key=neg)
-    while hi < len(scores) and _same_f32(scores[hi], s):
-        hi += 1
-    return lo, hi
+    """The positions in ``ids`` (no repeats) of the ids in ``found``, in ``found``'s
+    iteration order."""
+    if len(found) <= 32:
+        return list(map(ids.index, found))  # one C-level scan per doc
+    where = {d: p for p, d in enumerate(ids) if d in found}
+    return [where[d] for d in found]
 
 
 def _first_occurrences(doc_ids: Sequence[str], scores: Sequence[float]):
