@@ -379,7 +379,7 @@ def _trec_ranks(run: RunColumns, rows: np.ndarray, seg: np.ndarray) -> np.ndarra
         np.not_equal(s32[1:], s32[:-1], out=new_group[1:])
         new_group[offsets[1:-1]] = True  # a query starts a group
     starts = np.flatnonzero(new_group)
-    group = np.cumsum(new_group)[rows] - 1
+    group = np.searchsorted(starts, rows, side="right") - 1  # the group that starts last at or before
     lo = starts[group]
     hi = np.append(starts, n)[group + 1]
     rank = lo - offsets[seg]
