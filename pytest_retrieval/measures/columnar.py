@@ -92,10 +92,7 @@ class QrelsColumns:
                 no_relevant.append(qid)
         doc_ids = list(chain.from_iterable(judged))
         grade_list = list(chain.from_iterable(j.values() for j in judged))
-        doc_index: Dict[str, int] = {}
-        for d in doc_ids:
-            if d not in doc_index:
-                doc_index[d] = len(doc_index)
+        doc_index = {d: i for i, d in enumerate(dict.fromkeys(doc_ids))}  # first-seen order
         codes = np.fromiter(map(doc_index.__getitem__, doc_ids), dtype=np.int64, count=len(doc_ids))
         q = np.repeat(np.arange(len(evaluated), dtype=np.int64), counts)
         g = np.asarray(grade_list, dtype=np.int64)
