@@ -35,9 +35,12 @@ double -> float conversion under the default rounding mode.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+import math
+import struct
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import neg
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -247,6 +250,8 @@ class _RunBuilder:
         scores: Sequence[float] = ranking.scores
         if len(present) != len(ids):
             ids, scores = _first_occurrences(ids, scores)
+        if self.trec and not _non_increasing(scores):
+            ids, scores = _trec_sorted(ids, scores)
         self.qids.append(qid)
         self.lengths.append(len(ids))
         self.id_lists.append(ids)
@@ -256,44 +261,49 @@ class _RunBuilder:
     def columns(self) -> RunColumns:
         offsets = np.zeros(len(self.lengths) + 1, dtype=np.int64)
         np.cumsum(self.lengths, out=offsets[1:])
-        scores = self._trec_scores(offsets) if self.trec else None
-        rows, codes = self._judged_rows(offsets)
+        rows, codes, ranks = self._judged_rows(offsets)
         return RunColumns(
             qids=self.qids,
             offsets=offsets,
             judged_rows=rows,
             judged_codes=codes,
-            scores=scores,
             docs=_ListDocs(self.id_lists, offsets),
             trec_sorted=self.trec,
             unjudged=self.unjudged,
+            judged_trec_ranks=ranks,
             positive_only=self.positive_only,
         )
 
-    def _trec_scores(self, offsets: np.ndarray) -> np.ndarray:
-        """Every score in one float64 array, each query in non-increasing score order: a
-        ranking that is not is put in trec_eval's order (:func:`_trec_sorted`, in place)."""
-        n = int(offsets[-1])
-        flat = np.fromiter(chain.from_iterable(self.score_lists), dtype=np.float64, count=n)
-        rises = flat[1:] > flat[:-1]
-        if len(rises):
-            rises[offsets[1:-1] - 1] = False  # the first row of a query follows another query
-        for i in np.unique(np.searchsorted(offsets, np.flatnonzero(rises), side="right") - 1).tolist():
-            ids, s32 = _trec_sorted(self.id_lists[i], self.score_lists[i])
-            self.id_lists[i], self.score_lists[i] = ids, s32
-            flat[offsets[i] : offsets[i + 1]] = s32
-        return flat
-
-    def _judged_rows(self, offsets: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """Row and document code of every judged doc of the run (any order)."""
+    def _judged_rows(self, offsets: np.ndarray) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+        """Row, document code and (trec) trec_eval rank of every judged doc of the run."""
         rows: List[int] = []
         docs: List[str] = []
-        for ids, found, base in zip(self.id_lists, self.found, offsets.tolist()):
+        near: List[float] = []  # trec: score before, at and after each judged row
+        for ids, scores, found, base in zip(self.id_lists, self.score_lists, self.found, offsets.tolist()):
             if found:
-                rows.extend([base + p for p in _positions(ids, found)])
+                ps = _positions(ids, found)
+                rows.extend([base + p for p in ps])
                 docs.extend(found)
+                if self.trec:
+                    near.extend(_neighbours(scores, ps))
         codes = np.fromiter(map(self.doc_index.__getitem__, docs), dtype=np.int64, count=len(docs))
-        return np.asarray(rows, dtype=np.int64), codes
+        row_arr = np.asarray(rows, dtype=np.int64)
+        if not self.trec:
+            return row_arr, codes, None
+        return row_arr, codes, self._trec_ranks(row_arr, offsets, near)
+
+    def _trec_ranks(self, rows: np.ndarray, offsets: np.ndarray, near: List[float]) -> np.ndarray:
+        """trec_eval ranks of ``rows``: the position, unless the float32 score is shared
+        with a neighbour (rare: then the tie group, ordered by doc id, in Python)."""
+        seg = np.searchsorted(offsets, rows, side="right") - 1
+        ranks = rows - offsets[seg]
+        with np.errstate(over="ignore"):  # C's double -> float conversion: +-inf
+            s32 = np.asarray(near, dtype=np.float64).astype(np.float32).reshape(-1, 3)
+        tied = (s32[:, 0] == s32[:, 1]) | (s32[:, 2] == s32[:, 1])  # NaN (no neighbour) ties nothing
+        for j in np.flatnonzero(tied).tolist():
+            i = int(seg[j])
+            ranks[j] = _trec_rank(self.id_lists[i], self.score_lists[i], int(ranks[j]))
+        return ranks
 
 
 def _positions(ids: Sequence[str], found: set) -> List[int]:
@@ -303,6 +313,61 @@ def _positions(ids: Sequence[str], found: set) -> List[int]:
         return list(map(ids.index, found))  # one C-level scan per doc
     where = {d: p for p, d in enumerate(ids) if d in found}
     return [where[d] for d in found]
+
+
+def _neighbours(scores: Sequence[float], ps: List[int]) -> List[float]:
+    """For each position: the scores before, at and after it (NaN past either end)."""
+    last = len(scores) - 1
+    out: List[float] = []
+    for p in ps:
+        out += (scores[p - 1] if p else math.nan, scores[p], scores[p + 1] if p < last else math.nan)
+    return out
+
+
+def _non_increasing(scores: Sequence[float]) -> bool:
+    # sorted() of an ordered list is one C-level pass; == then meets the same objects
+    return sorted(scores, reverse=True) == (scores if isinstance(scores, list) else list(scores))
+
+
+_F32 = struct.Struct("f")
+_F32_CLOSE = 2.0**-22  # two doubles further apart than this (relative) differ as float32
+
+
+def _f32(x: float) -> float:
+    """``x`` rounded to float32 (C's double -> float conversion), as a Python float."""
+    try:
+        return _F32.unpack(_F32.pack(x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def _same_f32(a: float, b: float) -> bool:
+    if a == b:
+        return True
+    if abs(a - b) > _F32_CLOSE * max(abs(a), abs(b)) + 3e-45:
+        return False
+    return _f32(a) == _f32(b)
+
+
+def _trec_rank(doc_ids: Sequence[str], scores: Sequence[float], p: int) -> int:
+    """trec_eval rank (0-based) of position ``p`` of a ranking sorted by non-increasing
+    score, ``p`` sharing its float32 score with a neighbour: the start of its group of
+    float32-equal scores, plus the members of the group with a larger doc id."""
+    lo, hi = _float32_tie_group(scores, p)
+    d = doc_ids[p]
+    return lo + sum(1 for j in range(lo, hi) if doc_ids[j] > d)
+
+
+def _float32_tie_group(scores: Sequence[float], p: int) -> Tuple[int, int]:
+    """``lo, hi``: the positions whose score equals position ``p``'s as float32."""
+    s = scores[p]
+    lo = bisect_left(scores, -s, hi=p, key=neg)  # the run of equal doubles, then float32 ties
+    while lo > 0 and _same_f32(scores[lo - 1], s):
+        lo -= 1
+    hi = bisect_right(scores, -s, lo=p, key=neg)
+    while hi < len(scores) and _same_f32(scores[hi], s):
+        hi += 1
+    return lo, hi
 
 
 def _first_occurrences(doc_ids: Sequence[str], scores: Sequence[float]):
