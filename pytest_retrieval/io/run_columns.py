@@ -217,7 +217,9 @@ def _rank_order(block: _Block, score: np.ndarray, seg_len: np.ndarray, trec: boo
         return np.lexsort((-s32, _seg_ids(seg_len))) if out_of_order else None
     rank = block.table.column("rank").to_numpy()
     out_of_order = ((rank[1:] < rank[:-1]) & ~boundary).any()
-    return np.lexsort((rank, _seg_ids(seg_len))) if out_of_order else None  # stable: file order on equal ranks
+    return (
+        np.lexsort((rank, _seg_ids(seg_len))) if out_of_order else None
+    )  # stable: file order on equal ranks
 
 
 def _seg_ids(seg_len: np.ndarray) -> np.ndarray:
