@@ -58,25 +58,31 @@ def fingerprints(arr) -> np.ndarray:
 
 
 def check_duplicates(path: Path, fp, seg_id, seg_len, doc, qids: Sequence[str]) -> None:
-    """A document twice in one query's lines is an error (see the module docstring)."""
+    """A document twice in one query's lines is an error (see the module docstring).
+    ``seg_id`` (the query of each row) may be None: derived from ``seg_len`` if needed."""
     n = len(fp)
     if n < 2:
         return
-    with np.errstate(over="ignore"):
-        key = fp ^ (seg_id.astype(np.uint64) * SEED)
     length = int(seg_len[0])
     if (seg_len == length).all():  # every query the same length: sort each one (in cache)
+        key = fp  # a row of the reshape is one query: no need to mix the query in
         ordered = np.sort(key.reshape(-1, length), axis=1)
         same = ordered[:, 1:] == ordered[:, :-1]
         if not same.any():
             return
         suspects = ordered[:, 1:][same]
     else:
+        if seg_id is None:
+            seg_id = np.repeat(np.arange(len(seg_len), dtype=np.int64), seg_len)
+        with np.errstate(over="ignore"):
+            key = fp ^ (seg_id.astype(np.uint64) * SEED)
         ordered = np.sort(key)
         same = ordered[1:] == ordered[:-1]
         if not same.any():
             return
         suspects = ordered[1:][same]
+    if seg_id is None:
+        seg_id = np.repeat(np.arange(len(seg_len), dtype=np.int64), seg_len)
     rows = np.flatnonzero(np.isin(key, suspects))
     seen: Dict[tuple, int] = {}
     for r in rows.tolist():

@@ -137,15 +137,14 @@ def _columns(path: Path, block: _Block, qrels: QrelsColumns, opts: ReadOptions, 
     doc, score = _checked_columns(path, block.table)
     offsets = np.append(block.starts, block.n).astype(np.int64)
     seg_len = np.diff(offsets)
-    seg_id = np.repeat(np.arange(len(block.starts), dtype=np.int64), seg_len)
     trec = opts.ties == "trec"
-    order = _rank_order(block, score, seg_id, trec)
+    order = _rank_order(block, score, seg_len, trec)
     if order is not None:
         doc = doc.take(pa.array(order))
         score = score[order]
 
     fp = fingerprints(doc)
-    check_duplicates(path, fp, seg_id, seg_len, doc, qids)
+    check_duplicates(path, fp, None, seg_len, doc, qids)
 
     judged_rows, judged_codes = judged_docs(doc, fp, qrels)
     return RunColumns(
@@ -207,7 +206,7 @@ def _checked_columns(path: Path, table) -> Tuple[Any, np.ndarray]:
     return doc, score
 
 
-def _rank_order(block: _Block, score: np.ndarray, seg_id: np.ndarray, trec: bool) -> Optional[np.ndarray]:
+def _rank_order(block: _Block, score: np.ndarray, seg_len: np.ndarray, trec: bool) -> Optional[np.ndarray]:
     """The rows in rank order within each query, or None when the file is already in it."""
     starts = block.starts
     boundary = np.zeros(max(block.n - 1, 0), dtype=bool)
@@ -215,10 +214,17 @@ def _rank_order(block: _Block, score: np.ndarray, seg_id: np.ndarray, trec: bool
     if trec:
         s32 = score.astype(np.float32)
         out_of_order = ((s32[1:] > s32[:-1]) & ~boundary).any()
-        return np.lexsort((-s32, seg_id)) if out_of_order else None
+        return np.lexsort((-s32, _seg_ids(seg_len))) if out_of_order else None
     rank = block.table.column("rank").to_numpy()
     out_of_order = ((rank[1:] < rank[:-1]) & ~boundary).any()
-    return np.lexsort((rank, seg_id)) if out_of_order else None  # stable: file order on equal ranks
+    return (
+        np.lexsort((rank, _seg_ids(seg_len))) if out_of_order else None
+    )  # stable: file order on equal ranks
+
+
+def _seg_ids(seg_len: np.ndarray) -> np.ndarray:
+    """The query (segment) of every row; only built when a block must be re-ordered."""
+    return np.repeat(np.arange(len(seg_len), dtype=np.int64), seg_len)
 
 
 class _ArrowDocs:

@@ -95,10 +95,7 @@ class QrelsColumns:
                 no_relevant.append(qid)
         doc_ids = list(chain.from_iterable(judged))
         grade_list = list(chain.from_iterable(j.values() for j in judged))
-        doc_index: Dict[str, int] = {}
-        for d in doc_ids:
-            if d not in doc_index:
-                doc_index[d] = len(doc_index)
+        doc_index = {d: i for i, d in enumerate(dict.fromkeys(doc_ids))}  # first-seen order
         codes = np.fromiter(map(doc_index.__getitem__, doc_ids), dtype=np.int64, count=len(doc_ids))
         q = np.repeat(np.arange(len(evaluated), dtype=np.int64), counts)
         g = np.asarray(grade_list, dtype=np.int64)
@@ -220,8 +217,10 @@ class RunColumns:
 
 
 class _RunBuilder:
-    """The columns of an in-memory run, built one ranking at a time (see
-    :meth:`RunColumns.from_run`)."""
+    """The columns of an in-memory run (see :meth:`RunColumns.from_run`): one pass over the
+    rankings keeps their lists (a ``set`` per ranking finds repeated ids and the judged docs
+    present, at C level), then the scores are flattened into one array, trec_eval's order is
+    checked for every query at once, and the judged rows are found by C-level scans."""
 
     def __init__(self, qrels: QrelsColumns, *, trec: bool, positive_only: bool):
         assert qrels.doc_index is not None and qrels.judged is not None  # built by from_qrels
@@ -233,11 +232,9 @@ class _RunBuilder:
         self.qids: List[str] = []
         self.lengths: List[int] = []
         self.id_lists: List[Sequence[str]] = []
-        self.rows: List[int] = []
-        self.codes: List[int] = []
-        self.ranks: List[int] = []  # trec_eval ranks of the judged rows (trec only)
+        self.score_lists: List[Sequence[float]] = []
+        self.found: List[set] = []  # per kept ranking: its judged docs
         self.unjudged: List[str] = []
-        self.base = 0  # rows so far
 
     def add(self, qid: str, ranking: Ranking) -> None:
         """Add the ranking of ``qid`` if the query is evaluated and the ranking has hits."""
@@ -255,48 +252,75 @@ class _RunBuilder:
             ids, scores = _first_occurrences(ids, scores)
         if self.trec and not _non_increasing(scores):
             ids, scores = _trec_sorted(ids, scores)
-        found = present.intersection(self.judged[ei])
-        if found:
-            self._add_judged(ids, scores, found)
         self.qids.append(qid)
         self.lengths.append(len(ids))
         self.id_lists.append(ids)
-        self.base += len(ids)
-
-    def _add_judged(self, ids: Sequence[str], scores: Sequence[float], found: set) -> None:
-        positions = _positions(ids, found)
-        base = self.base
-        self.rows.extend([base + p for p in positions])
-        self.codes.extend([self.doc_index[ids[p]] for p in positions])
-        if self.trec:
-            self.ranks.extend([_trec_rank(ids, scores, p) for p in positions])
+        self.score_lists.append(scores)
+        self.found.append(present.intersection(self.judged[ei]))
 
     def columns(self) -> RunColumns:
         offsets = np.zeros(len(self.lengths) + 1, dtype=np.int64)
         np.cumsum(self.lengths, out=offsets[1:])
+        rows, codes, ranks = self._judged_rows(offsets)
         return RunColumns(
             qids=self.qids,
             offsets=offsets,
-            judged_rows=np.asarray(self.rows, dtype=np.int64),
-            judged_codes=np.asarray(self.codes, dtype=np.int64),
+            judged_rows=rows,
+            judged_codes=codes,
             docs=_ListDocs(self.id_lists, offsets),
             trec_sorted=self.trec,
             unjudged=self.unjudged,
-            judged_trec_ranks=np.asarray(self.ranks, dtype=np.int64) if self.trec else None,
+            judged_trec_ranks=ranks,
             positive_only=self.positive_only,
         )
 
+    def _judged_rows(self, offsets: np.ndarray) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+        """Row, document code and (trec) trec_eval rank of every judged doc of the run."""
+        rows: List[int] = []
+        docs: List[str] = []
+        near: List[float] = []  # trec: score before, at and after each judged row
+        for ids, scores, found, base in zip(self.id_lists, self.score_lists, self.found, offsets.tolist()):
+            if found:
+                ps = _positions(ids, found)
+                rows.extend([base + p for p in ps])
+                docs.extend(found)
+                if self.trec:
+                    near.extend(_neighbours(scores, ps))
+        codes = np.fromiter(map(self.doc_index.__getitem__, docs), dtype=np.int64, count=len(docs))
+        row_arr = np.asarray(rows, dtype=np.int64)
+        if not self.trec:
+            return row_arr, codes, None
+        return row_arr, codes, self._trec_ranks(row_arr, offsets, near)
+
+    def _trec_ranks(self, rows: np.ndarray, offsets: np.ndarray, near: List[float]) -> np.ndarray:
+        """trec_eval ranks of ``rows``: the position, unless the float32 score is shared
+        with a neighbour (rare: then the tie group, ordered by doc id, in Python)."""
+        seg = np.searchsorted(offsets, rows, side="right") - 1
+        ranks = rows - offsets[seg]
+        with np.errstate(over="ignore"):  # C's double -> float conversion: +-inf
+            s32 = np.asarray(near, dtype=np.float64).astype(np.float32).reshape(-1, 3)
+        tied = (s32[:, 0] == s32[:, 1]) | (s32[:, 2] == s32[:, 1])  # NaN (no neighbour) ties nothing
+        for j in np.flatnonzero(tied).tolist():
+            i = int(seg[j])
+            ranks[j] = _trec_rank(self.id_lists[i], self.score_lists[i], int(ranks[j]))
+        return ranks
+
 
 def _positions(ids: Sequence[str], found: set) -> List[int]:
-    """Sorted positions in ``ids`` (no repeats) of the ids in ``found``."""
-    if len(found) <= 5:
-        return sorted(map(ids.index, found))  # one C-level scan per doc
-    index = ids.index
-    out: List[int] = []
-    p = -1
-    for d in filter(found.__contains__, ids):
-        p = index(d, p + 1)
-        out.append(p)
+    """The positions in ``ids`` (no repeats) of the ids in ``found``, in ``found``'s
+    iteration order."""
+    if len(found) <= 32:
+        return list(map(ids.index, found))  # one C-level scan per doc
+    where = {d: p for p, d in enumerate(ids) if d in found}
+    return [where[d] for d in found]
+
+
+def _neighbours(scores: Sequence[float], ps: List[int]) -> List[float]:
+    """For each position: the scores before, at and after it (NaN past either end)."""
+    last = len(scores) - 1
+    out: List[float] = []
+    for p in ps:
+        out += (scores[p - 1] if p else math.nan, scores[p], scores[p + 1] if p < last else math.nan)
     return out
 
 
@@ -327,19 +351,11 @@ def _same_f32(a: float, b: float) -> bool:
 
 def _trec_rank(doc_ids: Sequence[str], scores: Sequence[float], p: int) -> int:
     """trec_eval rank (0-based) of position ``p`` of a ranking sorted by non-increasing
-    score: the start of its group of float32-equal scores, plus the members of the group
-    with a larger doc id."""
-    if not _tied(scores, p):
-        return p
+    score, ``p`` sharing its float32 score with a neighbour: the start of its group of
+    float32-equal scores, plus the members of the group with a larger doc id."""
     lo, hi = _float32_tie_group(scores, p)
     d = doc_ids[p]
     return lo + sum(1 for j in range(lo, hi) if doc_ids[j] > d)
-
-
-def _tied(scores: Sequence[float], p: int) -> bool:
-    """Whether position ``p`` shares its float32 score with a neighbour."""
-    s = scores[p]
-    return (p > 0 and _same_f32(scores[p - 1], s)) or (p + 1 < len(scores) and _same_f32(scores[p + 1], s))
 
 
 def _float32_tie_group(scores: Sequence[float], p: int) -> Tuple[int, int]:
@@ -425,7 +441,7 @@ def _trec_ranks(run: RunColumns, rows: np.ndarray, seg: np.ndarray) -> np.ndarra
         np.not_equal(s32[1:], s32[:-1], out=new_group[1:])
         new_group[offsets[1:-1]] = True  # a query starts a group
     starts = np.flatnonzero(new_group)
-    group = np.cumsum(new_group)[rows] - 1
+    group = np.searchsorted(starts, rows, side="right") - 1  # the group that starts last at or before
     lo = starts[group]
     hi = np.append(starts, n)[group + 1]
     rank = lo - offsets[seg]
