@@ -5,7 +5,7 @@ suite's one run (``SuiteState``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Union
 
 import pytest
 
@@ -39,7 +39,7 @@ def collect_file(file_path: Path, parent: pytest.Collector) -> Optional[Retrieva
     return None
 
 
-def _one_line(excinfo: pytest.ExceptionInfo, node: pytest.Node) -> Optional[str]:
+def _one_line(excinfo: pytest.ExceptionInfo, node: Union[pytest.Item, pytest.Collector]) -> Optional[str]:
     from ..errors import RetrievalError
 
     if excinfo.errisinstance(RetrievalError):
@@ -48,7 +48,7 @@ def _one_line(excinfo: pytest.ExceptionInfo, node: pytest.Node) -> Optional[str]
     return None
 
 
-def _relative(text: str, node: pytest.Node) -> str:
+def _relative(text: str, node: Union[pytest.Item, pytest.Collector]) -> str:
     """Paths under the rootdir as pytest names its node ids (``search/retrieval_x.yaml:20``)."""
     from ..reports.paths import relative_text
 
@@ -155,7 +155,9 @@ class GateItem(SuiteItem):
         self.state.outcomes.append(outcome)
         self.user_properties.extend(floor_properties(outcome))
         for w in self.state.warnings_once(self.floor.retriever):  # once per retriever, not per item
-            self.warn(pytest.PytestWarning(_relative(f"{outcome.suite} :: {self.floor.retriever}: {w}", self)))
+            self.warn(
+                pytest.PytestWarning(_relative(f"{outcome.suite} :: {self.floor.retriever}: {w}", self))
+            )
         if not outcome.passed:
             raise GateFailed(outcome.message)
 

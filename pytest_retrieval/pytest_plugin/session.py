@@ -158,7 +158,8 @@ class RetrievalSession:
             from ..reports.unjudged import write_unjudged
 
             writer.write(
-                f"{self._label('export_unjudged')} {unjudged}", lambda: write_unjudged(Path(unjudged), self.states)
+                f"{self._label('export_unjudged')} {unjudged}",
+                lambda: write_unjudged(Path(unjudged), self.states),
             )
         # run files, JSON, Markdown, HTML, ...
         write_outputs(session, self.states, writer, gates=self.gates(), label=self._label)

@@ -186,14 +186,14 @@ def write_outputs(
     states: Sequence[Any],
     writer: Optional[OutputWriter] = None,
     gates: Optional[Dict[str, int]] = None,
-    label: Optional[Callable[[str], str]] = None,
+    label: Callable[[str], str] = "--retrieval-{}".format,
 ) -> None:
     """End of a pytest session: the run files, the JSON report and every requested rendering.
     ``label(name)`` names an output's option in a problem (default ``--retrieval-<name>``; the
     plugin passes the ini key when the value came from the ini file)."""
     config = session.config
     writer = writer or OutputWriter(terminal_say(config), session)
-    name = label or partial("--retrieval-{}".format)
+    name = label
     runs = config.getoption("retrieval_runs", None)
     if runs:
         write_run_files(writer, [s.result for s in states if s.result is not None], Path(runs), name("runs"))

@@ -34,7 +34,12 @@ SUITE_KEYS = {
     "regression", "unanswerable", "floors", "expectations", "include",
 }  # fmt: skip
 # the variables the docs' connection examples name (a reader sets their own)
-ENV = {"SEARCH_USER": "reader", "SEARCH_PASSWORD": "secret", "ES_API_KEY": "a2V5OnNlY3JldA==", "SEARCH_TOKEN": "token"}
+ENV = {
+    "SEARCH_USER": "reader",
+    "SEARCH_PASSWORD": "secret",
+    "ES_API_KEY": "a2V5OnNlY3JldA==",
+    "SEARCH_TOKEN": "token",
+}
 
 
 @pytest.fixture

@@ -84,7 +84,9 @@ def test_the_tutorial_from_an_empty_repository_to_a_failing_pull_request(tmp_pat
     assert runs[0] == f'pip install "{WHEEL}"', runs
     gate = shlex.split(runs[1])
     actionlint = need_tool("actionlint", "go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12")
-    lint = subprocess.run([actionlint, "-no-color", ".github/workflows/retrieval.yml"], cwd=repo, capture_output=True)
+    lint = subprocess.run(
+        [actionlint, "-no-color", ".github/workflows/retrieval.yml"], cwd=repo, capture_output=True
+    )
     assert lint.returncode == 0, lint.stdout
     push = next(b for b in bash if b.startswith("git add -A"))
     _shell(push.splitlines()[:1], repo)  # the commit; not the remote and the push

@@ -9,7 +9,9 @@ from pytest_retrieval.reports.paths import relative_text, relative_to_root
 
 def test_a_path_under_the_rootdir_loses_the_rootdir_where_a_path_starts() -> None:
     root = Path("/ci/checkout")
-    line = "floor set at /ci/checkout/search/retrieval_shop.yaml:20 (see /ci/checkout2/x, /other/ci/checkout/y)"
+    line = (
+        "floor set at /ci/checkout/search/retrieval_shop.yaml:20 (see /ci/checkout2/x, /other/ci/checkout/y)"
+    )
     assert relative_text(line, root) == (
         "floor set at search/retrieval_shop.yaml:20 (see /ci/checkout2/x, /other/ci/checkout/y)"
     )
