@@ -29,6 +29,7 @@ __all__ = [
     "SuiteItem",
     "collect_file",
     "is_suite_file",
+    "one_line_collection_error",
     "record_report",
 ]
 
@@ -53,6 +54,19 @@ def _relative(text: str, node: Union[pytest.Item, pytest.Collector]) -> str:
     from ..reports.paths import relative_text
 
     return relative_text(text, node.config.rootpath)
+
+
+def one_line_collection_error(collector: pytest.Collector, report: pytest.CollectReport) -> None:
+    """A suite problem raised while a Python test module is imported (``retrieval_queries(SUITE)``
+    at module level: a typo in the suite, an unknown tag) is the one line a suite file's
+    collection error is, not pytest's traceback through the plugin (``--fulltrace`` keeps it).
+    pytest keeps the collection's ``CallInfo`` on the report for ``collect_one_node``."""
+    call = report.__dict__.get("call")
+    excinfo = getattr(call, "excinfo", None)
+    if report.failed and excinfo is not None and not collector.config.getoption("fulltrace", False):
+        line = _one_line(excinfo, collector)
+        if line is not None:
+            report.longrepr = line
 
 
 class RetrievalSuiteFile(pytest.File):
