@@ -61,6 +61,8 @@ def one_line_collection_error(collector: pytest.Collector, report: pytest.Collec
     at module level: a typo in the suite, an unknown tag) is the one line a suite file's
     collection error is, not pytest's traceback through the plugin (``--fulltrace`` keeps it).
     pytest keeps the collection's ``CallInfo`` on the report for ``collect_one_node``."""
+    if isinstance(collector, RetrievalSuiteFile):  # its own repr_failure says it
+        return
     call = report.__dict__.get("call")
     excinfo = getattr(call, "excinfo", None)
     if report.failed and excinfo is not None and not collector.config.getoption("fulltrace", False):
