@@ -20,7 +20,7 @@ from .pytest_plugin.fixtures import (  # noqa: F401 - pytest finds the fixtures 
     retrieval_suite,
 )
 from .pytest_plugin.ini import apply_ini
-from .pytest_plugin.items import RetrievalSuiteFile, collect_file, record_report
+from .pytest_plugin.items import RetrievalSuiteFile, collect_file, one_line_collection_error, record_report
 from .pytest_plugin.options import add_options, check_output_paths
 from .pytest_plugin.session import RetrievalSession
 from .pytest_plugin.xdist import XdistHooks, hand_over, is_worker
@@ -45,6 +45,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[RetrievalSuiteFile]:
     return collect_file(file_path, parent)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    report = yield
+    one_line_collection_error(collector, report)
+    return report
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects

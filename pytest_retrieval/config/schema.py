@@ -343,7 +343,7 @@ class RerankRetrieverConfig(_Strict):
     )
     reranker: RerankerConfig = Field(
         description="type: onnx-cross-encoder | onnx-bi-encoder | sentence-transformers | "
-        "cohere | callable, plus its options (see README)."
+        "cohere | callable, plus its options (docs/how-to/hybrid.md, A reranker)."
     )
     min_lift: Annotated[float, Field(ge=-1, le=1)] = Field(
         0.01,

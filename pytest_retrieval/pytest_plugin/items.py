@@ -5,7 +5,7 @@ suite's one run (``SuiteState``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Union
 
 import pytest
 
@@ -29,6 +29,7 @@ __all__ = [
     "SuiteItem",
     "collect_file",
     "is_suite_file",
+    "one_line_collection_error",
     "record_report",
 ]
 
@@ -39,13 +40,35 @@ def collect_file(file_path: Path, parent: pytest.Collector) -> Optional[Retrieva
     return None
 
 
-def _one_line(excinfo: pytest.ExceptionInfo) -> Optional[str]:
+def _one_line(excinfo: pytest.ExceptionInfo, node: Union[pytest.Item, pytest.Collector]) -> Optional[str]:
     from ..errors import RetrievalError
 
     if excinfo.errisinstance(RetrievalError):
         kind = type(excinfo.value).__name__
-        return f"{kind}: {excinfo.value}"
+        return _relative(f"{kind}: {excinfo.value}", node)
     return None
+
+
+def _relative(text: str, node: Union[pytest.Item, pytest.Collector]) -> str:
+    """Paths under the rootdir as pytest names its node ids (``search/retrieval_x.yaml:20``)."""
+    from ..reports.paths import relative_text
+
+    return relative_text(text, node.config.rootpath)
+
+
+def one_line_collection_error(collector: pytest.Collector, report: pytest.CollectReport) -> None:
+    """A suite problem raised while a Python test module is imported (``retrieval_queries(SUITE)``
+    at module level: a typo in the suite, an unknown tag) is the one line a suite file's
+    collection error is, not pytest's traceback through the plugin (``--fulltrace`` keeps it).
+    pytest keeps the collection's ``CallInfo`` on the report for ``collect_one_node``."""
+    if isinstance(collector, RetrievalSuiteFile):  # its own repr_failure says it
+        return
+    call = report.__dict__.get("call")
+    excinfo = getattr(call, "excinfo", None)
+    if report.failed and excinfo is not None and not collector.config.getoption("fulltrace", False):
+        line = _one_line(excinfo, collector)
+        if line is not None:
+            report.longrepr = line
 
 
 class RetrievalSuiteFile(pytest.File):
@@ -60,7 +83,7 @@ class RetrievalSuiteFile(pytest.File):
             )
 
     def repr_failure(self, excinfo):  # type: ignore[override]
-        return _one_line(excinfo) or super().repr_failure(excinfo)
+        return _one_line(excinfo, self) or super().repr_failure(excinfo)
 
 
 class RetrieverNode(pytest.Collector):
@@ -109,11 +132,11 @@ class SuiteItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):  # type: ignore[override]
         if excinfo.errisinstance(GateFailed):
-            return str(excinfo.value)
-        return _one_line(excinfo) or super().repr_failure(excinfo, style=style)
+            return _relative(str(excinfo.value), self)
+        return _one_line(excinfo, self) or super().repr_failure(excinfo, style=style)
 
     def _repr_failure_py(self, excinfo, style=None):  # setup/teardown errors
-        return _one_line(excinfo) or super()._repr_failure_py(excinfo, style=style)
+        return _one_line(excinfo, self) or super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self):
         return self.path, None, f"{self.retriever}::{self.name}"
@@ -148,7 +171,9 @@ class GateItem(SuiteItem):
         self.state.outcomes.append(outcome)
         self.user_properties.extend(floor_properties(outcome))
         for w in self.state.warnings_once(self.floor.retriever):  # once per retriever, not per item
-            self.warn(pytest.PytestWarning(f"{outcome.suite} :: {self.floor.retriever}: {w}"))
+            self.warn(
+                pytest.PytestWarning(_relative(f"{outcome.suite} :: {self.floor.retriever}: {w}", self))
+            )
         if not outcome.passed:
             raise GateFailed(outcome.message)
 
@@ -179,11 +204,11 @@ class RegressionItem(SuiteItem):
             pytest.skip("--retrieval-baseline-update: writing the baseline, not comparing")
         baseline, note = self.state.baseline()
         if baseline is None:
-            pytest.skip(note)
+            pytest.skip(_relative(note, self))
         gate = self.gate
         refused = baseline_gate_refusal(self.state.ran, baseline, gate.retriever, gate.metric, gate.max_drop)
         if refused is not None:
-            pytest.skip(refused)
+            pytest.skip(_relative(refused, self))
         outcome = evaluate(self.state.result, self.gate, baseline=baseline)
         self.state.regressions.append(outcome)
         self.user_properties.extend(regression_properties(outcome))

@@ -6,11 +6,12 @@ files, reports). pytest-benchmark's ``BenchmarkSession`` is the model: made in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 import pytest
 
 from .coverage import GateCoverage
+from .ini import option_label
 from .options import suite_overrides
 from .state import SuiteState
 from .suite_files import gate_count
@@ -123,25 +124,33 @@ class RetrievalSession:
         from ..reports.terminal import expectation_lines, render_summary, session_headline
 
         terminalreporter.section("retrieval summary")
-        terminalreporter.write_line(session_headline(self.states, gates))
+        write = self._relative_lines(terminalreporter.write_line)
+        write(session_headline(self.states, gates))
         for state in states:
             for line in render_summary(state.result, state.outcomes, state.regressions, state.baseline_note):
-                terminalreporter.write_line(line)
+                write(line)
             if state.runs > 1:  # pytest-xdist with a --dist mode that split the suite's items
-                terminalreporter.write_line(
+                write(
                     f"  note: the suite ran {state.runs} times, on {state.runs} xdist workers (a Python test "
                     "built its path at run time, or a --dist mode split its items; the default `-n N` keeps a "
                     "suite, the Python tests beside it and those naming its file on one worker)"
                 )
             for line in expectation_lines(state.expectations):
-                terminalreporter.write_line(line)
+                write(line)
+
+    def _relative_lines(self, write: Callable[[str], Any]) -> Callable[[str], Any]:
+        """``write`` with the paths under the rootdir made relative, as in the reports."""
+        from ..reports.paths import relative_text
+
+        root = self.config.rootpath
+        return lambda line: write(relative_text(line, root))
 
     def write_outputs(self, session: pytest.Session) -> None:
         """Baselines (``--retrieval-baseline-update``), run files, the unjudged queue and the
         reports, each on its own: one that cannot be written is one line, the others are written."""
         from ..reports.outputs import OutputWriter, terminal_say, write_outputs
 
-        writer = OutputWriter(terminal_say(self.config), session)
+        writer = OutputWriter(self._relative_lines(terminal_say(self.config)), session)
         if self.config.getoption("retrieval_baseline_update", False):
             self._update_baselines(writer)
         unjudged = self.config.getoption("retrieval_export_unjudged", None)
@@ -149,11 +158,15 @@ class RetrievalSession:
             from ..reports.unjudged import write_unjudged
 
             writer.write(
-                f"--retrieval-export-unjudged {unjudged}", lambda: write_unjudged(Path(unjudged), self.states)
+                f"{self._label('export_unjudged')} {unjudged}",
+                lambda: write_unjudged(Path(unjudged), self.states),
             )
-        write_outputs(
-            session, self.states, writer, gates=self.gates()
-        )  # run files, JSON, Markdown, HTML, ...
+        # run files, JSON, Markdown, HTML, ...
+        write_outputs(session, self.states, writer, gates=self.gates(), label=self._label)
+
+    def _label(self, name: str) -> str:
+        """``--retrieval-<name>``, or ``retrieval_<name> in pyproject.toml`` for an ini value."""
+        return option_label(self.config, f"retrieval_{name}")
 
     def _update_baselines(self, writer: Any) -> None:
         from ..gates.baseline import baseline_path, update_baseline
@@ -161,7 +174,7 @@ class RetrievalSession:
         for state in self.suites.values():
             if state.result is not None:
                 if writer.write(
-                    f"--retrieval-baseline-update {baseline_path(state.suite)}",
+                    f"{self._label('baseline_update')} {baseline_path(state.suite)}",
                     lambda s=state: update_baseline(s.suite, s.result),
                 ):
                     writer.say(f"baseline written: {baseline_path(state.suite)}")

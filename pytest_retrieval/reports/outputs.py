@@ -18,7 +18,7 @@ import os
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 # ------------------------------------------------------------------ the document
 
@@ -113,23 +113,24 @@ def render_outputs(
     say: Callable[[str], None] = print,
     full_report: Optional[str] = None,
     limit: Optional[int] = None,
-    flag: str = "--",
+    flag: Union[str, Callable[[str], str]] = "--",
     writer: Optional[OutputWriter] = None,
 ) -> List[str]:
     """Render the requested outputs of ``doc``, each on its own; returns the problems (each
-    said with ``say``, naming the option ``flag`` + format)."""
+    said with ``say``, naming the option ``flag`` + format, or ``flag(format)``: an ini key)."""
     writer = writer or OutputWriter(say)
+    name = flag if callable(flag) else partial("{}{}".format, flag)
     before = len(writer.failed)
     md = _markdown_once(doc, full_report, limit)
     if markdown:
-        writer.write(f"{flag}markdown {markdown}", lambda: _write(Path(markdown), md()), data=False)
+        writer.write(f"{name('markdown')} {markdown}", lambda: _write(Path(markdown), md()), data=False)
     if step_summary:
         writer.write(f"$GITHUB_STEP_SUMMARY {step_summary}", lambda: _append(step_summary, md), data=False)
     if html:
-        writer.write(f"{flag}html {html}", lambda: _write(Path(html), _html(doc)), data=False)
+        writer.write(f"{name('html')} {html}", lambda: _write(Path(html), _html(doc)), data=False)
     if openmetrics:
         writer.write(
-            f"{flag}openmetrics {openmetrics}",
+            f"{name('openmetrics')} {openmetrics}",
             lambda: _write(Path(openmetrics), _openmetrics(doc)),
             data=False,
         )
@@ -185,13 +186,17 @@ def write_outputs(
     states: Sequence[Any],
     writer: Optional[OutputWriter] = None,
     gates: Optional[Dict[str, int]] = None,
+    label: Callable[[str], str] = "--retrieval-{}".format,
 ) -> None:
-    """End of a pytest session: the run files, the JSON report and every requested rendering."""
+    """End of a pytest session: the run files, the JSON report and every requested rendering.
+    ``label(name)`` names an output's option in a problem (default ``--retrieval-<name>``; the
+    plugin passes the ini key when the value came from the ini file)."""
     config = session.config
     writer = writer or OutputWriter(terminal_say(config), session)
+    name = label
     runs = config.getoption("retrieval_runs", None)
     if runs:
-        write_run_files(writer, [s.result for s in states if s.result is not None], Path(runs))
+        write_run_files(writer, [s.result for s in states if s.result is not None], Path(runs), name("runs"))
     step = _step_summary(config, states, gates)
     paths = {
         k: config.getoption(f"retrieval_{k}", None) for k in ("report", "markdown", "html", "openmetrics")
@@ -203,7 +208,7 @@ def write_outputs(
         return
     if paths["report"]:
         text = json.dumps(doc, indent=2, allow_nan=False) + "\n"
-        writer.write(f"--retrieval-report {paths['report']}", lambda: _write(Path(paths["report"]), text))
+        writer.write(f"{name('report')} {paths['report']}", lambda: _write(Path(paths["report"]), text))
     render_outputs(
         doc,
         markdown=_as_path(paths["markdown"]),
@@ -211,7 +216,7 @@ def write_outputs(
         openmetrics=_as_path(paths["openmetrics"]),
         step_summary=step,
         full_report=_full_report_hint(paths),
-        flag="--retrieval-",
+        flag=name,
         writer=writer,
     )
 
@@ -229,14 +234,16 @@ def _document(
     return relative_to_root(doc, session.config.rootpath) if built else None
 
 
-def write_run_files(writer: OutputWriter, results: Sequence[Any], folder: Path) -> None:
+def write_run_files(
+    writer: OutputWriter, results: Sequence[Any], folder: Path, flag: str = "--retrieval-runs"
+) -> None:
     """``--retrieval-runs``: each suite's folder on its own (one that cannot be written is one
     line; the other suites' are written)."""
     from ..execution.export import run_folder_names, write_suite_runs
 
     for result, name in zip(results, run_folder_names(results)):
         writer.write(
-            f"--retrieval-runs {folder} ({Path(result.suite.path).name})",
+            f"{flag} {folder} ({Path(result.suite.path).name})",
             partial(write_suite_runs, result, folder, name),
         )
 

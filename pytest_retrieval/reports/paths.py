@@ -1,27 +1,37 @@
-"""Paths in the report document relative to pytest's rootdir (issue #26): a PR comment, the HTML
-report and the JSON report name ``example_suite/retrieval_x.yaml:12``, not the CI runner's
-checkout folder, and read the same on every machine."""
+"""Paths relative to pytest's rootdir (issue #26): a PR comment, the HTML report, the JSON report,
+the terminal summary and a failed gate's message name ``example_suite/retrieval_x.yaml:12``, not
+the CI runner's checkout folder, and read the same on every machine (as pytest's node ids)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
-__all__ = ["relative_to_root"]
+__all__ = ["relative_text", "relative_to_root"]
 
 
 def relative_to_root(doc: Any, root: Path) -> Any:
     """``doc`` with every ``<root>/`` at the start of a path in its strings removed (values only,
     not keys). A root of ``/`` (or a drive) is left alone: every absolute path would lose its
     leading slash."""
+    pattern = _root_pattern(root)
+    return doc if pattern is None else _walk(doc, pattern)
+
+
+def relative_text(text: str, root: Optional[Path]) -> str:
+    """``text`` (a message, a summary line) with ``<root>/`` removed where a path starts."""
+    pattern = _root_pattern(root) if root is not None else None
+    return text if pattern is None else pattern.sub("", text)
+
+
+def _root_pattern(root: Path) -> Optional[re.Pattern]:
     root = Path(root)
     if root.parent == root:
-        return doc
+        return None
     prefix = str(root).rstrip("/\\") + ("\\" if "\\" in str(root) else "/")
     # at the start of the text or after a character that cannot be inside a path
-    pattern = re.compile(r"(?<![\w.~/\\-])" + re.escape(prefix))
-    return _walk(doc, pattern)
+    return re.compile(r"(?<![\w.~/\\-])" + re.escape(prefix))
 
 
 def _walk(value: Any, pattern: re.Pattern) -> Any:
