@@ -69,5 +69,8 @@ def test_the_tests_import_the_package_they_are_meant_to() -> None:
     plugin = sys.modules.get("pytest_retrieval.plugin")
     assert plugin is not None and Path(plugin.__file__).resolve().parent == PACKAGE
     if os.environ.get("PYTEST_RETRIEVAL_SOURCE"):  # the wheel pass: never the checkout's sources
-        assert not PACKAGE.is_relative_to(SOURCE), f"{PACKAGE} is the checkout, not the installed wheel"
+        # (the wheel's environment may sit inside the checkout, e.g. .venv-wheel/: compare with
+        # the checkout's package folder, not the checkout)
+        checkout = SOURCE / "pytest_retrieval"
+        assert not PACKAGE.is_relative_to(checkout), f"{PACKAGE} is the checkout, not the installed wheel"
         assert not PACKAGE.is_relative_to(ROOT), f"{PACKAGE} is inside the tests' tree {ROOT}"
