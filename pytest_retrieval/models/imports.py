@@ -9,7 +9,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Tuple
 
 from ..errors import ConfigError
 
@@ -34,6 +34,30 @@ def import_function(spec: str, search_path: Optional[Path], what: str) -> Callab
     if not callable(target):
         raise ConfigError(f"{what} {spec!r}: {attr!r} is not callable")
     return target
+
+
+def import_function_pair(
+    function: str,
+    query_function: Optional[str],
+    search_path: Optional[Path],
+    what: str,
+    id: Optional[str],
+    id_prefix: str,
+) -> Tuple[Callable[..., Any], Callable[..., Any], str]:
+    """A user's ``function`` and optional ``query_function`` (the same when not given), and the
+    model id: ``id`` when given, else ``<id_prefix>:<names>:<source hashes>`` (so editing the
+    source invalidates cached vectors). Shared by the callable embedder and sparse encoder."""
+    from .digests import source_digest
+
+    fn = import_function(function, search_path, what)
+    query_fn = import_function(query_function, search_path, what) if query_function else fn
+    if id:
+        return fn, query_fn, id
+    digest = source_digest(fn)
+    if query_function:
+        digest += "+" + source_digest(query_fn)
+    name = function + (f"|{query_function}" if query_function else "")
+    return fn, query_fn, f"{id_prefix}:{name}" + (f":{digest}" if digest.strip("+") else "")
 
 
 def _import_with_path(module_name: str, search_path: Optional[Path]) -> ModuleType:

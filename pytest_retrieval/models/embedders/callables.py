@@ -9,9 +9,8 @@ from pydantic import Field
 
 from ...errors import InfrastructureError
 from ..config_parsing import ModelConfig
-from ..digests import source_digest
 from ..files import PathLike
-from ..imports import import_function
+from ..imports import import_function_pair
 from ..outputs import as_matrix
 from .base import Embedder
 
@@ -39,21 +38,11 @@ class CallableEmbedder:
         id: Optional[str] = None,
     ):
         path = Path(search_path) if search_path is not None else None
-        what = "callable embedder"
         self.function_name = function
         self.query_function_name = query_function
-        self._function = import_function(function, path, what)
-        self._query_function = (
-            import_function(query_function, path, what) if query_function else self._function
+        self._function, self._query_function, self.id = import_function_pair(
+            function, query_function, path, "callable embedder", id, "callable"
         )
-        if id:
-            self.id = id
-        else:
-            digest = source_digest(self._function)
-            if query_function:
-                digest += "+" + source_digest(self._query_function)
-            name = function + (f"|{query_function}" if query_function else "")
-            self.id = f"callable:{name}" + (f":{digest}" if digest.strip("+") else "")
 
     def _call(self, fn: Callable[..., Any], name: str, texts: Sequence[str]) -> np.ndarray:
         import numpy as np

@@ -10,9 +10,8 @@ from pydantic import Field
 
 from ...errors import ConfigError, InfrastructureError
 from ..config_parsing import ModelConfig
-from ..digests import source_digest
 from ..files import PathLike
-from ..imports import import_function
+from ..imports import import_function_pair
 from .base import SparseEncoder, SparseVector
 
 
@@ -33,21 +32,11 @@ class CallableSparseEncoder:
         id: Optional[str] = None,
     ):
         path = Path(search_path) if search_path is not None else None
-        what = "callable sparse encoder"
         self.function_name = function
         self.query_function_name = query_function
-        self._function = import_function(function, path, what)
-        self._query_function = (
-            import_function(query_function, path, what) if query_function else self._function
+        self._function, self._query_function, self.id = import_function_pair(
+            function, query_function, path, "callable sparse encoder", id, "callable-sparse"
         )
-        if id:
-            self.id = id
-        else:
-            digest = source_digest(self._function)
-            if query_function:
-                digest += "+" + source_digest(self._query_function)
-            name = function + (f"|{query_function}" if query_function else "")
-            self.id = f"callable-sparse:{name}" + (f":{digest}" if digest.strip("+") else "")
 
     def _call(self, fn: Callable[..., Any], name: str, texts: Sequence[str]) -> List[SparseVector]:
         if not texts:
