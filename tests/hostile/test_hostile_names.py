@@ -71,3 +71,64 @@ def test_hostile_names_through_every_output(pytester, monkeypatch) -> None:
     assert done.returncode == 0, done.stderr
     assert (root / "log").read_text().splitlines() == ["called"]
     assert not list(root.rglob("PWNED"))
+
+
+SPARSE_SUITE = """\
+suite: "../sp;@someone<script>${HOSTILE_NAME_PART}"
+judgments:
+  inline:
+    - {id: q1, text: "solar panels", relevant: {d1: 1}}
+    - {id: q2, text: "river floods", relevant: {d2: 1}}
+  documents:
+    - {id: d1, text: "solar panels in winter"}
+    - {id: d2, text: "river flood defences"}
+latency:
+  warmup: 0
+  repetitions: 1
+retrievers:
+  "..;@someone<script>\\n$(touch PWNED)":
+    type: sparse
+    idf: bm25_plus1
+    field: "..;@someone<script>${HOSTILE_NAME_PART}"
+    sparse_encoder:
+      type: precomputed
+      documents: docs.jsonl
+      queries: queries.jsonl
+floors:
+  "..;@someone<script>\\n$(touch PWNED)":
+    ndcg@10: 0.1
+    flops: 10
+"""
+
+
+def test_hostile_names_of_a_sparse_retriever_through_every_output(pytester, monkeypatch) -> None:
+    # the learned sparse retriever (#25): its name and field name through the summary and every
+    # output; the name is data, never markup or a shell word, and the run is a full one
+    monkeypatch.setenv("HOSTILE_NAME_PART", "team;`id`")
+    pytester.makefile(".yaml", retrieval_h=SPARSE_SUITE)
+    pytester.makefile(
+        ".jsonl",
+        docs='{"_id": "d1", "vector": {"solar": 1.0, "panel": 0.5}}\n{"_id": "d2", "vector": {"river": 1.0, "flood": 0.7}}',
+        queries='{"_id": "q1", "vector": {"solar": 1.0}}\n{"_id": "q2", "vector": {"river": 1.0, "flood": 1.0}}',
+    )
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--retrieval-runs=runs",
+        "--retrieval-markdown=s.md",
+        "--retrieval-html=r.html",
+        "--retrieval-report=r.json",
+        "--retrieval-openmetrics=m.txt",
+        timeout=120,
+    )
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    assert "Traceback" not in out and "Retrieval gates passed: 0 failed, 0 errored, 2 passed" in out
+    root = pytester.path
+    assert not (root / "PWNED").exists()
+    assert all(p.resolve().is_relative_to(root) for p in root.rglob("*") if p.is_file())
+    md, html = (root / "s.md").read_text(), (root / "r.html").read_text()
+    assert "@someone" not in md.replace("@&#8203;someone", "") and "<script>" not in md
+    assert "<script>alert" not in html and "..;@someone<script>" not in html.split('class="qdata"')[0]
+    report = json.loads((root / "r.json").read_text())
+    assert "1.5 per query" in out and "..;@someone<script>" in json.dumps(report)
