@@ -1,7 +1,8 @@
 """``backend: {type: python, function: "mymodule:search"}``: any Python function as the search.
 
 ``function(query_text, k, query_id, **params) -> [(doc_id, score), ...]`` (best first), sync or
-``async``; ``params`` are the ``service`` retriever's, passed only when it has some. The
+``async`` (awaited on one event loop the backend keeps on its own thread for the run, so an async
+client the team's module holds is reused, and a caller already inside a loop is fine); ``params`` are the ``service`` retriever's, passed only when it has some. The
 optional ``batch_function(query_texts, k, query_ids, **params)`` answers the quality pass in one
 call: a list of rankings in the queries' order, or a mapping query id -> ranking. The latency
 pass always times ``function``, one call per query.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -47,6 +49,7 @@ class FunctionBackend(PipelineBackend):
         self.batch = (
             import_function(batch_function, base_dir, "backend.batch_function") if batch_function else None
         )
+        self._loop = _EventLoop()
 
     def __repr__(self) -> str:
         return f"FunctionBackend({self.function_name!r})"
@@ -68,12 +71,15 @@ class FunctionBackend(PipelineBackend):
             for q, r in _per_query(answer, queries, what)
         }
 
-    @staticmethod
-    def _call(fn: Callable[..., Any], what: str, *args: Any, **kwargs: Any) -> Any:
+    def close(self) -> None:
+        """Stops the event loop ``async`` answers ran on (nothing of the team's is closed)."""
+        self._loop.close()
+
+    def _call(self, fn: Callable[..., Any], what: str, *args: Any, **kwargs: Any) -> Any:
         try:
             out = fn(*args, **kwargs)
             if inspect.isawaitable(out):
-                out = _run(out)
+                out = self._loop.run(out)
         except RetrievalError:
             raise
         except TypeError as exc:
@@ -112,14 +118,44 @@ def _per_query(answer: Any, queries: Sequence[Query], what: str) -> List[Tuple[Q
     )
 
 
-def _run(awaitable: Any) -> Any:
-    """An ``async`` function's answer, awaited on a loop of this thread (each worker of the
-    quality pass runs its own)."""
+class _EventLoop:
+    """The one event loop every ``async`` answer of a backend is awaited on, on a thread of its
+    own: it outlives each call, so a client the team's module keeps (an ``httpx.AsyncClient``,
+    an aiohttp session) is reused across queries instead of meeting a closed loop; the quality
+    pass's worker threads share it, so their coroutines overlap on it; and it works when the
+    caller's thread already runs a loop (pytest-asyncio, a notebook), where ``asyncio.run``
+    refuses."""
 
-    async def wait() -> Any:
-        return await awaitable
+    def __init__(self) -> None:
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._thread: Optional[threading.Thread] = None
+        self._lock = threading.Lock()
 
-    return asyncio.run(wait())
+    def run(self, awaitable: Any) -> Any:
+        async def wait() -> Any:
+            return await awaitable
+
+        return asyncio.run_coroutine_threadsafe(wait(), self._started()).result()
+
+    def _started(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(
+                    target=loop.run_forever, name="pytest-retrieval-python-backend", daemon=True
+                )
+                self._thread.start()
+                self._loop = loop
+            return self._loop
+
+    def close(self) -> None:
+        with self._lock:
+            loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
+        if loop is None or thread is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
 
 
 def _is_signature_error(exc: TypeError, fn: Callable[..., Any]) -> bool:

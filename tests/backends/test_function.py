@@ -138,3 +138,66 @@ def test_hits_beyond_k_are_cut(module: Path) -> None:
         FunctionBackend("many_hits:f", base_dir=module).search_one(ServiceSpec(), Query("q", "x"), 5).ranking
     )
     assert ranking.doc_ids == ["0", "1", "2", "3", "4"]
+
+
+ASYNC_CLIENT = """
+import asyncio
+
+LOOPS = set()
+IN_FLIGHT = []
+PEAK = [0]
+_lock = None
+
+async def search(text, k, qid):
+    # an asyncio object made on the first call and used on every later one, as an async HTTP
+    # client's connection pool is: it belongs to the loop of the first call
+    global _lock
+    if _lock is None:
+        _lock = asyncio.Lock()
+    async with _lock:
+        pass
+    LOOPS.add(id(asyncio.get_running_loop()))
+    IN_FLIGHT.append(qid)
+    PEAK[0] = max(PEAK[0], len(IN_FLIGHT))
+    for _ in range(200):  # wait (bounded) for a second query to be in flight at the same time
+        if PEAK[0] >= 2:
+            break
+        await asyncio.sleep(0.005)
+    IN_FLIGHT.remove(qid)
+    return [("d" + qid, 1.0)]
+"""
+
+
+def test_an_async_function_keeps_one_loop_across_queries_and_overlaps_them(tmp_path: Path) -> None:
+    """A client the team's module keeps between calls is bound to the first call's loop: every
+    later call meets the same loop (never 'bound to a different event loop'), and the quality
+    pass's workers overlap their coroutines on it."""
+    (tmp_path / "async_client.py").write_text(ASYNC_CLIENT)
+    backend = FunctionBackend("async_client:search", base_dir=tmp_path, max_concurrency=2)
+    try:
+        queries = [Query(f"q{i}", "x") for i in range(6)]
+        run = backend.search_batch(ServiceSpec(), queries, 3)
+        assert [run[q.qid].doc_ids for q in queries] == [[f"dq{i}"] for i in range(6)]
+        assert backend.search_one(ServiceSpec(), queries[0], 3).ranking.doc_ids == ["dq0"]
+    finally:
+        backend.close()
+    team = backend.function.__globals__
+    assert len(team["LOOPS"]) == 1 and team["PEAK"][0] == 2
+
+
+def test_an_async_function_called_from_inside_a_running_loop(tmp_path: Path) -> None:
+    """A suite run from code already inside an event loop (pytest-asyncio, a notebook), where
+    ``asyncio.run`` refuses to start a second loop in the thread."""
+    import asyncio
+
+    (tmp_path / "async_client.py").write_text(ASYNC_CLIENT)
+    backend = FunctionBackend("async_client:search", base_dir=tmp_path)
+
+    async def inside() -> list:
+        return backend.search_one(ServiceSpec(), Query("q1", "x"), 3).ranking.doc_ids
+
+    try:
+        assert asyncio.run(inside()) == ["dq1"]
+    finally:
+        backend.close()
+    backend.close()  # twice is fine
