@@ -1,11 +1,12 @@
-"""User text turned into file names and shell lines: the one place that does it.
+"""User text turned into file names, shell lines and terminal lines: the one place that does it.
 
 A suite or retriever name is whatever the YAML holds (``..``, ``a b``, ``-rf``, a newline, a
 ``;``). Every file name derived from one goes through :func:`file_name` (one path component,
 never ``.``/``..``, never hidden, never an option, bounded) and, when several share a folder,
 :func:`unique_file_names` (no two names equal, even on a case-insensitive file system). Every
 line of a shell script goes through :func:`shell_line` (each argument ``shlex.quote``-d) or
-:func:`shell_comment` (one line, control characters spelled out), so no name runs anything.
+:func:`shell_comment` (one line, control characters spelled out), so no name runs anything;
+every terminal line and pytest node name through :func:`one_line`, so no name forges a line.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 import shlex
 from typing import Dict, Hashable, Mapping, Sequence, TypeVar
 
-__all__ = ["file_name", "shell_comment", "shell_line", "unique_file_names"]
+__all__ = ["file_name", "one_line", "shell_comment", "shell_line", "unique_file_names"]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -67,8 +68,17 @@ def shell_line(args: Sequence[str]) -> str:
     return " ".join(shlex.quote(str(a)) for a in args)
 
 
+def one_line(text: str) -> str:
+    """``text`` as one terminal line: a newline, carriage return, escape sequence (``\\x1b``),
+    bidirectional override or other non-printable character is written as its Python escape,
+    so a name cannot end a line early, forge the next one or recolour the terminal."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def shell_comment(text: str) -> str:
     """``# text`` on one line: a newline, carriage return or other control character in
     ``text`` is written as its escape, so the comment cannot end early and run the rest."""
-    flat = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
-    return f"# {flat}"
+    return f"# {one_line(text)}"

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Union
 
 import pytest
 
+from ..safe_names import one_line
 from .coverage import GATE_OUTCOME
 from .session import RetrievalSession
 from .state import SuiteState
@@ -79,7 +80,13 @@ class RetrievalSuiteFile(pytest.File):
         check_judgment_files(state.suite)  # a missing file: one collection error, not one per gate
         for name, (floors, regression, expectations) in suite_gates(state.suite).items():
             yield RetrieverNode.from_parent(
-                self, name=name, floors=floors, regression=regression, expectations=expectations, state=state
+                self,
+                name=one_line(name),  # a node id is one line, whatever the YAML key holds
+                retriever=name,
+                floors=floors,
+                regression=regression,
+                expectations=expectations,
+                state=state,
             )
 
     def repr_failure(self, excinfo):  # type: ignore[override]
@@ -92,11 +99,13 @@ class RetrieverNode(pytest.Collector):
         *,
         floors: List[Floor],
         state: SuiteState,
+        retriever: str,
         regression: Sequence[BaselineGate] = (),
         expectations: Sequence[Expectation] = (),
         **kw: Any,
     ):
         super().__init__(**kw)
+        self.retriever = retriever  # the suite's name for it (``name`` is its one-line form)
         self.floors = floors
         self.regression = list(regression)
         self.expectations = list(expectations)
@@ -124,7 +133,7 @@ class SuiteItem(pytest.Item):
     def __init__(self, *, state: SuiteState, **kw: Any):
         super().__init__(**kw)
         self.state = state
-        self.retriever = self.parent.name if self.parent is not None else ""  # its RetrieverNode
+        self.retriever = getattr(self.parent, "retriever", "")  # its RetrieverNode's retriever
         self.add_marker("retrieval")
 
     def setup(self) -> None:
@@ -139,7 +148,7 @@ class SuiteItem(pytest.Item):
         return _one_line(excinfo, self) or super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self):
-        return self.path, None, f"{self.retriever}::{self.name}"
+        return self.path, None, f"{one_line(self.retriever)}::{self.name}"
 
 
 class GateItem(SuiteItem):
@@ -185,7 +194,7 @@ class GateItem(SuiteItem):
                 line = int(origin.rsplit(":", 1)[1]) - 1
             except ValueError:
                 line = None
-        return self.path, line, f"{self.retriever}::{self.name}"
+        return self.path, line, f"{one_line(self.retriever)}::{self.name}"
 
 
 class RegressionItem(SuiteItem):

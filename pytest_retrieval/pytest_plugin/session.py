@@ -139,11 +139,13 @@ class RetrievalSession:
                 write(line)
 
     def _relative_lines(self, write: Callable[[str], Any]) -> Callable[[str], Any]:
-        """``write`` with the paths under the rootdir made relative, as in the reports."""
+        """``write`` with the paths under the rootdir made relative, as in the reports, and each
+        line kept one line (a name's newline or escape sequence spelled out)."""
         from ..reports.paths import relative_text
+        from ..safe_names import one_line
 
         root = self.config.rootpath
-        return lambda line: write(relative_text(line, root))
+        return lambda line: write(one_line(relative_text(line, root)))
 
     def write_outputs(self, session: pytest.Session) -> None:
         """Baselines (``--retrieval-baseline-update``), run files, the unjudged queue and the

@@ -147,12 +147,13 @@ class SuiteState:
 
     def _run(self, config: pytest.Config) -> SuiteResult:
         from ..execution.runner import SuiteRunner
+        from ..safe_names import one_line
 
         verbose = config.getoption("verbose") > 0
         tr = config.pluginmanager.get_plugin("terminalreporter")
 
         def progress(msg: str) -> None:
             if verbose and tr is not None:
-                tr.write_line(f"[retrieval] {self.suite.name}: {msg}")
+                tr.write_line(one_line(f"[retrieval] {self.suite.name}: {msg}"))
 
         return SuiteRunner(self.suite, progress=progress, shared=self.shared).run()

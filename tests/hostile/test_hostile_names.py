@@ -45,11 +45,17 @@ def test_hostile_names_through_every_output(pytester, monkeypatch) -> None:
         "--retrieval-html=r.html",
         "--retrieval-report=r.json",
         "--retrieval-openmetrics=m.txt",
+        "-rA",
         timeout=120,
     )
     out = result.stdout.str()
     assert result.ret == 0, out
     assert "Traceback" not in out and "Retrieval gates passed: 0 failed, 0 errored, 1 passed" in out
+    # the terminal keeps a name on one line: its newline is spelled out, never a line of its own
+    # that could pass for another gate's (the node id and the summary alike)
+    assert not [line for line in out.splitlines() if line.startswith(("$(touch PWNED)", "rm -rf ~"))], out
+    assert "PASSED retrieval_h.yaml::..;@someone<script>\\n$(touch PWNED)::ndcg@10" in out, out
+    assert "PASS  ..;@someone<script>\\n$(touch PWNED) ndcg@10 = 1.0000" in out, out
     root = pytester.path
     written = [p for p in root.rglob("*") if p.is_file()]
     assert all(p.resolve().is_relative_to(root) for p in written)
