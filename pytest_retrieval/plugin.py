@@ -8,7 +8,7 @@ suite file is actually collected or a fixture is used.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import pytest
 
@@ -47,11 +47,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[R
     return collect_file(file_path, parent)
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_make_collect_report(collector: pytest.Collector):
-    report = yield
-    one_line_collection_error(collector, report)
-    return report
+def pytest_exception_interact(node: Any, call: pytest.CallInfo, report: Any) -> None:
+    # pytest calls this for a collection error before the report is shown (runner.collect_one_node)
+    if isinstance(node, pytest.Collector) and isinstance(report, pytest.CollectReport):
+        one_line_collection_error(node, call, report)
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects

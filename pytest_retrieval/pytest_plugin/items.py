@@ -57,15 +57,17 @@ def _relative(text: str, node: Union[pytest.Item, pytest.Collector]) -> str:
     return relative_text(text, node.config.rootpath)
 
 
-def one_line_collection_error(collector: pytest.Collector, report: pytest.CollectReport) -> None:
+def one_line_collection_error(
+    collector: pytest.Collector, call: pytest.CallInfo, report: pytest.CollectReport
+) -> None:
     """A suite problem raised while a Python test module is imported (``retrieval_queries(SUITE)``
     at module level: a typo in the suite, an unknown tag) is the one line a suite file's
     collection error is, not pytest's traceback through the plugin (``--fulltrace`` keeps it).
-    pytest keeps the collection's ``CallInfo`` on the report for ``collect_one_node``."""
+    Called from the documented ``pytest_exception_interact`` hook, which gets the collection's
+    ``CallInfo`` and report before the report is shown."""
     if isinstance(collector, RetrievalSuiteFile):  # its own repr_failure says it
         return
-    call = report.__dict__.get("call")
-    excinfo = getattr(call, "excinfo", None)
+    excinfo = call.excinfo
     if report.failed and excinfo is not None and not collector.config.getoption("fulltrace", False):
         line = _one_line(excinfo, collector)
         if line is not None:
