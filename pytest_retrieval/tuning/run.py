@@ -174,6 +174,7 @@ class _SweepJob:
         (variants, k)) compare with the OpenSearch server."""
         from ..execution.plan import make_backend
         from ..execution.runner import SuiteRunner
+        from ..measures.aggregate import average_over_of
         from .sweep import sweep
 
         model, window = self.suite.model, self.window
@@ -195,6 +196,7 @@ class _SweepJob:
                 relevance_threshold=model.judgments.relevance_threshold,
                 depth=got.depth,
                 default_window=window,
+                average_over=average_over_of(model.evaluation),  # as the suite's gates average
             )
             checked = None
             if check is not None:

@@ -45,6 +45,7 @@ def sweep(
     relevance_threshold: int = 1,
     depth: int = 100,
     default_window: Optional[int] = None,
+    average_over: str = "relevant",
 ) -> SweepResult:
     """Replay the grid on the tuning queries, pick the best, report it on the evaluation ones.
 
@@ -53,10 +54,14 @@ def sweep(
     at least as deep as the largest window. ``tune_qrels`` / ``eval_qrels``: the judgments of
     the two splits; their query ids must be disjoint (else ``ValueError``). ``objective``
     picks the best; ``metrics`` are reported on the evaluation split. Each fused ranking is
-    cut to ``depth`` before evaluation (the suite's ``evaluation.depth``); ``gain``, ``ties``
-    and ``relevance_threshold`` are passed to :func:`~pytest_retrieval.measures.metrics.evaluate`
-    (``gain`` also takes the suite profile names ``exp`` / ``trec``). The defaults are scored
+    cut to ``depth`` before evaluation (the suite's ``evaluation.depth``); ``gain``, ``ties``,
+    ``relevance_threshold`` and ``average_over`` are passed to
+    :func:`~pytest_retrieval.measures.metrics.evaluate` (``gain`` also takes the suite profile
+    names ``exp`` / ``trec``), so a suite's sweep averages its queries as its gates do. The defaults are scored
     with ``default_window`` (default: the largest grid window, i.e. the depth fetched)."""
+    from ..measures.aggregate import check_average_over
+
+    check_average_over(average_over)
     names, run_list = _named_runs(runs)
     check_disjoint(tune_qrels, eval_qrels)
     grid = grid or SweepGrid()
@@ -64,11 +69,11 @@ def sweep(
     _check_positive("depth", depth)
     _check_positive("default_window", default_window, optional=True)
     # the suite's evaluation.profile names are accepted too: exp, trec (= linear gain)
-    scoring = _Scoring("linear" if gain == "trec" else gain, ties, relevance_threshold)
+    scoring = _Scoring("linear" if gain == "trec" else gain, ties, relevance_threshold, average_over)
 
     warnings: List[str] = []
     fetched, windows = _windows(run_list, grid, warnings)
-    tune_ids, eval_ids, present = _judged_splits(tune_qrels, eval_qrels, run_list, warnings)
+    tune_ids, eval_ids, present = _judged_splits(tune_qrels, eval_qrels, run_list, warnings, average_over)
     grid_configs = grid.configs(len(run_list), fetched)
     default_window = default_window or max(windows)
     defaults = default_configs(len(run_list), default_window, grid.rrf_semantics, grid.tie_break)
@@ -100,10 +105,17 @@ class _Scoring:
     gain: str
     ties: str
     relevance_threshold: int
+    average_over: str = "relevant"
 
     def evaluate(self, qrels: QrelsColumns, run: RunColumns, metrics: Sequence[str]) -> Evaluation:
         return evaluate(
-            qrels, run, metrics, gain=self.gain, ties=self.ties, relevance_threshold=self.relevance_threshold
+            qrels,
+            run,
+            metrics,
+            gain=self.gain,
+            ties=self.ties,
+            relevance_threshold=self.relevance_threshold,
+            average_over=self.average_over,
         )
 
     def tune_k(self, objective: str, depth: int) -> int:
@@ -176,19 +188,24 @@ def _windows(runs: List[Run], grid: SweepGrid, warnings: List[str]) -> Tuple[int
 
 
 def _judged_splits(
-    tune_qrels: Qrels, eval_qrels: Qrels, runs: List[Run], warnings: List[str]
+    tune_qrels: Qrels, eval_qrels: Qrels, runs: List[Run], warnings: List[str], average_over: str
 ) -> Tuple[List[str], List[str], List[str]]:
     """(judged tuning ids, judged evaluation ids, the ids some run holds); a split without a
-    relevant judgment is refused, judged ids in no run are warned about."""
+    relevant judgment is refused, judged ids in no run are warned about. Under ``average_over:
+    relevant`` the splits hold the queries with a relevant judgment; under ``judged`` and
+    ``run`` every judged query, as the suite's means (``measures/aggregate.py``)."""
 
-    def judged(qrels: Qrels) -> List[str]:
+    def relevant(qrels: Qrels) -> List[str]:
         return [q for q, js in qrels.items() if any(g > 0 for g in js.values())]
 
-    tune_ids, eval_ids = judged(tune_qrels), judged(eval_qrels)
-    if not tune_ids:
+    if not relevant(tune_qrels):
         raise ValueError("the tuning split has no query with a relevant judgment")
-    if not eval_ids:
+    if not relevant(eval_qrels):
         raise ValueError("the evaluation split has no query with a relevant judgment")
+    if average_over == "relevant":
+        tune_ids, eval_ids = relevant(tune_qrels), relevant(eval_qrels)
+    else:
+        tune_ids, eval_ids = list(tune_qrels), list(eval_qrels)
     present = query_order(runs)
     have = set(present)
     for what, ids in (("tuning", tune_ids), ("evaluation", eval_ids)):

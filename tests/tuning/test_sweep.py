@@ -205,3 +205,38 @@ def test_three_sub_retrievers_simplex_grid_with_elasticsearch_rrf():
     assert yaml.safe_load(res.yaml_block())["hybrid"]["of"] == ["a", "b", "c"]
     block = yaml.safe_load(yaml_block(res.defaults[1].config, ["a", "b", "c"]))["hybrid"]
     assert tuple(block["weights"]) == (1 / 3, 1 / 3, 1 / 3)  # exact round trip
+
+
+@pytest.mark.parametrize("average_over", ["relevant", "judged", "run"])
+def test_the_sweep_averages_queries_as_the_suite_does(average_over):
+    """A suite under ``average_over: run`` (profile trec's default) or ``judged`` gets its sweep's
+    tuning scores and evaluation means over the same queries as its gates: a query judged
+    without a relevant document counts (as 0) under ``judged`` and ``run``; one in no run
+    counts (as 0) under ``relevant`` and ``judged``, not under ``run`` (trec_eval)."""
+    runs, qrels = toy()
+    tune_ids, eval_ids = split_queries(list(qrels), 0.5, seed=1)
+    tq, eq = restrict_qrels(qrels, tune_ids), restrict_qrels(qrels, eval_ids)
+    doc = next(iter(next(iter(runs.values()))[tune_ids[0]].doc_ids))
+    tq = {
+        **tq,
+        tune_ids[0]: {doc: 0},
+    }  # judged, nothing relevant: 0 under judged/run, left out under relevant
+    eq = {**eq, eval_ids[0]: {doc: 0}}
+    res = sweep(runs, tq, eq, objective="ndcg@10", average_over=average_over)
+    best = fuse_runs(list(runs.values()), res.best.config, k=100)  # a query in no run: absent
+    assert res.best.tune == evaluate(tq, best, ["ndcg@10"], average_over=average_over).aggregate["ndcg@10"]
+    assert (
+        res.evaluation[res.best.label].aggregate["ndcg@10"]
+        == evaluate(eq, best, ["ndcg@10"], average_over=average_over).aggregate["ndcg@10"]
+    )
+    relevant = evaluate(eq, best, ["ndcg@10"]).aggregate["ndcg@10"]
+    if average_over == "relevant":
+        assert res.evaluation[res.best.label].aggregate["ndcg@10"] == relevant
+    elif average_over == "judged":  # one more query, at 0 (under run, q31 in no run leaves instead)
+        assert res.evaluation[res.best.label].aggregate["ndcg@10"] < relevant
+
+
+def test_an_unknown_average_over_is_refused_before_any_work():
+    runs, qrels = toy()
+    with pytest.raises(ValueError, match="average_over must be one of relevant, judged, run; got 'all'"):
+        sweep(runs, qrels, qrels, average_over="all")
