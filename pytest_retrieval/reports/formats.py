@@ -10,6 +10,8 @@ import math
 import re
 from typing import Any, Callable, Collection, List, Mapping, Tuple
 
+from ..safe_names import one_line
+
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@'\"]+:[^/\s@'\"]+@")
 _SECRET_KV = re.compile(
     r"(?i)\b(password|passwd|api[_-]?key|token|secret|authorization)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;]+)"
@@ -171,7 +173,10 @@ def percent_shares(shares: Mapping[str, float], name: Callable[[str], str] = str
 
 def text_table(header: List[str], rows: List[List[str]], left: Collection[int] = (0,)) -> List[str]:
     """Aligned plain-text columns under a header and a rule; the ``left`` columns are
-    left-aligned, the others (numbers) right-aligned."""
+    left-aligned, the others (numbers) right-aligned. A cell is kept on one line (a name's
+    newline spelled out, :func:`~pytest_retrieval.safe_names.one_line`) before it is measured."""
+    header = [one_line(h) for h in header]
+    rows = [[one_line(c) for c in r] for r in rows]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
 
     def line(cells: List[str]) -> str:

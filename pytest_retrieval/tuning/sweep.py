@@ -55,13 +55,9 @@ def sweep(
     the two splits; their query ids must be disjoint (else ``ValueError``). ``objective``
     picks the best; ``metrics`` are reported on the evaluation split. Each fused ranking is
     cut to ``depth`` before evaluation (the suite's ``evaluation.depth``); ``gain``, ``ties``,
-    ``relevance_threshold`` and ``average_over`` are passed to
-    :func:`~pytest_retrieval.measures.metrics.evaluate` (``gain`` also takes the suite profile
-    names ``exp`` / ``trec``), so a suite's sweep averages its queries as its gates do. The defaults are scored
-    with ``default_window`` (default: the largest grid window, i.e. the depth fetched)."""
-    from ..measures.aggregate import check_average_over
-
-    check_average_over(average_over)
+    ``relevance_threshold`` and ``average_over`` go to :func:`~..measures.metrics.evaluate`
+    (``gain`` also takes the profile names ``exp`` / ``trec``), so a sweep averages as the gates
+    do. The defaults are scored with ``default_window`` (default: the largest grid window)."""
     names, run_list = _named_runs(runs)
     check_disjoint(tune_qrels, eval_qrels)
     grid = grid or SweepGrid()
@@ -106,6 +102,11 @@ class _Scoring:
     ties: str
     relevance_threshold: int
     average_over: str = "relevant"
+
+    def __post_init__(self) -> None:
+        from ..measures.aggregate import check_average_over
+
+        check_average_over(self.average_over)  # refused before any work
 
     def evaluate(self, qrels: QrelsColumns, run: RunColumns, metrics: Sequence[str]) -> Evaluation:
         return evaluate(

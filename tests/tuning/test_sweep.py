@@ -238,5 +238,6 @@ def test_the_sweep_averages_queries_as_the_suite_does(average_over):
 
 def test_an_unknown_average_over_is_refused_before_any_work():
     runs, qrels = toy()
+    tune_ids, eval_ids = split_queries(list(qrels), 0.5, seed=1)
     with pytest.raises(ValueError, match="average_over must be one of relevant, judged, run; got 'all'"):
-        sweep(runs, qrels, qrels, average_over="all")
+        sweep(runs, restrict_qrels(qrels, tune_ids), restrict_qrels(qrels, eval_ids), average_over="all")
