@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Set
 
+from ..backends.http.config import REQUESTS, batch_problem
 from ..backends.http.template import BUILT_IN_PLACEHOLDERS, placeholders_in
 from ..backends.registry import backend_names
 from .schema import ENGINE_TYPES, PIPELINE_TYPES, STAGE_TYPES
@@ -68,6 +69,16 @@ def _check_placeholders(suite: Any) -> None:
             if problem:
                 raise suite.error(("backend", "request", key), problem)
     _unused_params(suite, services, placeholders_in(request.url) | placeholders_in(request.body))
+    batch = suite.model.backend.batch
+    if batch is not None:
+        problem = batch_problem(request, batch)
+        if problem:
+            raise suite.error(("backend", *problem[0].split(".")), problem[1])
+        for key, template in (("url", batch.url), ("body", batch.body)):
+            for placeholder in sorted(placeholders_in(template) - {"k", REQUESTS}):
+                problem = _unfilled(placeholder, services)
+                if problem:
+                    raise suite.error(("backend", "batch", key), problem)
 
 
 def _unfilled(placeholder: str, services: Dict[str, Any]) -> str:
