@@ -237,7 +237,7 @@ class HttpBackend(PipelineBackend):
         ms = score_of(took)
         if ms is None or ms < 0:
             raise self._fail(
-                f"{what}: response.took {self.response.took!r} is {_json_type(took)} {_answer(took)}, "
+                f"{what}: response.took {self.response.took!r} is {_json_type(took)} {snippet(json.dumps(took))}, "
                 "not a finite number of milliseconds >= 0"
             )
         return ms
