@@ -5,7 +5,7 @@ have values."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Set
+from typing import Any, Dict, Sequence, Set
 
 from ..backends.http.config import REQUESTS, batch_problem
 from ..backends.http.template import BUILT_IN_PLACEHOLDERS, placeholders_in
@@ -76,18 +76,20 @@ def _check_placeholders(suite: Any) -> None:
             raise suite.error(("backend", *problem[0].split(".")), problem[1])
         for key, template in (("url", batch.url), ("body", batch.body)):
             for placeholder in sorted(placeholders_in(template) - {"k", REQUESTS}):
-                problem = _unfilled(placeholder, services)
+                problem = _unfilled(placeholder, services, ("k", REQUESTS))
                 if problem:
                     raise suite.error(("backend", "batch", key), problem)
 
 
-def _unfilled(placeholder: str, services: Dict[str, Any]) -> str:
+def _unfilled(
+    placeholder: str, services: Dict[str, Any], built_ins: Sequence[str] = BUILT_IN_PLACEHOLDERS
+) -> str:
     """Why ``{placeholder}`` would go out unfilled ('' when every service retriever fills it)."""
     lacking = [n for n, r in services.items() if placeholder not in r.params]
     if services and not lacking:
         return ""
     whose = f"retriever {lacking[0]!r} has no such param" if lacking else "no service retriever"
-    built_in = ", ".join("{" + p + "}" for p in BUILT_IN_PLACEHOLDERS)
+    built_in = ", ".join("{" + p + "}" for p in built_ins)
     return f"placeholder {{{placeholder}}} has no value: {whose} (built in: {built_in})"
 
 

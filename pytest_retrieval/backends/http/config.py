@@ -181,14 +181,17 @@ def batch_problem(request: HttpRequestConfig, batch: HttpBatchConfig) -> Optiona
     per-query body, and its URL and body take no per-query placeholder; None when it can."""
     if request.body is None:
         return "batch", "needs request.body (a batch POSTs the list of the queries' bodies)"
-    for key, template in (("url", batch.url or request.url), ("body", batch.body)):
+    templates = (
+        ("batch.url", "batch.url", batch.url)
+        if batch.url
+        else ("batch", "request.url (the default batch.url: give one)", request.url),
+        ("batch.body", "batch.body", batch.body),
+    )
+    for key, whose, template in templates:
         given = sorted(set(PER_QUERY) & placeholders_in(template))
         if given:
-            whose = "batch.body" if key == "body" else "batch.url" if batch.url else "request.url"
-            return (
-                "batch.url" if key == "url" and batch.url else f"batch.{key}" if key == "body" else "batch"
-            ), (
+            return key, (
                 f"{whose} holds {{{given[0]}}}, which differs from query to query in a batch "
-                "(it belongs in request.body; give batch.url when request.url holds it)"
+                "(it belongs in request.body)"
             )
     return None
