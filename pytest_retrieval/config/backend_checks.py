@@ -69,16 +69,20 @@ def _check_placeholders(suite: Any) -> None:
             if problem:
                 raise suite.error(("backend", "request", key), problem)
     _unused_params(suite, services, placeholders_in(request.url) | placeholders_in(request.body))
-    batch = suite.model.backend.batch
-    if batch is not None:
-        problem = batch_problem(request, batch)
-        if problem:
-            raise suite.error(("backend", *problem[0].split(".")), problem[1])
-        for key, template in (("url", batch.url), ("body", batch.body)):
-            for placeholder in sorted(placeholders_in(template) - {"k", REQUESTS}):
-                problem = _unfilled(placeholder, services, ("k", REQUESTS))
-                if problem:
-                    raise suite.error(("backend", "batch", key), problem)
+    if suite.model.backend.batch is not None:
+        _check_batch(suite, request, suite.model.backend.batch, services)
+
+
+def _check_batch(suite: Any, request: Any, batch: Any, services: Dict[str, Any]) -> None:
+    """A batch has the per-query body, no per-query placeholder, and a value for the others."""
+    wrong = batch_problem(request, batch)
+    if wrong:
+        raise suite.error(("backend", *wrong[0].split(".")), wrong[1])
+    for key, template in (("url", batch.url), ("body", batch.body)):
+        for placeholder in sorted(placeholders_in(template) - {"k", REQUESTS}):
+            problem = _unfilled(placeholder, services, ("k", REQUESTS))
+            if problem:
+                raise suite.error(("backend", "batch", key), problem)
 
 
 def _unfilled(

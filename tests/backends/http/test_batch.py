@@ -171,7 +171,9 @@ def test_a_failing_batch_never_shows_the_token(service: SearchService) -> None:
 def test_a_batch_without_a_per_query_body_is_refused(service: SearchService) -> None:
     with pytest.raises(ConfigError, match=r"backend.batch: needs request.body"):
         backend(service, batch={"size": 2})
-    with pytest.raises(ConfigError, match=r"backend.batch: request.url \(the default batch.url: give one\) holds \{query\}"):
+    with pytest.raises(
+        ConfigError, match=r"backend.batch: request.url \(the default batch.url: give one\) holds \{query\}"
+    ):
         backend(service, body={"q": "{query}"}, batch={"size": 2})
 
 
