@@ -58,14 +58,16 @@ def _opensearch(connection: Optional[Mapping[str, Any]], index: Mapping[str, Any
 
 def _http(connection: Optional[Mapping[str, Any]], index: Mapping[str, Any]) -> Backend:
     from .http.backend import HttpBackend
-    from .http.config import HttpRequestConfig, HttpResponseConfig
+    from .http.config import HttpBatchConfig, HttpRequestConfig, HttpResponseConfig
 
     values = dict(connection or {})
+    batch = values.get("batch")
     return HttpBackend(
         HttpRequestConfig.model_validate(values["request"]),
         HttpResponseConfig.model_validate(values["response"]),
         max_concurrency=int(values.get("max_concurrency") or 4),
         secrets=tuple(values.get("secrets") or ()),
+        batch=HttpBatchConfig.model_validate(batch) if batch else None,
     )
 
 

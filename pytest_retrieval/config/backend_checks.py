@@ -5,8 +5,9 @@ have values."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Set
+from typing import Any, Dict, Sequence, Set
 
+from ..backends.http.config import REQUESTS, batch_problem
 from ..backends.http.template import BUILT_IN_PLACEHOLDERS, placeholders_in
 from ..backends.registry import backend_names
 from .schema import ENGINE_TYPES, PIPELINE_TYPES, STAGE_TYPES
@@ -68,15 +69,31 @@ def _check_placeholders(suite: Any) -> None:
             if problem:
                 raise suite.error(("backend", "request", key), problem)
     _unused_params(suite, services, placeholders_in(request.url) | placeholders_in(request.body))
+    if suite.model.backend.batch is not None:
+        _check_batch(suite, request, suite.model.backend.batch, services)
 
 
-def _unfilled(placeholder: str, services: Dict[str, Any]) -> str:
+def _check_batch(suite: Any, request: Any, batch: Any, services: Dict[str, Any]) -> None:
+    """A batch has the per-query body, no per-query placeholder, and a value for the others."""
+    wrong = batch_problem(request, batch)
+    if wrong:
+        raise suite.error(("backend", *wrong[0].split(".")), wrong[1])
+    for key, template in (("url", batch.url), ("body", batch.body)):
+        for placeholder in sorted(placeholders_in(template) - {"k", REQUESTS}):
+            problem = _unfilled(placeholder, services, ("k", REQUESTS))
+            if problem:
+                raise suite.error(("backend", "batch", key), problem)
+
+
+def _unfilled(
+    placeholder: str, services: Dict[str, Any], built_ins: Sequence[str] = BUILT_IN_PLACEHOLDERS
+) -> str:
     """Why ``{placeholder}`` would go out unfilled ('' when every service retriever fills it)."""
     lacking = [n for n, r in services.items() if placeholder not in r.params]
     if services and not lacking:
         return ""
     whose = f"retriever {lacking[0]!r} has no such param" if lacking else "no service retriever"
-    built_in = ", ".join("{" + p + "}" for p in BUILT_IN_PLACEHOLDERS)
+    built_in = ", ".join("{" + p + "}" for p in built_ins)
     return f"placeholder {{{placeholder}}} has no value: {whose} (built in: {built_in})"
 
 

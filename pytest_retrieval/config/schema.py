@@ -23,7 +23,7 @@ from typing_extensions import Annotated
 from ..backends.base import BM25Spec, KnnSpec, MultiMatchType, Similarity, SparseSpec, Stopwords
 
 # the kinds' config models live beside their implementations (re-exported for load.py)
-from ..backends.http.config import HttpRequestConfig, HttpResponseConfig
+from ..backends.http.config import HttpBatchConfig, HttpRequestConfig, HttpResponseConfig
 from ..backends.http.template import BUILT_IN_PLACEHOLDERS, PLACEHOLDER
 from ..backends.search_engine.http import ConnectionConfig
 from ..backends.search_engine.index_config import IndexConfig
@@ -160,6 +160,7 @@ class JudgmentsConfig(_Strict):
 BACKEND_KEYS_OF = {
     "request": ("http",),
     "response": ("http",),
+    "batch": ("http",),
     "function": ("python",),
     "batch_function": ("python",),
     "max_concurrency": ("http", "python"),
@@ -189,6 +190,9 @@ class BackendConfig(_Strict):
     response: Optional[HttpResponseConfig] = Field(
         default=None,
         description="type http: where the answer holds the hits, their ids and scores (JMESPath).",
+    )
+    batch: Optional[HttpBatchConfig] = Field(
+        default=None, description="type http: the quality pass's queries sent size at a time in one POST."
     )
     function: Optional[str] = Field(
         default=None,

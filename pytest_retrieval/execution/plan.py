@@ -214,10 +214,12 @@ def pipeline_values(suite: Suite) -> Dict[str, Any]:
     b = suite.model.backend
     if b.type == "http":
         assert b.request is not None and b.response is not None
-        written = json.dumps([b.request.url, b.request.body], default=str)
+        batch = b.batch.model_dump() if b.batch else None
+        written = json.dumps([b.request.url, b.request.body, batch], default=str)
         return {
             "request": b.request.model_dump(),
             "response": b.response.model_dump(),
+            "batch": batch,
             "max_concurrency": b.max_concurrency or 4,
             "secrets": [str(v) for v in suite.interpolated if str(v).strip() and str(v) in written],
         }

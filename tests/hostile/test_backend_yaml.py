@@ -35,6 +35,9 @@ def http(request: str = 'url: "http://127.0.0.1:9/s?q={query}"', response: str =
     )
 
 
+POST = 'url: "http://127.0.0.1:9/s"\nmethod: POST\nbody: {q: "{query}", n: "{k}"}'
+
+
 def python(extra: str = "") -> str:
     return HEAD + 'backend:\n  type: python\n  function: "hostile_fn:search"\n' + extra
 
@@ -162,6 +165,96 @@ ERRORS = [
         "service with a key",
         python() + SVC + "    size: 3\n" + FLOOR,
         ["retrievers.svc", "unknown key 'size'"],
+    ),
+    (
+        "took JMESPath",
+        http(response="hits: results\ntook: 'took[?'") + SVC + FLOOR,
+        ["backend.response.took", "JMESPath"],
+    ),
+    ("took a number", http(response="hits: results\ntook: 12") + SVC + FLOOR, ["backend.response.took"]),
+    (
+        "batch on python",
+        python("  batch: {size: 2}\n") + SVC + FLOOR,
+        ["backend", "'batch' belongs to backend type http"],
+    ),
+    ("batch without size", http(POST) + "  batch: {answers: r}\n" + SVC + FLOOR, ["backend.batch", "size"]),
+    ("batch size zero", http(POST) + "  batch: {size: 0}\n" + SVC + FLOOR, ["backend.batch.size"]),
+    ("batch size text", http(POST) + "  batch: {size: '20'}\n" + SVC + FLOOR, ["backend.batch.size"]),
+    ("batch size 1e9", http(POST) + "  batch: {size: 1000000000}\n" + SVC + FLOOR, ["backend.batch.size"]),
+    (
+        "batch key typo",
+        http(POST) + "  batch: {size: 2, anwsers: r}\n" + SVC + FLOOR,
+        ["backend.batch", "anwsers"],
+    ),
+    (
+        "batch without a per-query body",
+        http() + "  batch: {size: 2}\n" + SVC + FLOOR,
+        ["backend.batch", "needs request.body"],
+    ),
+    (
+        "batch url ftp",
+        http(POST) + "  batch: {size: 2, url: 'ftp://x/m'}\n" + SVC + FLOOR,
+        ["backend.batch.url", "http:// or https://"],
+    ),
+    (
+        "batch url per query",
+        http(POST) + "  batch: {size: 2, url: 'http://x/m?q={query}'}\n" + SVC + FLOOR,
+        ["backend.batch.url", "holds {query}, which differs from query to query"],
+    ),
+    (
+        "batch default url per query",
+        http(POST.replace("/s", "/s?id={query_id}")) + "  batch: {size: 2}\n" + SVC + FLOOR,
+        ["backend.batch", "request.url (the default batch.url: give one) holds {query_id}"],
+    ),
+    (
+        "batch body per query",
+        http(POST) + "  batch: {size: 2, body: {q: '{query}', r: '{requests}'}}\n" + SVC + FLOOR,
+        ["backend.batch.body", "holds {query}"],
+    ),
+    (
+        "batch body without requests",
+        http(POST) + "  batch: {size: 2, body: {searches: []}}\n" + SVC + FLOOR,
+        ["backend.batch.body", "'{requests}' exactly once", "found it 0 times"],
+    ),
+    (
+        "batch body requests twice",
+        http(POST) + "  batch: {size: 2, body: ['{requests}', '{requests}']}\n" + SVC + FLOOR,
+        ["backend.batch.body", "found it 2 times"],
+    ),
+    (
+        "batch body requests in text",
+        http(POST) + "  batch: {size: 2, body: {s: 'all {requests}'}}\n" + SVC + FLOOR,
+        ["backend.batch.body", "inside a longer string"],
+    ),
+    (
+        "batch body a string",
+        http(POST) + "  batch: {size: 2, body: '{requests}'}\n" + SVC + FLOOR,
+        ["backend.batch.body"],
+    ),
+    (
+        "batch body unfilled",
+        http(POST) + "  batch: {size: 2, body: {r: '{requests}', m: '{mode}'}}\n" + SVC + FLOOR,
+        ["backend.batch.body", "placeholder {mode} has no value", "(built in: {k}, {requests})"],
+    ),
+    (
+        "batch answers JMESPath",
+        http(POST) + "  batch: {size: 2, answers: 'responses[?'}\n" + SVC + FLOOR,
+        ["backend.batch.answers", "JMESPath"],
+    ),
+    (
+        "batch answers empty",
+        http(POST) + "  batch: {size: 2, answers: ' '}\n" + SVC + FLOOR,
+        ["backend.batch.answers"],
+    ),
+    (
+        "batch timeout inf",
+        http(POST) + "  batch: {size: 2, timeout: .inf}\n" + SVC + FLOOR,
+        ["backend.batch.timeout"],
+    ),
+    (
+        "batch timeout zero",
+        http(POST) + "  batch: {size: 2, timeout: 0}\n" + SVC + FLOOR,
+        ["backend.batch.timeout"],
     ),
     ("function a list", python().replace('"hostile_fn:search"', "[a]") + SVC + FLOOR, ["backend.function"]),
     ("batch_function a map", python("  batch_function: {a: 1}\n") + SVC + FLOOR, ["backend.batch_function"]),

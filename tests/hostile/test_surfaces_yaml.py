@@ -24,6 +24,12 @@ from .conftest import BASE, bounded, one_line
 
 YAML_PATHS = [
     "backend",
+    "backend.batch",
+    "backend.batch.answers",
+    "backend.batch.body",
+    "backend.batch.size",
+    "backend.batch.timeout",
+    "backend.batch.url",
     "backend.batch_function",
     "backend.connection",
     "backend.connection.api_key",
@@ -63,6 +69,7 @@ YAML_PATHS = [
     "backend.response.hits",
     "backend.response.id",
     "backend.response.score",
+    "backend.response.took",
     "backend.type",
     "description",
     "embedder",

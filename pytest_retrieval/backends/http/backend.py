@@ -1,7 +1,11 @@
-"""``backend: {type: http}``: a team's own search endpoint, asked one request per query.
+"""``backend: {type: http}``: a team's own search endpoint, asked one request per query, or
+``batch.size`` queries per request in the quality pass when the suite gives ``batch``.
 
 The request is the suite's template filled per query (``template``); the answer is read with
-JMESPath (``response.hits``, and each hit's ``id`` and ``score``). Failures follow the engines'
+JMESPath (``response.hits``, and each hit's ``id`` and ``score``; ``response.took``, the
+service's own milliseconds, for the latency pass). A batch POSTs the queries' filled bodies as
+one list (``batch.body``'s ``{requests}``) and reads the list of answers at ``batch.answers``,
+one per query in their order; the latency pass still times one request per query. Failures follow the engines'
 one retry policy (``search_engine/retry.py``): 429/502/503/504, refused or reset connections
 and timeouts are retried with backoff and counted; any other status, an answer that is not JSON
 (an HTML login page), a missing path or a hit of the wrong shape is an ``InfrastructureError``
@@ -14,16 +18,17 @@ from every message, log line and ``repr``, percent-encoded and JSON-escaped form
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
-from ...errors import InfrastructureError
-from ...types import Query, Ranking
-from ..base import ServiceSpec
-from ..pipeline import PipelineBackend, ranking_of
+from ...errors import ConfigError, InfrastructureError
+from ...types import Query, Ranking, Run
+from ..base import LeafSpec, ServiceSpec
+from ..pipeline import PipelineBackend, ranking_of, score_of
 from ..search_engine.http import Redactor, describe_answer, secret_forms, snippet
 from ..search_engine.retry import RETRY_STATUSES, Retried, RetryPolicy, parse_retry_after
-from .config import HttpRequestConfig, HttpResponseConfig, compile_path
+from .config import HttpBatchConfig, HttpRequestConfig, HttpResponseConfig, batch_problem, compile_path
 from .template import fill_body, fill_url, values_of
 
 __all__ = ["HttpBackend", "ServiceAnswerError", "ServiceHTTPError", "ServiceUnreachable"]
@@ -64,18 +69,27 @@ class HttpBackend(PipelineBackend):
         max_concurrency: int = 4,
         secrets: Sequence[str] = (),
         retry: Optional[RetryPolicy] = None,
+        batch: Optional[HttpBatchConfig] = None,
     ) -> None:
         super().__init__(max_concurrency)
         self.request = request
         self.response = response
+        self.batch = batch
         self._hits = compile_path(response.hits)
         self._id = compile_path(response.id)
         self._score = compile_path(response.score)
+        self._took = compile_path(response.took) if response.took else None
+        if batch is not None:
+            problem = batch_problem(request, batch)
+            if problem:
+                raise ConfigError(f"backend.{problem[0]}: {problem[1]}")
+            self._answers = compile_path(batch.answers)
         self.redact = Redactor()
         for value in [h.get_secret_value() for h in request.headers.values()] + list(secrets):
             self.redact.add(secret_forms(str(value)))
         self.retry = retry or RetryPolicy(max_retries=request.max_retries, deadline_s=request.retry_deadline)
         self.endpoint = self.redact(_endpoint(request.url))
+        self.batch_endpoint = self.redact(_endpoint(batch.url or request.url)) if batch else ""
         self._pool: Any = None
 
     def __repr__(self) -> str:
@@ -99,15 +113,59 @@ class HttpBackend(PipelineBackend):
         url = fill_url(self.request.url, values)
         body = None if self.request.body is None else fill_body(self.request.body, values)
         what = f"{self.request.method} {self.endpoint} (query {query.qid!r})"
+        answer = self._call(self.request.method, url, body, what, self.request.timeout)
+        return self._ranking(answer, k, what), self._service_time(answer, what)
+
+    # --- the quality pass, batched
+    def search_batch(self, spec: LeafSpec, queries: Sequence[Query], k: int) -> Run:
+        service = self.service_spec(spec)
+        if self.batch is None or not queries:
+            return super().search_batch(service, queries, k)
+        size = self.batch.size
+        groups = [queries[i : i + size] for i in range(0, len(queries), size)]
+        if self.max_concurrency == 1 or len(groups) < 2:
+            runs = [self._ask_batch(service, g, k) for g in groups]
+        else:
+            with ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix=self.name) as pool:
+                runs = list(pool.map(lambda g: self._ask_batch(service, g, k), groups))
+        return {qid: ranking for run in runs for qid, ranking in run.items()}
+
+    def _ask_batch(self, spec: ServiceSpec, group: Sequence[Query], k: int) -> Run:
+        """One POST of ``group``'s requests; their rankings, read from the list of answers."""
+        assert self.batch is not None and self.request.body is not None
+        params = dict(spec.params)
+        bodies = [fill_body(self.request.body, values_of(q.text, k, q.qid, params)) for q in group]
+        shared = {**params, "k": int(k)}
+        url = fill_url(self.batch.url or self.request.url, shared)
+        body = (
+            bodies if self.batch.body is None else fill_body(self.batch.body, {**shared, "requests": bodies})
+        )
+        what = f"POST {self.batch_endpoint} (batch of {len(group)} from query {group[0].qid!r})"
+        answer = self._call("POST", url, body, what, self.batch.timeout or self.request.timeout)
+        answers = self._answers.search(answer)
+        path = f"batch.answers {self.batch.answers!r}"
+        if not isinstance(answers, list):
+            found = "nothing" if answers is None else f"a {_json_type(answers)}"
+            raise self._fail(f"{what}: {path} is {found}, not the list of answers: {_answer(answer)}")
+        if len(answers) != len(group):
+            raise self._fail(
+                f"{what}: {path} holds {len(answers)} answers for {len(group)} queries (one per query, in order)"
+            )
+        return {
+            q.qid: self._ranking(a, k, f"{what}, answer {i} (query {q.qid!r})")
+            for i, (q, a) in enumerate(zip(group, answers))
+        }
+
+    # --- one request, under the retry policy
+    def _call(self, method: str, url: str, body: Any, what: str, timeout: float) -> Any:
         try:
-            answer = self.retry.call(
-                lambda: self._send(url, body), self._classify, f"http {what}", self.redact
+            return self.retry.call(
+                lambda: self._send(method, url, body, timeout), self._classify, f"http {what}", self.redact
             )
         except Retried as given_up:
             raise self._failure(what, given_up) from None
-        return self._ranking(answer, k, what), None
 
-    def _send(self, url: str, body: Any) -> Any:
+    def _send(self, method: str, url: str, body: Any, timeout: float) -> Any:
         import urllib3
 
         headers = {"accept": "application/json"}
@@ -118,15 +176,19 @@ class HttpBackend(PipelineBackend):
             payload = json.dumps(body).encode("utf-8")
         try:
             answer = self._client().request(
-                self.request.method, url, body=payload, headers=headers, redirect=False, preload_content=True
+                method,
+                url,
+                body=payload,
+                headers=headers,
+                redirect=False,
+                preload_content=True,
+                timeout=urllib3.Timeout(connect=timeout, read=timeout),
             )
         except urllib3.exceptions.NewConnectionError as exc:  # a subclass of the timeout error
             reason = str(exc).split(": ", 1)[-1]  # after the connection object's repr
             raise ServiceUnreachable(f"cannot be reached: {reason}", False) from None
         except urllib3.exceptions.TimeoutError as exc:
-            raise ServiceUnreachable(
-                f"timed out after {self.request.timeout:g} s ({type(exc).__name__})", True
-            ) from None
+            raise ServiceUnreachable(f"timed out after {timeout:g} s ({type(exc).__name__})", True) from None
         except urllib3.exceptions.HTTPError as exc:
             raise ServiceUnreachable(f"cannot be reached: {type(exc).__name__}", False) from None
         if not 200 <= answer.status < 300:
@@ -159,10 +221,29 @@ class HttpBackend(PipelineBackend):
         return InfrastructureError(self.redact(f"http backend {what} {detail}"))
 
     # --- the answer
-    def _ranking(self, answer: Any, k: int, what: str) -> Ranking:
-        def fail(message: str) -> InfrastructureError:
-            return InfrastructureError(self.redact(f"http backend {message}"))
+    def _fail(self, message: str) -> InfrastructureError:
+        return InfrastructureError(self.redact(f"http backend {message}"))
 
+    def _service_time(self, answer: Any, what: str) -> Optional[float]:
+        """The milliseconds at ``response.took`` (None when not configured): a finite number
+        >= 0, anything else an error (a latency report never silently lacks it)."""
+        if self._took is None:
+            return None
+        took = self._took.search(answer)
+        if took is None:
+            raise self._fail(
+                f"{what}: the answer has no {self.response.took!r} (response.took): {_answer(answer)}"
+            )
+        ms = score_of(took)
+        if ms is None or ms < 0:
+            raise self._fail(
+                f"{what}: response.took {self.response.took!r} is {_json_type(took)} {snippet(json.dumps(took))}, "
+                "not a finite number of milliseconds >= 0"
+            )
+        return ms
+
+    def _ranking(self, answer: Any, k: int, what: str) -> Ranking:
+        fail = self._fail
         hits = self._hits.search(answer)
         if hits is None:
             raise fail(f"{what}: the answer has no {self.response.hits!r} (response.hits): {_answer(answer)}")
@@ -194,6 +275,7 @@ class HttpBackend(PipelineBackend):
             "version": f"{self.request.method} {self.endpoint}",
             "endpoint": f"{self.request.method} {self.endpoint}",
             "max_concurrency": self.max_concurrency,
+            **({"batch": f"{self.batch.size} queries per POST {self.batch_endpoint}"} if self.batch else {}),
         }
 
     def close(self) -> None:

@@ -1,14 +1,17 @@
-"""The keys of ``backend: {type: http}``, declared once: the suite schema's ``backend.request``
-and ``backend.response`` (composed in ``config/schema.py``) and what :class:`HttpBackend` reads."""
+"""The keys of ``backend: {type: http}``, declared once: the suite schema's ``backend.request``,
+``backend.response`` and ``backend.batch`` (composed in ``config/schema.py``) and what
+:class:`HttpBackend` reads."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Literal, Optional, Union
+from typing import Any, Dict, List, Literal, Optional, Tuple, Union
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from typing_extensions import Annotated
 
-__all__ = ["HttpRequestConfig", "HttpResponseConfig", "compile_path"]
+from .template import placeholders_in, whole_placeholders
+
+__all__ = ["HttpBatchConfig", "HttpRequestConfig", "HttpResponseConfig", "batch_problem", "compile_path"]
 
 
 def compile_path(expression: str) -> Any:
@@ -27,6 +30,16 @@ def compile_path(expression: str) -> Any:
         return jmespath.compile(expression)
     except JMESPathError as exc:
         raise ValueError(f"not a JMESPath expression: {' '.join(str(exc).split())}") from None
+
+
+def http_url(v: str) -> str:
+    """``v`` when it is an http(s) URL with a host and no white space; ValueError otherwise."""
+    scheme, sep, rest = v.partition("://")
+    if not sep or scheme.lower() not in ("http", "https") or not rest.strip("/"):
+        raise ValueError("expected an http:// or https:// URL")
+    if any(c.isspace() for c in v):
+        raise ValueError("a URL holds no white space (write it percent-encoded)")
+    return v
 
 
 # no docstrings on the models: they would become the published JSON Schema's descriptions
@@ -63,12 +76,7 @@ class HttpRequestConfig(BaseModel):
     @field_validator("url")
     @classmethod
     def _http_url(cls, v: str) -> str:
-        scheme, sep, rest = v.partition("://")
-        if not sep or scheme.lower() not in ("http", "https") or not rest.strip("/"):
-            raise ValueError("expected an http:// or https:// URL")
-        if any(c.isspace() for c in v):
-            raise ValueError("a URL holds no white space (write it percent-encoded)")
-        return v
+        return http_url(v)
 
     @field_validator("headers")
     @classmethod
@@ -91,9 +99,99 @@ class HttpResponseConfig(BaseModel):
         "id", description="JMESPath to a hit's document id, from the hit, e.g. '_id' or 'doc.id'."
     )
     score: str = Field("score", description="JMESPath to a hit's score, from the hit, e.g. '_score'.")
+    took: Optional[str] = Field(
+        None,
+        description="JMESPath to the service's own time in milliseconds in the answer, e.g. 'took': "
+        "the latency pass reports it beside the client's time; an answer without it is an error.",
+    )
 
-    @field_validator("hits", "id", "score")
+    @field_validator("hits", "id", "score", "took")
     @classmethod
-    def _jmespath(cls, v: str) -> str:
+    def _jmespath(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None:
+            compile_path(v)
+        return v
+
+
+# the placeholders that differ from query to query: they belong in request.body, not a batch's
+PER_QUERY = ("query", "query_id")
+REQUESTS = "requests"
+
+
+class HttpBatchConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    size: Annotated[int, Field(ge=1, le=10000, strict=True)] = Field(
+        description="Queries per request of the quality pass (the latency pass still sends one "
+        "request per query, as users do)."
+    )
+    url: Optional[str] = Field(
+        None,
+        description="http(s) URL the batches are POSTed to (default request.url); {k} and the "
+        "service retriever's params are filled in, not {query} or {query_id}.",
+    )
+    body: Optional[Union[Dict[str, Any], List[Any]]] = Field(
+        None,
+        description="JSON body template of a batch, holding the string '{requests}' once: the list "
+        "of the queries' request.body, filled per query. Default: that list itself.",
+    )
+    answers: str = Field(
+        "@",
+        description="JMESPath to the list of the per-query answers, in the queries' order, each read "
+        "with response.hits/id/score, e.g. 'responses' ('@': the answer is the list).",
+    )
+    timeout: Optional[Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False)]] = Field(
+        None, description="Seconds per attempt of a batch request (default request.timeout)."
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _batch_url(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None:
+            http_url(v)
+            if REQUESTS in placeholders_in(v):
+                raise ValueError("{requests} goes in batch.body, not the URL")
+        return v
+
+    @field_validator("body")
+    @classmethod
+    def _one_requests_slot(cls, v: Any) -> Any:
+        if v is not None:
+            slots = whole_placeholders(v, REQUESTS)
+            if slots != 1:
+                raise ValueError(
+                    "expected the string '{requests}' exactly once, as a whole value (it becomes the "
+                    f"list of the queries' bodies); found it {_times(slots)}"
+                )
+        return v
+
+    @field_validator("answers")
+    @classmethod
+    def _answers_path(cls, v: str) -> str:
         compile_path(v)
         return v
+
+
+def _times(slots: int) -> str:
+    return "inside a longer string" if slots < 0 else f"{slots} times"
+
+
+def batch_problem(request: HttpRequestConfig, batch: HttpBatchConfig) -> Optional[Tuple[str, str]]:
+    """(the key, why) when ``batch`` cannot be sent with ``request``: the batch needs the
+    per-query body, and its URL and body take no per-query placeholder; None when it can."""
+    if request.body is None:
+        return "batch", "needs request.body (a batch POSTs the list of the queries' bodies)"
+    templates = (
+        ("batch.url", "batch.url", batch.url)
+        if batch.url
+        else ("batch", "request.url (the default batch.url: give one)", request.url),
+        ("batch.body", "batch.body", batch.body),
+    )
+    for key, whose, template in templates:
+        given = sorted(set(PER_QUERY) & placeholders_in(template))
+        if given:
+            return key, (
+                f"{whose} holds {{{given[0]}}}, which differs from query to query in a batch "
+                "(it belongs in request.body)"
+            )
+    return None

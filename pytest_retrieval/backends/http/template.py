@@ -16,7 +16,14 @@ import re
 from typing import Any, Dict, Iterable, Mapping, Set
 from urllib.parse import quote
 
-__all__ = ["BUILT_IN_PLACEHOLDERS", "PLACEHOLDER", "fill_body", "fill_url", "placeholders_in"]
+__all__ = [
+    "BUILT_IN_PLACEHOLDERS",
+    "PLACEHOLDER",
+    "fill_body",
+    "fill_url",
+    "placeholders_in",
+    "whole_placeholders",
+]
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 BUILT_IN_PLACEHOLDERS = ("query", "k", "query_id")
@@ -28,6 +35,18 @@ def placeholders_in(template: Any) -> Set[str]:
     for text in _strings(template):
         out.update(PLACEHOLDER.findall(text))
     return out
+
+
+def whole_placeholders(template: Any, name: str) -> int:
+    """How many strings of a body template are exactly ``{name}`` (a value that becomes JSON);
+    -1 when ``{name}`` also stands inside a longer string (it would become text)."""
+    whole = inside = 0
+    for text in _strings(template):
+        if text == "{" + name + "}":
+            whole += 1
+        elif name in PLACEHOLDER.findall(text):
+            inside += 1
+    return -1 if inside else whole
 
 
 def _strings(node: Any) -> Iterable[str]:

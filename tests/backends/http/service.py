@@ -4,8 +4,10 @@ test switches on: an error status (once or always), ``Retry-After``, a slow answ
 page, an answer without the hits, hits of the wrong types.
 
 ``GET /search?q=...&k=...&qid=...`` and ``POST /search`` with ``{"query", "size", "id"}``
-answer ``{"took": ms, "results": [{"doc": {"id": ...}, "score": ...}, ...]}``. A request
-without the expected ``Authorization`` header is answered 401."""
+answer ``{"took": ms, "results": [{"doc": {"id": ...}, "score": ...}, ...]}``; ``POST /msearch``
+with ``{"searches": [<a POST /search body>, ...]}`` answers ``{"took": ms, "responses": [<an
+answer of /search>, ...]}`` in the same order (the fault ``short`` drops its last answer). A
+request without the expected ``Authorization`` header is answered 401."""
 
 from __future__ import annotations
 
@@ -78,7 +80,29 @@ class SearchService:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+                if urlsplit(self.path).path == "/msearch":
+                    return self._serve_batch(body)
                 self._serve(body.get("query", ""), body.get("size", 10), body.get("id"), body)
+
+            def _serve_batch(self, request: Dict[str, Any]) -> None:
+                with service.lock:
+                    service.requests.append(
+                        {"path": self.path, "request": request, "headers": dict(self.headers)}
+                    )
+                if self.headers.get("authorization") != f"Bearer {TOKEN}":
+                    return self._send(401, b'{"error": "unauthorized"}')
+                fault = service.fault()
+                if fault is not None and fault[0] != "short":
+                    return self._fault(*fault, text="")
+                started = time.perf_counter()
+                searches = request["searches"]
+                answers = [
+                    service.answer(s["query"], int(s["size"]), str(s.get("mode", "bm25"))) for s in searches
+                ]
+                if fault is not None:
+                    answers = answers[:-1]
+                took = (time.perf_counter() - started) * 1000
+                self._send(200, json.dumps({"took": took, "responses": answers}).encode())
 
             def _serve(self, text: str, k: Any, qid: Any, request: Dict[str, Any]) -> None:
                 with service.lock:

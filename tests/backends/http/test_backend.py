@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Dict, Iterator, Optional
 
 import pytest
 
 from pytest_retrieval.backends.base import BM25Spec, ServiceSpec
 from pytest_retrieval.backends.http.backend import HttpBackend
-from pytest_retrieval.backends.http.config import HttpRequestConfig, HttpResponseConfig
+from pytest_retrieval.backends.http.config import HttpBatchConfig, HttpRequestConfig, HttpResponseConfig
 from pytest_retrieval.backends.search_engine.retry import RetryPolicy
 from pytest_retrieval.errors import ConfigError, InfrastructureError
 from pytest_retrieval.execution.runner import run_suite
@@ -44,7 +44,14 @@ def _clean(service: SearchService) -> None:
     service.requests.clear()
 
 
-def backend(service: SearchService, retries: int = 3, timeout: float = 5.0, **request: Any) -> HttpBackend:
+def backend(
+    service: SearchService,
+    retries: int = 3,
+    timeout: float = 5.0,
+    took: Optional[str] = None,
+    batch: Optional[Dict[str, Any]] = None,
+    **request: Any,
+) -> HttpBackend:
     req = {
         "url": service.url + "/search?q={query}&k={k}&qid={query_id}",
         "headers": {"Authorization": f"Bearer {TOKEN}"},
@@ -54,9 +61,10 @@ def backend(service: SearchService, retries: int = 3, timeout: float = 5.0, **re
     }
     return HttpBackend(
         HttpRequestConfig.model_validate(req),
-        HttpResponseConfig(hits="results", id="doc.id", score="score"),
+        HttpResponseConfig(hits="results", id="doc.id", score="score", took=took),
         max_concurrency=4,
         retry=RetryPolicy(max_retries=retries, sleep=lambda s: None),
+        batch=None if batch is None else HttpBatchConfig.model_validate(batch),
     )
 
 
