@@ -168,6 +168,9 @@ def _baseline_lines(regressions: Sequence[Any], baseline_note: str) -> List[str]
                 else "judged@10 not in the baseline"
             )
         )
+        judged_only = getattr(reg, "judged_only", None)  # when judged@10 fell: the drop on judged documents
+        if judged_only is not None:
+            lines.append("          " + judged_only.describe())
         for tag, v in sorted(reg.strata.items()):
             if v.result is not None:
                 lines.append(
