@@ -112,25 +112,38 @@ def judged_only_change(
     name, k = str(condensed), condensed.k
     top = baseline.top(retriever)
     depth = max((len(docs) for docs in top.values()), default=0)
-    base = JudgedOnlyChange(name, compared=len(compared), drop=overall.mean_diff, margin=overall.max_drop, depth=depth)
+    base = JudgedOnlyChange(
+        name, compared=len(compared), drop=overall.mean_diff, margin=overall.max_drop, depth=depth
+    )
     why = _why_unavailable(top, depth, k, name)
     if why or k is None:
         return replace(base, unavailable=why)
-    qrels = result.judgments.qrels
-    exact = [q for q in compared if _complete(top.get(q, []), qrels.get(q, {}), k, depth)]
+    exact = _decided(top, result.judgments.qrels, compared, k, depth)
     if not exact:
-        return replace(base, unavailable=f"no compared query has {k} judged documents in the baseline's top {depth}")
+        return replace(
+            base, unavailable=f"no compared query has {k} judged documents in the baseline's top {depth}"
+        )
     before = _score(result, {q: top.get(q, []) for q in exact}, condensed)
     now = current_values(result, retriever, condensed)
     shared = [q for q in exact if q in before and q in now]
     if not shared:
         return replace(base, unavailable=f"no compared query has {name} in both runs")
-    return replace(
-        base,
-        before=math.fsum(before[q] for q in shared) / len(shared),
-        now=math.fsum(now[q] for q in shared) / len(shared),
-        queries=len(shared),
-    )
+    return replace(base, before=_mean(before, shared), now=_mean(now, shared), queries=len(shared))
+
+
+def _mean(values: Mapping[str, float], qids: Sequence[str]) -> float:
+    return math.fsum(values[q] for q in qids) / len(qids)
+
+
+def _decided(
+    top: Mapping[str, List[str]],
+    qrels: Mapping[str, Mapping[str, int]],
+    qids: Sequence[str],
+    k: int,
+    depth: int,
+) -> List[str]:
+    """The queries whose stored list decides the condensed top k (:func:`_complete`)."""
+    return [q for q in qids if _complete(top.get(q, []), qrels.get(q, {}), k, depth)]
 
 
 def _why_unavailable(top: Mapping[str, Any], depth: int, k: Optional[int], name: str) -> str:
@@ -158,7 +171,9 @@ def _score(result: Any, lists: Mapping[str, List[str]], condensed: Any) -> Dict[
     """``condensed`` of rankings given as doc ids in order (the engine's order: ties="engine")."""
     from ..types import Ranking
 
-    run = {q: Ranking(list(docs), [float(len(docs) - i) for i in range(len(docs))]) for q, docs in lists.items()}
+    run = {
+        q: Ranking(list(docs), [float(len(docs) - i) for i in range(len(docs))]) for q, docs in lists.items()
+    }
     return _evaluate(result, run, condensed, ties="engine")
 
 

@@ -144,7 +144,7 @@ def judge_against_baseline(
     overall = paired_comparison(kept, now, **kw)
     out = RegressionOutcome(suite_name, retriever, metric, max_drop, overall, left_out=left_out)
     out.judged = _judged(result, baseline, retriever, kept, now)
-    out.judged_only = _judged_only(result, baseline, out, [q for q in kept if q in now])
+    out.judged_only = _judged_only(result, baseline, out, kept, now)
     lines = _context_lines(out, len(before))
     if reg.strata and result.judgments.tags:
         out.strata = _strata(kept, now, result.judgments.tags, kw)
@@ -168,7 +168,7 @@ def _judged(
 
 
 def _judged_only(
-    result: Any, baseline: Any, out: RegressionOutcome, compared: List[str]
+    result: Any, baseline: Any, out: RegressionOutcome, kept: Dict[str, float], now: Dict[str, float]
 ) -> Optional[JudgedOnlyChange]:
     """The metric on judged documents only, baseline and now, when judged@10 fell (new unjudged
     documents in the top 10) and the metric has a condensed form (information: the verdict is
@@ -176,6 +176,7 @@ def _judged_only(
     condensed = judged_only_metric(out.metric)
     if out.judged is None or not out.judged.diff < 0 or condensed is None:
         return None
+    compared = [q for q in kept if q in now]
     return judged_only_change(result, baseline, out.retriever, condensed, compared, out.overall)
 
 

@@ -53,8 +53,13 @@ def dense_suite(new: int = 0, fields: str = "[text]", tail: str = "") -> str:
     for i, t in enumerate(TOPICS):
         grades = {f"{t}{j:02d}": 2 if j < 3 else 1 if j < 6 else 0 for j in range(12)}
         for j in range(12):
-            docs.append(f'    - {{id: {t}{j:02d}, title: "{_words(t, j + 1, "note")}", text: "{_words(t, 12 - j, "pad")}"}}\n')
-        docs += [f'    - {{id: {t}new{n}, title: "{_words(t, WORDS, "")}", text: "{_words(t, WORDS, "")}"}}\n' for n in range(new)]
+            docs.append(
+                f'    - {{id: {t}{j:02d}, title: "{_words(t, j + 1, "note")}", text: "{_words(t, 12 - j, "pad")}"}}\n'
+            )
+        docs += [
+            f'    - {{id: {t}new{n}, title: "{_words(t, WORDS, "")}", text: "{_words(t, WORDS, "")}"}}\n'
+            for n in range(new)
+        ]
         judged = ", ".join(f"{d}: {g}" for d, g in grades.items())
         queries.append(f'    - {{id: q{i}, text: "{t}", relevant: {{{judged}}}}}\n')
     return (
@@ -92,7 +97,7 @@ def _baseline(directory: Path, text: str) -> None:
 
 
 def test_the_judged_only_values_by_hand(tmp_path: Path) -> None:
-    tail = "evaluation:\n  metrics: [ndcg@3, \"ndcg'@3\"]\n"
+    tail = 'evaluation:\n  metrics: [ndcg@3, "ndcg\'@3"]\n'
     result = run_tiny(tmp_path, TINY_SUITE + tail)
     # q1 judged {d1: 1, d4: 2, d2: 0}, q2 {d3: 1}, 3 {d5: 1}; stored lists 5 deep
     top = {
@@ -140,13 +145,21 @@ def test_the_reading_of_the_two_values() -> None:
 
 @pytest.mark.parametrize(
     ("metric", "condensed"),
-    [("ndcg@10", "ndcg'@10"), ("P@10", "precision'@10"), ("RR@10", "mrr'@10"), ("map@20", "map'@20"), ("map", "map'")],
+    [
+        ("ndcg@10", "ndcg'@10"),
+        ("P@10", "precision'@10"),
+        ("RR@10", "mrr'@10"),
+        ("map@20", "map'@20"),
+        ("map", "map'"),
+    ],
 )
 def test_a_rank_metric_has_a_condensed_form(metric: str, condensed: str) -> None:
     assert str(judged_only_metric(metric)) == condensed
 
 
-@pytest.mark.parametrize("metric", ["ndcg'@10", "condensed(ndcg@10)", "judged@10", "p95_ms", "lift@ndcg@10", "abstention"])
+@pytest.mark.parametrize(
+    "metric", ["ndcg'@10", "condensed(ndcg@10)", "judged@10", "p95_ms", "lift@ndcg@10", "abstention"]
+)
 def test_no_condensed_form(metric: str) -> None:
     assert judged_only_metric(metric) is None
 
@@ -219,7 +232,9 @@ def test_the_current_side_equals_the_suites_own_condensed_metric_per_query(tmp_p
 
     def run(names: List[str]):
         listed = ", ".join(f'"{m}"' for m in names)
-        return run_tiny(tmp_path, dense_suite(new=4) + f"evaluation:\n  ties: {ties}\n  metrics: [{listed}]\n")
+        return run_tiny(
+            tmp_path, dense_suite(new=4) + f"evaluation:\n  ties: {ties}\n  metrics: [{listed}]\n"
+        )
 
     own, plain = run(metrics + primed), run(metrics)
     for m in metrics:
@@ -232,7 +247,7 @@ def test_the_current_side_equals_the_suites_own_condensed_metric_per_query(tmp_p
 def test_the_baseline_side_equals_the_baselines_own_condensed_metric(tmp_path: Path) -> None:
     """Written by a suite that gates ndcg'@10 too: re-scoring its stored lists over the same
     judgments gives back the values it wrote, on every query the lists decide."""
-    gated = "evaluation:\n  metrics: [ndcg@10, \"ndcg'@10\"]\n"
+    gated = 'evaluation:\n  metrics: [ndcg@10, "ndcg\'@10"]\n'
     _baseline(tmp_path, dense_suite(new=4) + gated)  # 4 unjudged, then 12 judged: 6 in the top 10
     suite, result, baseline = _compare(tmp_path, dense_suite(new=4) + gated)
     wrote = baseline.per_query("bm25", "ndcg'@10")
@@ -299,7 +314,11 @@ def _pytest(pytester: pytest.Pytester, *args: str):
     report = pytester.path / "report.json"
     markdown = pytester.path / "summary.md"
     result = pytester.runpytest_subprocess(
-        "-q", f"--retrieval-report={report}", f"--retrieval-markdown={markdown}", "--retrieval-no-step-summary", *args
+        "-q",
+        f"--retrieval-report={report}",
+        f"--retrieval-markdown={markdown}",
+        "--retrieval-no-step-summary",
+        *args,
     )
     return result, json.loads(report.read_text()), markdown.read_text()
 
@@ -328,7 +347,10 @@ def test_end_to_end_unjudged_documents_then_a_real_drop(pytester: pytest.Pyteste
     suite.write_text(dense_suite(new=4, fields="[title]"))
     result, report, _ = _pytest(pytester)
     out = result.stdout.str()
-    assert "judged only (ndcg'@10 over the current judgments): 1.0000 -> 0.2401 (-0.7599): the drop holds on judged documents" in out
+    assert (
+        "judged only (ndcg'@10 over the current judgments): 1.0000 -> 0.2401 (-0.7599): the drop holds on judged documents"
+        in out
+    )
     (reg,) = report["suites"][0]["regressions"]
     assert reg["judged_only"]["current"] == pytest.approx(0.2401, abs=1e-4)
     assert "Traceback" not in out
