@@ -123,7 +123,7 @@ def judged_only_change(
         return replace(
             base, unavailable=f"no compared query has {k} judged documents in the baseline's top {depth}"
         )
-    before = _score(result, {q: top.get(q, []) for q in exact}, condensed)
+    before = _score(result, {q: top[q] for q in exact}, condensed)
     now = current_values(result, retriever, condensed)
     shared = [q for q in exact if q in before and q in now]
     if not shared:
@@ -142,8 +142,9 @@ def _decided(
     k: int,
     depth: int,
 ) -> List[str]:
-    """The queries whose stored list decides the condensed top k (:func:`_complete`)."""
-    return [q for q in qids if _complete(top.get(q, []), qrels.get(q, {}), k, depth)]
+    """The queries whose stored list decides the condensed top k (:func:`_complete`); a query
+    without a stored list does not."""
+    return [q for q in qids if q in top and _complete(top[q], qrels.get(q, {}), k, depth)]
 
 
 def _why_unavailable(top: Mapping[str, Any], depth: int, k: Optional[int], name: str) -> str:

@@ -121,6 +121,9 @@ def test_the_judged_only_values_by_hand(tmp_path: Path) -> None:
         f"({change.diff:+.4f}) on 2 of 3 compared queries (the others have fewer than 3 judged "
         "documents in the baseline's top 5)"
     )
+    # a compared query without a stored list is left out too, never scored as an empty ranking
+    unlisted = judged_only_change(result, baseline, "bm25", condensed, ["q1", "q2", "3", "q9"], overall)
+    assert (unlisted.queries, unlisted.compared, unlisted.before) == (2, 4, change.before)
     assert change.as_dict() == {
         "metric": "ndcg'@3",
         "baseline": change.before,
