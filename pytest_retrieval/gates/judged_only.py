@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-__all__ = ["JudgedOnlyChange", "judged_only_metric", "judged_only_change"]
+__all__ = ["JudgedOnlyChange", "judged_only_metric", "judged_only_change", "current_values"]
 
 _REWRITE = "rewrite it with --retrieval-baseline-update"
 
