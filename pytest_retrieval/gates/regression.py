@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional
 from ..errors import ConfigError
 from .comparable import left_out_summary, too_few_remain
 from .judged import JudgedChange, baseline_judged, current_judged, judged_change
+from .judged_only import JudgedOnlyChange, judged_only_change, judged_only_metric
 
 
 @dataclass
@@ -23,6 +24,7 @@ class RegressionOutcome:
     passed: bool = True
     message: str = ""
     judged: Optional[JudgedChange] = None  # judged@10 over the compared queries, then and now
+    judged_only: Optional[JudgedOnlyChange] = None  # the metric on judged documents, when judged@10 fell
     left_out: Dict[str, str] = field(default_factory=dict)  # baseline query -> why not compared
 
     def as_dict(self) -> Dict[str, Any]:
@@ -32,6 +34,7 @@ class RegressionOutcome:
             "max_drop": self.max_drop,
             "passed": self.passed,
             "judged@10": None if self.judged is None else self.judged.as_dict(),
+            "judged_only": None if self.judged_only is None else self.judged_only.as_dict(),
             "left_out": dict(self.left_out),
             "comparison": self.overall.as_dict(),
             "strata": {
@@ -141,6 +144,7 @@ def judge_against_baseline(
     overall = paired_comparison(kept, now, **kw)
     out = RegressionOutcome(suite_name, retriever, metric, max_drop, overall, left_out=left_out)
     out.judged = _judged(result, baseline, retriever, kept, now)
+    out.judged_only = _judged_only(result, baseline, out, kept, now)
     lines = _context_lines(out, len(before))
     if reg.strata and result.judgments.tags:
         out.strata = _strata(kept, now, result.judgments.tags, kw)
@@ -161,6 +165,19 @@ def _judged(
     compared = [q for q in kept if q in now]
     before = baseline_judged(baseline, retriever, result.judgments.qrels)
     return judged_change(before, current_judged(result, retriever), compared)
+
+
+def _judged_only(
+    result: Any, baseline: Any, out: RegressionOutcome, kept: Dict[str, float], now: Dict[str, float]
+) -> Optional[JudgedOnlyChange]:
+    """The metric on judged documents only, baseline and now, when judged@10 fell (new unjudged
+    documents in the top 10) and the metric has a condensed form (information: the verdict is
+    the metric's)."""
+    condensed = judged_only_metric(out.metric)
+    if out.judged is None or not out.judged.diff < 0 or condensed is None:
+        return None
+    compared = [q for q in kept if q in now]
+    return judged_only_change(result, baseline, out.retriever, condensed, compared, out.overall)
 
 
 def _ranking_lines(result: Any, baseline: Any, out: RegressionOutcome) -> List[str]:
@@ -196,6 +213,8 @@ def _context_lines(out: RegressionOutcome, total: int) -> List[str]:
         lines.append("  " + left_out_summary(out.left_out, total))
     if out.judged is not None:
         lines.append("  " + out.judged.describe())
+        if out.judged_only is not None:
+            lines.append("  " + out.judged_only.describe())
     else:
         lines.append("  judged@10: not in the baseline (written before it was recorded)")
     return lines

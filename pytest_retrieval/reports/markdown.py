@@ -170,7 +170,7 @@ def _delta_part(v: SuiteView, retriever: str, col: str, value: Any) -> Optional[
         c = reg["comparison"]
         icon = "" if reg.get("passed") else "❌ "
         cell = f"{icon}Δ {delta(c.get('mean_diff'))} [{delta(c.get('ci_low'))}, {delta(c.get('ci_high'))}] {mark(c)}".rstrip()
-        return cell + _judged_part(reg.get("judged@10"))
+        return cell + _judged_part(reg.get("judged@10")) + _judged_only_part(reg.get("judged_only"))
     if col.endswith(("_ms", "_ratio")) or "[" in col or col.startswith("lift@"):
         return None
     base = v.base_aggregate(retriever, col)
@@ -185,6 +185,18 @@ def _judged_part(judged: Any) -> str:
     if not isinstance(judged, dict) or judged.get("current") is None or judged.get("baseline") is None:
         return ""
     return f" · judged@10 Δ {delta(judged['current'] - judged['baseline'])}"
+
+
+def _judged_only_part(judged_only: Any) -> str:
+    """The metric on judged documents only, baseline and now, when judged@10 fell
+    (``gates/judged_only.py``): its change, or that the baseline cannot tell."""
+    if not isinstance(judged_only, dict):
+        return ""
+    name = code(judged_only.get("metric", ""))
+    before, now = judged_only.get("baseline"), judged_only.get("current")
+    if not isinstance(before, (int, float)) or not isinstance(now, (int, float)):
+        return f" · {name} n/a"
+    return f" · {name} Δ {delta(now - before)}"
 
 
 def _metrics_table(v: SuiteView) -> str:

@@ -155,25 +155,35 @@ def _baseline_lines(regressions: Sequence[Any], baseline_note: str) -> List[str]
         return []
     lines = [f"  against the baseline: {baseline_note}" if baseline_note else "  against the baseline:"]
     for reg in regressions:
-        o = reg.overall
-        mark = "PASS" if reg.passed else "FAIL"
-        judged = getattr(reg, "judged", None)  # beside every verdict: unjudged documents that entered
-        lines.append(
-            f"    {mark}  {reg.retriever} {reg.metric}: mean diff {o.mean_diff:+.4f} "
-            f"(lower bound {o.ci_low:+.4f} at {o.confidence:.0%}, margin -{reg.max_drop:g}), "
-            f"won/lost/tied {o.won}/{o.lost}/{o.tied}, p={o.p_randomization:.3g}, "
-            + (
-                f"judged@10 {judged.before:.4f} -> {judged.now:.4f}"
-                if judged
-                else "judged@10 not in the baseline"
-            )
+        lines += _regression_lines(reg)
+    return lines
+
+
+def _regression_lines(reg: Any) -> List[str]:
+    """A baseline verdict, with judged@10 then and now beside it (unjudged documents that
+    entered), the metric on judged documents only when judged@10 fell, and its strata."""
+    o = reg.overall
+    mark = "PASS" if reg.passed else "FAIL"
+    judged = getattr(reg, "judged", None)
+    lines = [
+        f"    {mark}  {reg.retriever} {reg.metric}: mean diff {o.mean_diff:+.4f} "
+        f"(lower bound {o.ci_low:+.4f} at {o.confidence:.0%}, margin -{reg.max_drop:g}), "
+        f"won/lost/tied {o.won}/{o.lost}/{o.tied}, p={o.p_randomization:.3g}, "
+        + (
+            f"judged@10 {judged.before:.4f} -> {judged.now:.4f}"
+            if judged
+            else "judged@10 not in the baseline"
         )
-        for tag, v in sorted(reg.strata.items()):
-            if v.result is not None:
-                lines.append(
-                    f"          [{tag}] {v.result.mean_diff:+.4f} over {v.result.n} queries, "
-                    f"Holm p(drop)={v.p_adjusted:.3g}: {'ok' if v.passed else 'REGRESSED'}"
-                )
+    ]
+    judged_only = getattr(reg, "judged_only", None)
+    if judged_only is not None:
+        lines.append("          " + judged_only.describe())
+    for tag, v in sorted(reg.strata.items()):
+        if v.result is not None:
+            lines.append(
+                f"          [{tag}] {v.result.mean_diff:+.4f} over {v.result.n} queries, "
+                f"Holm p(drop)={v.p_adjusted:.3g}: {'ok' if v.passed else 'REGRESSED'}"
+            )
     return lines
 
 
