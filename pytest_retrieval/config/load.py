@@ -85,6 +85,20 @@ class Suite:
                     break
             raise self.error(key, str(exc)) from None
 
+    def scoring(self) -> Dict[str, Any]:
+        """How this suite scores a run: the keyword options of ``measures.metrics.evaluate``
+        (the nDCG gain of ``evaluation.profile``, the tie rule, the relevance threshold and
+        ``average_over``), one place for the gates, the baseline's side lines and the sweep."""
+        from ..measures.aggregate import average_over_of
+
+        ev = self.model.evaluation
+        return {
+            "gain": "exp" if ev.profile == "exp" else "linear",
+            "ties": ev.ties,
+            "relevance_threshold": self.model.judgments.relevance_threshold,
+            "average_over": average_over_of(ev),
+        }
+
     def inputs(self, name: str) -> List[str]:
         """The retrievers ``name`` builds on (its ``of``; empty for a leaf)."""
         return list(getattr(self.model.retrievers[name], "of", None) or [])

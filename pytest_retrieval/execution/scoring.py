@@ -20,19 +20,12 @@ def score_retriever(
     """One retriever's evaluation, latency, abstention, and for a stage its window,
     warnings and the recall its inputs' windows can hold. ``qrels_columns``: the qrels
     as columns (``measures.columnar``), shared by every retriever's evaluation."""
-    from ..measures.aggregate import average_over_of
     from ..measures.metrics import evaluate
 
     model = suite.model
     run = got.runs[name]
     ev = evaluate(
-        qrels_columns,
-        {q: rk.top(got.depth) for q, rk in run.items()},
-        suite.metrics,
-        gain="exp" if model.evaluation.profile == "exp" else "linear",
-        ties=model.evaluation.ties,
-        relevance_threshold=model.judgments.relevance_threshold,
-        average_over=average_over_of(model.evaluation),
+        qrels_columns, {q: rk.top(got.depth) for q, rk in run.items()}, suite.metrics, **suite.scoring()
     )
     if name in got.exact:  # ann_recall@k: against the exact kNN run, over the same queries
         _add_ann_recall(suite, ev, run, got.exact[name])

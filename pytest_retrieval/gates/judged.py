@@ -50,17 +50,15 @@ def current_judged(result: Any, retriever: str) -> Dict[str, float]:
     rr = result.retrievers[retriever]
     if JUDGED in rr.evaluation.per_query:
         return dict(rr.evaluation.per_query[JUDGED])
-    from ..measures.aggregate import average_over_of
     from ..measures.metrics import evaluate
 
-    model = result.suite.model
+    options = result.suite.scoring()
+    engine_order = options["ties"] == "engine"
     ev = evaluate(
         result.judgments.qrels,
-        {q: rk.top(_K) if model.evaluation.ties == "engine" else rk for q, rk in rr.run.items()},
+        {q: rk.top(_K) if engine_order else rk for q, rk in rr.run.items()},
         [JUDGED],
-        ties=model.evaluation.ties,
-        relevance_threshold=model.judgments.relevance_threshold,
-        average_over=average_over_of(model.evaluation),
+        **options,
     )
     return dict(ev.per_query[JUDGED])
 

@@ -186,21 +186,11 @@ def current_values(result: Any, retriever: str, condensed: Any) -> Dict[str, flo
     if own is not None:
         return dict(own)
     run = {q: rk if rr.depth is None else rk.top(rr.depth) for q, rk in rr.run.items()}
-    return _evaluate(result, run, condensed, ties=result.suite.model.evaluation.ties)
+    return _evaluate(result, run, condensed, ties=result.suite.scoring()["ties"])
 
 
 def _evaluate(result: Any, run: Mapping[str, Any], condensed: Any, ties: str) -> Dict[str, float]:
-    from ..measures.aggregate import average_over_of
     from ..measures.metrics import evaluate
 
-    model = result.suite.model
-    ev = evaluate(
-        result.judgments.qrels,
-        run,
-        [condensed],
-        gain="exp" if model.evaluation.profile == "exp" else "linear",
-        ties=ties,
-        relevance_threshold=model.judgments.relevance_threshold,
-        average_over=average_over_of(model.evaluation),
-    )
-    return dict(ev.per_query[str(condensed)])
+    options = {**result.suite.scoring(), "ties": ties}  # as the suite scores, in the order given
+    return dict(evaluate(result.judgments.qrels, run, [condensed], **options).per_query[str(condensed)])

@@ -174,10 +174,9 @@ class _SweepJob:
         (variants, k)) compare with the OpenSearch server."""
         from ..execution.plan import make_backend
         from ..execution.runner import SuiteRunner
-        from ..measures.aggregate import average_over_of
         from .sweep import sweep
 
-        model, window = self.suite.model, self.window
+        window = self.window
         backend = make_backend(self.suite)
         try:
             runner = SuiteRunner(self.suite, progress=self.say, backend=backend)
@@ -191,12 +190,9 @@ class _SweepJob:
                 grid=self.grid,
                 objective=self.objective,
                 metrics=list(dict.fromkeys([self.objective] + self.suite.metrics)),
-                gain=model.evaluation.profile,
-                ties=model.evaluation.ties,
-                relevance_threshold=model.judgments.relevance_threshold,
                 depth=got.depth,
                 default_window=window,
-                average_over=average_over_of(model.evaluation),  # as the suite's gates average
+                **self.suite.scoring(),  # scored and averaged as the suite's gates are
             )
             checked = None
             if check is not None:
