@@ -61,3 +61,9 @@ def cleanup_after_failure(cleanup: Callable[[], Any], primary: BaseException) ->
             primary.args = (f"{primary.args[0]}; {note}",) + tuple(primary.args[1:])
         else:
             primary.args = (f"{primary}; {note}",)
+
+
+class HistoryError(RetrievalError):
+    """The run history (issue #37) could not be read or written: a store written by a newer
+    schema, a corrupt or locked file, an unreachable cluster. One line naming the store (never
+    a credential) and what is wrong; a failed write leaves the gates' verdict alone."""
