@@ -210,8 +210,8 @@ def clip(text: Any, limit: int, ellipsis: str = "...") -> str:
     if len(shown) <= limit:
         return shown
     cut = shown[:limit]
-    start = shown.rfind(MARK, 0, limit)  # a marker through the cut: cut before it
-    if start >= 0 and start + len(MARK) > limit:
+    start = shown.find(MARK, max(0, limit - len(MARK) + 1), limit + len(MARK) - 1)
+    if 0 <= start < limit:  # a marker through the cut: cut before it
         cut = shown[:start]
     return _REGISTRY.cut_prefix(cut) + ellipsis
 

@@ -27,13 +27,10 @@ from ...redaction import Redactor, basic_auth_token, register_basic_auth, split_
 from ...types import Query, Ranking, Run
 from ..base import LeafSpec, ServiceSpec
 from ..pipeline import PipelineBackend, ranking_of, score_of
-from ..search_engine.http import describe_answer, snippet
+from ..search_engine.http import REDIRECTS, describe_answer, redirect_line, snippet
 from ..search_engine.retry import RETRY_STATUSES, Retried, RetryPolicy, parse_retry_after
 from .config import HttpBatchConfig, HttpRequestConfig, HttpResponseConfig, batch_problem, compile_path
 from .template import fill_body, fill_url, values_of
-
-#: statuses that send the client elsewhere (RFC 9110 section 15.4); never followed
-REDIRECTS = (301, 302, 303, 307, 308)
 
 __all__ = ["HttpBackend", "ServiceAnswerError", "ServiceHTTPError", "ServiceUnreachable"]
 
@@ -234,11 +231,7 @@ class HttpBackend(PipelineBackend):
     def _failure(self, what: str, given_up: Retried) -> InfrastructureError:
         exc, note = given_up.cause, given_up.note()
         if isinstance(exc, ServiceHTTPError) and exc.status in REDIRECTS:
-            location = snippet(str(exc.headers.get("location") or "nowhere (no Location header)"))
-            detail = (
-                f"failed: HTTP {exc.status} is a redirect to {location}; redirects are not followed "
-                "(a login page or another service would be scored): point the URL at it"
-            )
+            detail = f"failed: {redirect_line(exc.status, exc.headers.get('location'))}"
         elif isinstance(exc, ServiceHTTPError):
             text = snippet(exc.body.decode("utf-8", "replace")) if exc.body else "(no body)"
             detail = f"failed (HTTP {exc.status}){note}: {text}"

@@ -31,11 +31,13 @@ __all__ = [
     "EngineHTTP",
     "EngineHTTPError",
     "EngineUnreachable",
+    "REDIRECTS",
     "Redactor",
     "api_key_parts",
     "connect",
     "describe_answer",
     "error_reason",
+    "redirect_line",
     "import_client",
     "request_headers",
     "secret_forms",
@@ -82,6 +84,17 @@ def snippet(text: str) -> str:
     """``text`` with whitespace folded, its secrets redacted, then cut to ``_SHOWN_CHARACTERS``
     for an error line (``redaction.clip``: a cut never shows the start of a secret)."""
     return clip(" ".join(text.split()), _SHOWN_CHARACTERS)
+
+
+#: statuses that send the client elsewhere (RFC 9110 section 15.4): never followed
+REDIRECTS = (301, 302, 303, 307, 308)
+
+
+def redirect_line(status: int, location: Any) -> str:
+    """A redirect as one line: what it is and where to (redacted, cut), never followed (the
+    address of a login page or of another service would be scored as the engine's answer)."""
+    where = snippet(str(location)) if location else "nowhere (no Location header)"
+    return f"HTTP {status} is a redirect to {where}; redirects are not followed: point the URL at it"
 
 
 def describe_answer(body: Any, where: Sequence[str] = ()) -> str:
@@ -401,6 +414,8 @@ class EngineHTTP:
         others = [o for o in others if o != _short(exc)]
         if others:
             note += f" (earlier attempts: {'; '.join(others)})"
+        if isinstance(exc, EngineHTTPError) and exc.status in REDIRECTS:
+            return self.fail(f"{what} failed", redirect_line(exc.status, exc.headers.get("location")))
         if isinstance(exc, EngineHTTPError):
             return self.fail(f"{what} failed (HTTP {exc.status}){note}", error_reason(exc.body))
         if isinstance(exc, EngineUnreachable):
