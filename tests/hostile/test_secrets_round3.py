@@ -172,7 +172,7 @@ def _run(pytester: pytest.Pytester, suite: Path, *extra: str) -> Tuple[Any, Dict
         f"--junitxml={out / 'junit.xml'}",
         *extra,
         str(suite),
-        timeout=120,
+        timeout=400,
     )
     outputs = {"terminal": result.stdout.str() + result.stderr.str()}
     for f in sorted(out.rglob("*")):
