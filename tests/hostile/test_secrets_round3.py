@@ -256,8 +256,9 @@ def test_a_401_that_echoes_the_token_shows_it_nowhere(
     assert_nowhere(outputs, PATH_TOKEN, PARAM_TOKEN, HEADER_TOKEN, prefix=4)
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "1"]], ids=["in-process", "xdist"])
 def test_params_passed_to_a_python_function_show_nowhere(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: List[str]
 ) -> None:
     monkeypatch.setenv("PARAM_TOKEN", PARAM_TOKEN)
     (pytester.path / "team_svc.py").write_text(
@@ -270,9 +271,9 @@ def test_params_passed_to_a_python_function_show_nowhere(
         + 'retrievers:\n  svc: {type: service, params: {key: "${PARAM_TOKEN}"}}\n'
         + "floors:\n  svc: {ndcg@10: 0.1}\n"
     )
-    result, outputs = _run(pytester, suite)
+    result, outputs = _run(pytester, suite, *workers)  # under xdist the controller reports
     result.assert_outcomes(errors=1)
-    assert "RuntimeError" in outputs["terminal"]
+    assert "RuntimeError" in outputs["terminal"] and "RuntimeError" in outputs["report.json"]
     assert_nowhere(outputs, PARAM_TOKEN, prefix=6)
 
 
