@@ -102,7 +102,9 @@ def test_a_truncated_snippet_never_shows_part_of_a_secret() -> None:
 def test_short_values_and_settings_are_not_registered() -> None:
     for value in ("true", "null", "9200", "abc", "  ", "1e3"):
         redaction.register(value, "V")
-    assert redaction.redact("true null 9200 abc 1e3 localhost:9200") == "true null 9200 abc 1e3 localhost:9200"
+    assert (
+        redaction.redact("true null 9200 abc 1e3 localhost:9200") == "true null 9200 abc 1e3 localhost:9200"
+    )
     redaction.register("s3cr", "V")  # a short secret: where it stands as a word
     assert redaction.redact("s3cr s3cret /t/s3cr/x") == "*** s3cret /t/***/x"
 
@@ -313,7 +315,11 @@ def test_url_credentials_beside_an_authorization_header_are_refused_by_name() ->
 
 def test_engine_hosts_credentials_are_sent_or_refused_never_dropped() -> None:
     conn = ConnectionSettings({"hosts": ["http://es-user:Es-pa55-word@127.0.0.1:9200"]})
-    assert (conn.username, conn.password, conn.hosts) == ("es-user", "Es-pa55-word", ["http://127.0.0.1:9200"])
+    assert (conn.username, conn.password, conn.hosts) == (
+        "es-user",
+        "Es-pa55-word",
+        ["http://127.0.0.1:9200"],
+    )
     for other in ({"username": "admin", "password": "x"}, {"api_key": "a2V5OmlkMTIz"}):
         with pytest.raises(ConfigError) as err:
             ConnectionSettings({"hosts": ["http://es-user:Es-pa55-word@127.0.0.1:9200"], **other})
@@ -321,7 +327,10 @@ def test_engine_hosts_credentials_are_sent_or_refused_never_dropped() -> None:
         assert "Es-pa55-word" not in str(err.value)
     with pytest.raises(ConfigError, match=r"hosts\[1\]"):
         ConnectionSettings({"hosts": ["http://a:Pa55-one@h1:9200", "http://b:Pa55-two@h2:9200"]})
-    assert ConnectionSettings({"hosts": ["http://a:Pa55-one@h1:9200", "http://a:Pa55-one@h2:9200"]}).username == "a"
+    assert (
+        ConnectionSettings({"hosts": ["http://a:Pa55-one@h1:9200", "http://a:Pa55-one@h2:9200"]}).username
+        == "a"
+    )
 
 
 def test_base_url_credentials_are_refused_by_name(capsys: pytest.CaptureFixture[str]) -> None:

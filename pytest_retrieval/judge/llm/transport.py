@@ -26,8 +26,8 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Optional, Tuple
 
 from ...errors import ConfigError
+from ...redaction import clip, split_user_info
 from ...redaction import redact as registered
-from ...redaction import split_user_info
 from .base import FatalJudgeError, Judge, JudgeError, TransientJudgeError
 from .parsing import snippet
 from .prompts import PromptTemplate, prompt_template
@@ -154,7 +154,8 @@ def _status_error(
     header overrides the status."""
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None) or {}
-    msg = redact(f"{where}: HTTP {status} {' '.join(str(_body(response)).split())[:200]}".rstrip(), secrets)
+    body = redact(" ".join(str(_body(response)).split()), secrets)  # redacted, then cut
+    msg = redact(f"{where}: HTTP {status} {clip(body, 200, '')}".rstrip(), secrets)
     should_retry = str(headers.get("x-should-retry", "")).lower()
     if should_retry == "false":
         return JudgeError(msg)
