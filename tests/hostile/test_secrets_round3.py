@@ -395,3 +395,68 @@ def test_a_redirect_says_so_and_where_to(service: SearchService, status: int) ->
     message = str(err.value)
     one_line(message, f"HTTP {status} is a redirect to https://login.example/sso?next=/t/***", "not followed")
     assert len(service.requests) == 1  # asked once, not followed, not retried
+
+
+class _Engine(BaseHTTPRequestHandler):
+    """An engine's root answer, or a redirect (``self.server.status``); records Authorization."""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        server: Any = self.server
+        server.seen.append(self.headers.get("authorization"))
+        body = json.dumps({"version": {"number": "8.15.0", "distribution": "elasticsearch"}}).encode()
+        self.send_response(server.status)
+        if server.status != 200:
+            self.send_header("Location", f"https://sso.example/login?next={PATH_TOKEN}")
+        self.send_header("content-type", "application/json")
+        self.send_header("X-Elastic-Product", "Elasticsearch")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def engine() -> Iterator[Any]:
+    server: Any = ThreadingHTTPServer(("127.0.0.1", 0), _Engine)
+    server.daemon_threads, server.seen, server.status = True, [], 200
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("kind", ["elasticsearch", "opensearch"])
+def test_engine_host_credentials_are_sent_as_basic_auth_and_a_redirect_is_named(
+    engine: Any, kind: str
+) -> None:
+    from pytest_retrieval.backends.elasticsearch import ElasticsearchBackend
+    from pytest_retrieval.backends.opensearch import OpenSearchBackend
+
+    redaction.register(PATH_TOKEN, "T")
+    make = ElasticsearchBackend if kind == "elasticsearch" else OpenSearchBackend
+    host = f"http://es-user:Es-pa55-w0rd@127.0.0.1:{engine.server_port}"
+    with bounded(30):
+        assert make({"hosts": [host], "max_retries": 0}, {"name": "x"})._http.engine_info()[1] == "8.15.0"
+        assert engine.seen[-1] == "Basic " + base64.b64encode(b"es-user:Es-pa55-w0rd").decode()
+        engine.status = 301
+        with pytest.raises(InfrastructureError) as err:
+            make({"hosts": [host], "max_retries": 0}, {"name": "x"})._http.engine_info()
+    message = str(err.value)
+    one_line(message, "HTTP 301 is a redirect to https://sso.example/login?next=***", "not followed")
+    assert "Es-pa55-w0rd" not in message and PATH_TOKEN[:8] not in message
+
+
+@pytest.mark.parametrize("variable", ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"])
+def test_a_base_url_from_the_environment_with_credentials_is_refused(
+    monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    from pytest_retrieval.judge.llm.judges import AnthropicJudge, OpenAICompatibleJudge
+
+    monkeypatch.setenv(variable, "https://me:Env-ba5e-secret@llm.example/v1")
+    judge = OpenAICompatibleJudge if variable.startswith("OPENAI") else AnthropicJudge
+    with pytest.raises(ConfigError) as err:
+        judge("m")
+    one_line(str(err.value), f"${variable}", "credentials")
+    assert "Env-ba5e-secret" not in str(err.value)
