@@ -20,7 +20,13 @@ from .pytest_plugin.fixtures import (  # noqa: F401 - pytest finds the fixtures 
     retrieval_suite,
 )
 from .pytest_plugin.ini import apply_ini
-from .pytest_plugin.items import RetrievalSuiteFile, collect_file, one_line_collection_error, record_report
+from .pytest_plugin.items import (
+    RetrievalSuiteFile,
+    collect_file,
+    one_line_collection_error,
+    record_report,
+    redact_report,
+)
 from .pytest_plugin.options import add_options, check_output_paths
 from .pytest_plugin.session import RetrievalSession
 from .pytest_plugin.xdist import XdistHooks, hand_over, is_worker
@@ -62,7 +68,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
     infrastructure_error_is_an_error(item, call, outcome.get_result())
+    redact_report(outcome.get_result())  # before anything records or shows its message
     record_report(item, call, outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    outcome = yield
+    redact_report(outcome.get_result())
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:

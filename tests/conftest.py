@@ -34,3 +34,14 @@ def shared_dir() -> Path:
 @pytest.fixture(scope="session")
 def scifact_dir(shared_dir: Path) -> Path:
     return shared_dir / "data" / "scifact"
+
+
+@pytest.fixture(autouse=True)
+def _forget_secrets() -> object:
+    """Each test starts and ends with an empty secret registry (``redaction``): a value one test
+    registers (a hostile password such as ``true``) is not redacted from the next test's output."""
+    from pytest_retrieval.redaction import reset
+
+    reset()
+    yield
+    reset()

@@ -118,10 +118,19 @@ def run_tag(text: str) -> str:
 
 
 def http_url(text: str) -> str:
-    """An ``http://`` or ``https://`` URL with a host."""
+    """An ``http://`` or ``https://`` URL with a host and no credentials: a user part
+    (``user:pass@``) is refused, never silently dropped, and never echoed (issue #32)."""
     from urllib.parse import urlsplit
 
+    from ..redaction import split_user_info
+
     plain_text(text)
+    bare, credentials = split_user_info(text)
+    if credentials is not None:
+        raise argparse.ArgumentTypeError(
+            f"{bare!r} carries credentials (user:password@), which the provider's SDK would send "
+            "as basic auth in place of the API key: give the key in the variable --api-key-env names"
+        )
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise argparse.ArgumentTypeError(f"{text!r} is not an http(s) URL")

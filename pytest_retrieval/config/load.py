@@ -35,6 +35,7 @@ from .yamlio import (
     interpolated_values,
     load_with_includes,
     locate,
+    register_secrets,
     shown,
 )
 
@@ -347,6 +348,7 @@ def load_suite(
     """Load, merge, interpolate and validate a suite file. Raises ``ConfigError``."""
     path = Path(path)
     data, positions, files = _merged(path, overrides, cli)
+    register_secrets(interpolated_values(data))  # before any message can quote one
     try:
         model = SuiteFile.model_validate(data)
     except ValidationError as exc:

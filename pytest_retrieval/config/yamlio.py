@@ -45,6 +45,9 @@ class Interpolated(str):
     in an error message (``variables`` names the variables it came from)."""
 
     variables: Tuple[str, ...] = ()
+    #: (name, value) of each variable taken from the environment (a default written in the
+    #: file is no secret): what ``redaction`` registers when the suite loads
+    values: Tuple[Tuple[str, str], ...] = ()
 
     def describe(self) -> str:
         """How an error message may refer to this value without showing it."""
@@ -73,6 +76,16 @@ def interpolated_values(data: Any) -> List[Interpolated]:
         elif isinstance(node, list):
             stack.extend(node)
     return sorted(found, key=len, reverse=True)
+
+
+def register_secrets(values: List[Interpolated]) -> None:
+    """Every value a variable of the environment gave: a secret in every output from now on
+    (``redaction``), each with its variable's name (what a fingerprint hashes in its place)."""
+    from ..redaction import register
+
+    for value in values:
+        for name, secret in value.values:
+            register(secret, name)
 
 
 def conceal(message: str, values: List[Interpolated]) -> str:
@@ -127,6 +140,7 @@ def _interpolated(value: str, *, file: str, key: KeyPath, line: int) -> str:
         return value
     out = Interpolated(interpolate(value, file=file, key=key, line=line))
     out.variables = names
+    out.values = tuple((n, os.environ[n]) for n in dict.fromkeys(names) if n in os.environ)
     return out
 
 

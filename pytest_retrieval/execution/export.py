@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import ConfigError
 from ..fileio import atomic_write
+from ..redaction import redact
 from ..safe_names import file_name, shell_comment, shell_line, unique_file_names
 from ..types import Ranking
 
@@ -211,7 +212,7 @@ def write_suite_runs(result: Any, folder: Union[str, Path], name: Optional[str] 
         files[file] = run.lines()
         script.append(shell_comment(f"retriever {retriever}"))
         script.append(shell_line(evaluate_command(result, "qrels.txt", file)))
-    files["evaluate.sh"] = ["\n".join(script) + "\n"]
+    files["evaluate.sh"] = [redact("\n".join(script)) + "\n"]
     out = Path(folder) / (name or file_name(result.suite.name, fallback="suite"))
     out.mkdir(parents=True, exist_ok=True)
     for file, lines in files.items():

@@ -221,7 +221,7 @@ def pipeline_values(suite: Suite) -> Dict[str, Any]:
             "response": b.response.model_dump(),
             "batch": batch,
             "max_concurrency": b.max_concurrency or 4,
-            "secrets": [str(v) for v in suite.interpolated if str(v).strip() and str(v) in written],
+            "secrets": [secret for v in suite.interpolated for _, secret in v.values if secret in written],
         }
     file, _ = locate(suite.positions, ("backend", "function"))
     return {

@@ -206,8 +206,10 @@ def _jsonable(value: Any, path: str, finite_only: bool = False) -> Any:
 def write_baseline(path: PathLike, baseline: Baseline) -> Path:
     """Write ``baseline`` to ``path`` atomically (temporary file in the same directory,
     fsync, ``os.replace``). Diff-friendly: ``indent=1``, sorted keys, ``repr`` floats."""
+    from ..redaction import redact_data
+
     path = Path(path)
-    data = _jsonable(baseline.as_json(), "baseline")
+    data = redact_data(_jsonable(baseline.as_json(), "baseline"))  # no secret in a committed file
     data["checksums"] = checksums(data)  # over the values as written (baseline_checks.py)
     text = _diff_friendly_json(data)
 

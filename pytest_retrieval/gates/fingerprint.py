@@ -244,12 +244,15 @@ def fingerprint_from_result(
     it); ``index_mapping`` (``{"mapping", "settings"}`` of an existing index, as the
     engine reports it) is hashed into the ``index`` component when given."""
     from .. import __version__
+    from ..redaction import templated
 
     model = result.suite.model
     js = result.judgments
-    info = dict(result.backend_info or {})
+    # the templates, never the values of ${VAR}s (issue #32): a rotated token is the same
+    # system, and a committed hash cannot be tried against guessed tokens
+    info = templated(dict(result.backend_info or {}))
     evaluated = {q: t for q, t in js.queries.items() if q in js.qrels}
-    index = _existing_index(model, info, index_mapping)
+    index = templated(_existing_index(model, info, index_mapping))
     return fingerprint(
         queries=evaluated,
         qrels=js.qrels,
@@ -262,7 +265,7 @@ def fingerprint_from_result(
         client=info.get("client"),
         plugin_version=plugin_version or __version__,
         metric_profile=_metric_profile(model),
-        retrievers=_retriever_configs(model, info.get("sparse_encoders") or {}),
+        retrievers=templated(_retriever_configs(model, info.get("sparse_encoders") or {})),
         search=_search_facts(info),
     )
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Union
 
 import pytest
 
+from ..redaction import redact
 from ..safe_names import one_line
 from .coverage import GATE_OUTCOME
 from .session import RetrievalSession
@@ -183,10 +184,12 @@ class GateItem(SuiteItem):
         self.user_properties.extend(floor_properties(outcome))
         for w in self.state.warnings_once(self.floor.retriever):  # once per retriever, not per item
             self.warn(
-                pytest.PytestWarning(_relative(f"{outcome.suite} :: {self.floor.retriever}: {w}", self))
+                pytest.PytestWarning(
+                    redact(_relative(f"{outcome.suite} :: {self.floor.retriever}: {w}", self))
+                )
             )
         if not outcome.passed:
-            raise GateFailed(outcome.message)
+            raise GateFailed(redact(outcome.message))
 
     def reportinfo(self):
         origin = self.floor.origin
@@ -247,6 +250,20 @@ class ExpectationItem(SuiteItem):
         if broken:
             label = f"{self.state.suite.name} :: {retriever} :: {self.name}"
             raise GateFailed(failure_message(hits, broken, e.shown_k, label=label, origin=e.origin))
+
+
+def redact_report(report: Any) -> None:
+    """Every registered secret out of a report's text (``redaction``): the failure or error
+    message (terminal, JUnit XML, xdist's controller), its sections and its JUnit properties.
+    A text that holds none keeps its form (a traceback stays a traceback)."""
+    if report.longrepr is not None:
+        text = str(report.longrepr)
+        shown = redact(text)
+        if shown != text:
+            report.longrepr = shown
+    report.sections = [(redact(title), redact(body)) for title, body in report.sections]
+    if getattr(report, "user_properties", None):
+        report.user_properties = [(redact(k), redact(v)) for k, v in report.user_properties]
 
 
 def record_report(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> None:

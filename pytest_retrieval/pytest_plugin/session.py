@@ -141,11 +141,12 @@ class RetrievalSession:
     def _relative_lines(self, write: Callable[[str], Any]) -> Callable[[str], Any]:
         """``write`` with the paths under the rootdir made relative, as in the reports, and each
         line kept one line (a name's newline or escape sequence spelled out)."""
+        from ..redaction import redact
         from ..reports.paths import relative_text
         from ..safe_names import one_line
 
         root = self.config.rootpath
-        return lambda line: write(one_line(relative_text(line, root)))
+        return lambda line: write(one_line(relative_text(redact(line), root)))
 
     def write_outputs(self, session: pytest.Session) -> None:
         """Baselines (``--retrieval-baseline-update``), run files, the unjudged queue and the

@@ -147,6 +147,7 @@ class SuiteState:
 
     def _run(self, config: pytest.Config) -> SuiteResult:
         from ..execution.runner import SuiteRunner
+        from ..redaction import redact
         from ..safe_names import one_line
 
         verbose = config.getoption("verbose") > 0
@@ -154,6 +155,6 @@ class SuiteState:
 
         def progress(msg: str) -> None:
             if verbose and tr is not None:
-                tr.write_line(one_line(f"[retrieval] {self.suite.name}: {msg}"))
+                tr.write_line(one_line(redact(f"[retrieval] {self.suite.name}: {msg}")))
 
         return SuiteRunner(self.suite, progress=progress, shared=self.shared).run()

@@ -74,7 +74,10 @@ def receive(node: Any, states: Dict[str, SuiteState]) -> None:
     payload = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY)
     if not payload:
         return
+    from ..config.yamlio import register_secrets
+
     for state in pickle.loads(base64.b64decode(payload)):
+        register_secrets(getattr(state.suite, "interpolated", []))  # the controller reports too
         key = str(Path(state.suite.path).resolve())
         mine = states.get(key)
         if mine is None:

@@ -19,9 +19,12 @@ _SECRET_KV = re.compile(
 
 
 def redact(text: str) -> str:
-    """A last line of defence on every rendered output: URL credentials and ``password=...``
-    style pairs are masked (the plugin never puts credentials in a report to begin with)."""
-    text = _USERINFO.sub(r"\1***@", text)
+    """A last line of defence on every rendered output: every registered secret
+    (``redaction``), URL credentials and ``password=...`` style pairs are masked (the plugin
+    never puts credentials in a report to begin with)."""
+    from ..redaction import redact as registered
+
+    text = _USERINFO.sub(r"\1***@", registered(text))
     return _SECRET_KV.sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
 
 

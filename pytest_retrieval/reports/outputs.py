@@ -43,8 +43,11 @@ def report_document(
     doc, non_finite = finite_only(doc)
     if non_finite:  # NaN is not JSON: such a value is null and named here as an error
         doc["errors"] = [f"{where}: not a finite number" for where in non_finite]
-    # through JSON once: numpy scalars, tuples and NaN come out as the file has them
-    return json.loads(json.dumps(doc, allow_nan=False, default=json_default))
+    # through JSON once: numpy scalars, tuples and NaN come out as the file has them; every
+    # registered secret out of every string (the renderings are made from this document)
+    from ..redaction import redact_data
+
+    return redact_data(json.loads(json.dumps(doc, allow_nan=False, default=json_default)))
 
 
 def _session_info(session: Any) -> Dict[str, Any]:

@@ -23,10 +23,11 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
 from ...errors import ConfigError, InfrastructureError
+from ...redaction import Redactor, basic_auth_token, register_basic_auth, split_user_info, templated
 from ...types import Query, Ranking, Run
 from ..base import LeafSpec, ServiceSpec
 from ..pipeline import PipelineBackend, ranking_of, score_of
-from ..search_engine.http import Redactor, describe_answer, secret_forms, snippet
+from ..search_engine.http import REDIRECTS, describe_answer, redirect_line, snippet
 from ..search_engine.retry import RETRY_STATUSES, Retried, RetryPolicy, parse_retry_after
 from .config import HttpBatchConfig, HttpRequestConfig, HttpResponseConfig, batch_problem, compile_path
 from .template import fill_body, fill_url, values_of
@@ -85,15 +86,30 @@ class HttpBackend(PipelineBackend):
                 raise ConfigError(f"backend.{problem[0]}: {problem[1]}")
             self._answers = compile_path(batch.answers)
         self.redact = Redactor()
-        for value in [h.get_secret_value() for h in request.headers.values()] + list(secrets):
-            self.redact.add(secret_forms(str(value)))
+        self.redact.add_all([h.get_secret_value() for h in request.headers.values()] + list(secrets))
+        self.url, self._auth = self._user_info(request.url)
+        self.batch_url, self._batch_auth = (
+            self._user_info(batch.url) if batch and batch.url else (self.url, self._auth)
+        )
         self.retry = retry or RetryPolicy(max_retries=request.max_retries, deadline_s=request.retry_deadline)
-        self.endpoint = self.redact(_endpoint(request.url))
-        self.batch_endpoint = self.redact(_endpoint(batch.url or request.url)) if batch else ""
+        # named by its template (/t/${T}/search): the same after a token's rotation
+        self.endpoint = self.redact(templated(_endpoint(self.url)))
+        self.batch_endpoint = self.redact(templated(_endpoint(self.batch_url))) if batch else ""
         self._pool: Any = None
 
     def __repr__(self) -> str:
         return f"HttpBackend({self.request.method} {self.endpoint})"
+
+    def _user_info(self, url: str) -> Tuple[str, Dict[str, str]]:
+        """``url`` without its user part, and the ``Authorization: Basic`` header it means (RFC
+        7617; urllib3 would drop it silently). The request's own Authorization header beside it
+        is refused by the config (``HttpRequestConfig``)."""
+        bare, credentials = split_user_info(url)
+        if credentials is None:
+            return url, {}
+        register_basic_auth(*credentials)
+        self.redact.add_all([credentials[1], f"{credentials[0]}:{credentials[1]}"])
+        return bare, {"Authorization": "Basic " + basic_auth_token(*credentials)}
 
     def _client(self) -> Any:
         if self._pool is None:
@@ -110,10 +126,10 @@ class HttpBackend(PipelineBackend):
     # --- one query
     def ask(self, spec: ServiceSpec, query: Query, k: int) -> Tuple[Ranking, Optional[float]]:
         values = values_of(query.text, k, query.qid, dict(spec.params))
-        url = fill_url(self.request.url, values)
+        url = fill_url(self.url, values)
         body = None if self.request.body is None else fill_body(self.request.body, values)
         what = f"{self.request.method} {self.endpoint} (query {query.qid!r})"
-        answer = self._call(self.request.method, url, body, what, self.request.timeout)
+        answer = self._call(self.request.method, url, body, what, self.request.timeout, self._auth)
         return self._ranking(answer, k, what), self._service_time(answer, what)
 
     # --- the quality pass, batched
@@ -136,12 +152,14 @@ class HttpBackend(PipelineBackend):
         params = dict(spec.params)
         bodies = [fill_body(self.request.body, values_of(q.text, k, q.qid, params)) for q in group]
         shared = {**params, "k": int(k)}
-        url = fill_url(self.batch.url or self.request.url, shared)
+        url = fill_url(self.batch_url, shared)
         body = (
             bodies if self.batch.body is None else fill_body(self.batch.body, {**shared, "requests": bodies})
         )
         what = f"POST {self.batch_endpoint} (batch of {len(group)} from query {group[0].qid!r})"
-        answer = self._call("POST", url, body, what, self.batch.timeout or self.request.timeout)
+        answer = self._call(
+            "POST", url, body, what, self.batch.timeout or self.request.timeout, self._batch_auth
+        )
         answers = self._answers.search(answer)
         path = f"batch.answers {self.batch.answers!r}"
         if not isinstance(answers, list):
@@ -157,18 +175,21 @@ class HttpBackend(PipelineBackend):
         }
 
     # --- one request, under the retry policy
-    def _call(self, method: str, url: str, body: Any, what: str, timeout: float) -> Any:
+    def _call(self, method: str, url: str, body: Any, what: str, timeout: float, auth: Dict[str, str]) -> Any:
         try:
             return self.retry.call(
-                lambda: self._send(method, url, body, timeout), self._classify, f"http {what}", self.redact
+                lambda: self._send(method, url, body, timeout, auth),
+                self._classify,
+                f"http {what}",
+                self.redact,
             )
         except Retried as given_up:
             raise self._failure(what, given_up) from None
 
-    def _send(self, method: str, url: str, body: Any, timeout: float) -> Any:
+    def _send(self, method: str, url: str, body: Any, timeout: float, auth: Dict[str, str]) -> Any:
         import urllib3
 
-        headers = {"accept": "application/json"}
+        headers = {"accept": "application/json", **auth}
         headers.update({name: value.get_secret_value() for name, value in self.request.headers.items()})
         payload = None
         if body is not None:
@@ -209,7 +230,9 @@ class HttpBackend(PipelineBackend):
 
     def _failure(self, what: str, given_up: Retried) -> InfrastructureError:
         exc, note = given_up.cause, given_up.note()
-        if isinstance(exc, ServiceHTTPError):
+        if isinstance(exc, ServiceHTTPError) and exc.status in REDIRECTS:
+            detail = f"failed: {redirect_line(exc.status, exc.headers.get('location'))}"
+        elif isinstance(exc, ServiceHTTPError):
             text = snippet(exc.body.decode("utf-8", "replace")) if exc.body else "(no body)"
             detail = f"failed (HTTP {exc.status}){note}: {text}"
         elif isinstance(exc, ServiceUnreachable):

@@ -5,13 +5,21 @@
 from __future__ import annotations
 
 from typing import Any, Dict, List, Literal, Optional, Tuple, Union
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from typing_extensions import Annotated
 
 from .template import placeholders_in, whole_placeholders
 
-__all__ = ["HttpBatchConfig", "HttpRequestConfig", "HttpResponseConfig", "batch_problem", "compile_path"]
+__all__ = [
+    "HttpBatchConfig",
+    "HttpRequestConfig",
+    "HttpResponseConfig",
+    "batch_problem",
+    "compile_path",
+    "header_value_problem",
+]
 
 
 def compile_path(expression: str) -> Any:
@@ -30,6 +38,26 @@ def compile_path(expression: str) -> Any:
         return jmespath.compile(expression)
     except JMESPathError as exc:
         raise ValueError(f"not a JMESPath expression: {' '.join(str(exc).split())}") from None
+
+
+def header_value_problem(value: str) -> Optional[str]:
+    """Why ``value`` cannot be sent as a header value, or None. http.client and urllib3 encode
+    header values as latin-1 and refuse CR, LF and NUL (RFC 9110 section 5.5: visible
+    characters, space and tab; obs-text 0x80-0xFF is what latin-1 adds)."""
+    if any(c in value for c in "\r\n"):
+        return "holds a line break"
+    # which character is not said: it is part of the value (a token)
+    bad = next((i for i, c in enumerate(value) if (ord(c) < 32 and c != "\t") or ord(c) == 127), None)
+    if bad is not None:
+        return f"holds a control character (character {bad + 1})"
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError as exc:
+        return (
+            f"holds a character a header cannot carry (character {exc.start + 1}; latin-1 only: "
+            "percent-encode or base64 it)"
+        )
+    return None
 
 
 def http_url(v: str) -> str:
@@ -84,9 +112,19 @@ class HttpRequestConfig(BaseModel):
         for name, value in v.items():
             if not name or not all(33 <= ord(c) < 127 and c != ":" for c in name):
                 raise ValueError(f"header name {name!r} is not a token (RFC 9110 section 5.1)")
-            if any(c in value.get_secret_value() for c in "\r\n\0"):
-                raise ValueError(f"the value of header {name!r} holds a line break")
+            problem = header_value_problem(value.get_secret_value())
+            if problem:  # the header is named, never its value (a token)
+                raise ValueError(f"the value of header {name!r} {problem}")
         return v
+
+    @model_validator(mode="after")
+    def _one_authorization(self) -> HttpRequestConfig:
+        if "@" in urlsplit(self.url).netloc and any(n.lower() == "authorization" for n in self.headers):
+            raise ValueError(
+                "url carries credentials (user:password@, sent as basic auth) and headers give an "
+                "Authorization header too: keep one"
+            )
+        return self
 
 
 class HttpResponseConfig(BaseModel):

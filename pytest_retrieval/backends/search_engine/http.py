@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import base64
 import importlib
-import json
 import logging
-import re
 from typing import Any, Callable, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from typing_extensions import Annotated
 
 from ...errors import ConfigError, InfrastructureError
+from ...redaction import Redactor, clip, register_basic_auth, secret_forms, split_user_info
 from .retry import RETRY_STATUSES, Retried, RetryPolicy, parse_retry_after
 
 log = logging.getLogger("pytest_retrieval.backends")
@@ -32,11 +31,13 @@ __all__ = [
     "EngineHTTP",
     "EngineHTTPError",
     "EngineUnreachable",
+    "REDIRECTS",
     "Redactor",
     "api_key_parts",
     "connect",
     "describe_answer",
     "error_reason",
+    "redirect_line",
     "import_client",
     "request_headers",
     "secret_forms",
@@ -80,9 +81,20 @@ _SHOWN_CHARACTERS = 160  # of an answer that is not JSON, in an error line
 
 
 def snippet(text: str) -> str:
-    """``text`` with whitespace folded, cut to ``_SHOWN_CHARACTERS`` for an error line."""
-    shown = " ".join(text.split())
-    return shown[:_SHOWN_CHARACTERS] + "..." if len(shown) > _SHOWN_CHARACTERS else shown
+    """``text`` with whitespace folded, its secrets redacted, then cut to ``_SHOWN_CHARACTERS``
+    for an error line (``redaction.clip``: a cut never shows the start of a secret)."""
+    return clip(" ".join(text.split()), _SHOWN_CHARACTERS)
+
+
+#: statuses that send the client elsewhere (RFC 9110 section 15.4): never followed
+REDIRECTS = (301, 302, 303, 307, 308)
+
+
+def redirect_line(status: int, location: Any) -> str:
+    """A redirect as one line: what it is and where to (redacted, cut), never followed (the
+    address of a login page or of another service would be scored as the engine's answer)."""
+    where = snippet(str(location)) if location else "nowhere (no Location header)"
+    return f"HTTP {status} is a redirect to {where}; redirects are not followed: point the URL at it"
 
 
 def describe_answer(body: Any, where: Sequence[str] = ()) -> str:
@@ -158,53 +170,6 @@ def request_headers(body: Any, ndjson: bool) -> Dict[str, str]:
     if body is not None:
         headers["content-type"] = "application/x-ndjson" if ndjson else "application/json"
     return headers
-
-
-class Redactor:
-    """Knows the secrets of one connection and removes them from any text. A secret of
-    ``_SHORT`` characters or fewer (``007``, ``pw``) is removed where it stands as a word of its
-    own (not inside ``1007`` or ``pwd``): a short password is still a password (issue #28)."""
-
-    _SHORT = 3
-    _USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
-    _AUTH_HEADER = re.compile(
-        r"(?i)(authorization['\"]?\s*[:=]\s*['\"]?)(basic|apikey|bearer)\s+[A-Za-z0-9+/=._-]+"
-    )
-
-    def __init__(self) -> None:
-        self._secrets: List[str] = []
-        self._short: List[re.Pattern[str]] = []
-
-    def add(self, *values: Any) -> None:
-        for value in values:
-            if value is None:
-                continue
-            if isinstance(value, (tuple, list)):
-                self.add(*value)
-                continue
-            text = str(value)
-            if len(text) > self._SHORT:
-                self._secrets.append(text)
-            elif text.strip():
-                self._short.append(re.compile(r"(?<![A-Za-z0-9])" + re.escape(text) + r"(?![A-Za-z0-9])"))
-        self._secrets.sort(key=len, reverse=True)
-        self._short.sort(key=lambda p: len(p.pattern), reverse=True)
-
-    def __call__(self, text: Any) -> str:
-        out = str(text)
-        for secret in self._secrets:
-            out = out.replace(secret, "***")
-        for pattern in self._short:
-            out = pattern.sub("***", out)
-        out = self._USERINFO.sub(lambda m: m.group("scheme") + "***@", out)
-        return self._AUTH_HEADER.sub(lambda m: m.group(1) + m.group(2) + " ***", out)
-
-
-def secret_forms(secret: str) -> List[str]:
-    """The shapes a credential takes on the way to a server or into a log: itself, percent-encoded
-    (a URL), JSON- and repr-escaped."""
-    forms = {secret, quote(secret, safe=""), repr(secret)[1:-1], json.dumps(secret)[1:-1]}
-    return sorted(f for f in forms if f)
 
 
 def api_key_parts(api_key: Any) -> List[str]:
@@ -291,7 +256,7 @@ class ConnectionSettings:
         self.redact = Redactor()
         self.username: Optional[str] = values["username"]
         self.password: Optional[str] = values["password"]
-        self.hosts = self._clean_hosts(values["hosts"])
+        self.hosts = self._clean_hosts(values["hosts"], values["api_key"])
         self.api_key = values["api_key"]
         self.ca_certs = values["ca_certs"]
         self.verify_certs = bool(values["verify_certs"])
@@ -328,25 +293,31 @@ class ConnectionSettings:
             token = f"{self.username}:{self.password}".encode()
             self.redact.add(base64.b64encode(token).decode())
 
-    def _clean_hosts(self, hosts: Any) -> List[str]:
+    def _clean_hosts(self, hosts: Any, api_key: Any) -> List[str]:
         """Host URLs with a scheme, without a trailing slash, and without credentials (taken
-        out into username/password when none were given)."""
+        out into username/password and sent as basic auth). Credentials in a URL that would not
+        be sent (username or api_key given too, another host's other credentials) are refused,
+        naming the host by its position: never silently dropped."""
         if isinstance(hosts, str):
             hosts = [hosts]
         clean: List[str] = []
-        for host in hosts:
+        given = self.username is not None or bool(api_key)
+        for i, host in enumerate(hosts):
             host = str(host)
             if "://" not in host:
                 host = "http://" + host
-            parts = urlsplit(host)
-            if parts.username is not None:  # credentials inside the URL: take them out, decoded
-                password = unquote(parts.password) if parts.password is not None else None
-                if self.username is None:
-                    self.username = unquote(parts.username)
-                    self.password = password
-                self.redact.add(parts.password, password)
-                netloc = parts.netloc.rpartition("@")[2]  # host and port as written ([::1] too)
-                host = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+            host, credentials = split_user_info(host)
+            if credentials is not None:  # inside the URL: taken out, decoded
+                register_basic_auth(*credentials)
+                self.redact.add(credentials[1], quote(credentials[1], safe=""))
+                taken = (self.username, self.password or "")
+                if given or (taken != (None, "") and taken != credentials):
+                    raise ConfigError(
+                        f"hosts[{i}] carries credentials (user:password@) that would not be sent: "
+                        "username, api_key or another host's credentials are given too; keep one",
+                        key="connection.hosts",
+                    )
+                self.username, self.password = credentials[0], credentials[1] or None
             clean.append(host.rstrip("/"))
         return clean
 
@@ -443,6 +414,8 @@ class EngineHTTP:
         others = [o for o in others if o != _short(exc)]
         if others:
             note += f" (earlier attempts: {'; '.join(others)})"
+        if isinstance(exc, EngineHTTPError) and exc.status in REDIRECTS:
+            return self.fail(f"{what} failed", redirect_line(exc.status, exc.headers.get("location")))
         if isinstance(exc, EngineHTTPError):
             return self.fail(f"{what} failed (HTTP {exc.status}){note}", error_reason(exc.body))
         if isinstance(exc, EngineUnreachable):

@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optio
 
 from ...errors import ConfigError, InfrastructureError, cleanup_after_failure
 from ...progress import progress_bar
+from ...redaction import clip
 from ...types import Document, DocVectors
 from ..base import BM25Spec, KnnSpec
 from .dsl import vector_to_list
@@ -237,7 +238,7 @@ def _bulk_exception_detail(exc: Exception) -> str:
     """What the bulk helper raised, on one line of at most 300 characters (a proxy's page can
     be long); a TypeError/AttributeError/KeyError means it read an answer that was not JSON."""
     detail = " ".join(f"{type(exc).__name__}: {exc}".split())
-    detail = detail[:300] + "..." if len(detail) > 300 else detail
+    detail = clip(detail, 300)  # redacted, then cut
     if isinstance(exc, (TypeError, AttributeError, KeyError)):
         detail = (
             f"the answer to _bulk was not the engine's JSON (a proxy or login page in front of it?): {detail}"

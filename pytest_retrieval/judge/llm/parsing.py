@@ -49,6 +49,9 @@ def parse_grade(answer: Any, *, lo: int = 0, hi: int = 3) -> int:
 
 
 def snippet(text: str, n: int = 80) -> str:
-    """``text`` cut to ``n`` characters for an error message."""
-    text = text if isinstance(text, str) else repr(text)
-    return text if len(text) <= n else text[: n - 3] + "..."
+    """``text`` cut to ``n`` characters for an error message, every registered secret
+    redacted first (``redaction.clip``: a cut never shows the start of one)."""
+    from ...redaction import clip, redact
+
+    shown = redact(text if isinstance(text, str) else repr(text))
+    return shown if len(shown) <= n else clip(shown, n - 3)

@@ -26,6 +26,8 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Optional, Tuple
 
 from ...errors import ConfigError
+from ...redaction import clip, split_user_info
+from ...redaction import redact as registered
 from .base import FatalJudgeError, Judge, JudgeError, TransientJudgeError
 from .parsing import snippet
 from .prompts import PromptTemplate, prompt_template
@@ -62,6 +64,12 @@ class SDKJudge(Judge):
         self.base_url = (base_url or os.environ.get(self.base_url_env, "") or self.default_base_url).rstrip(
             "/"
         )
+        if split_user_info(self.base_url)[1] is not None:  # never silently dropped, never shown
+            source = "base_url" if base_url else f"${self.base_url_env}"
+            raise ConfigError(
+                f"{self.provider} judge: {source} carries credentials (user:password@), which the SDK "
+                "would send as basic auth in place of the API key: give the key in its variable"
+            )
         self.api_key_env = api_key_env or self.default_key_env
         self.prompt = prompt or prompt_template()
         self.prompt_version = self.prompt.version
@@ -146,7 +154,8 @@ def _status_error(
     header overrides the status."""
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None) or {}
-    msg = redact(f"{where}: HTTP {status} {' '.join(str(_body(response)).split())[:200]}".rstrip(), secrets)
+    body = redact(" ".join(str(_body(response)).split()), secrets)  # redacted, then cut
+    msg = redact(f"{where}: HTTP {status} {clip(body, 200, '')}".rstrip(), secrets)
     should_retry = str(headers.get("x-should-retry", "")).lower()
     if should_retry == "false":
         return JudgeError(msg)
@@ -179,11 +188,12 @@ def retry_after_of(headers: Any) -> Optional[float]:
 
 
 def redact(text: str, secrets: Iterable[Optional[str]]) -> str:
-    """``text`` with every secret of 4+ characters replaced by ``***``."""
+    """``text`` with every secret of 4+ characters, and every registered one
+    (``redaction``), replaced by ``***``."""
     for s in secrets:
         if s and len(s) >= 4:
             text = text.replace(s, "***")
-    return text
+    return registered(text)
 
 
 def parse_retry_after(value: Optional[str]) -> Optional[float]:

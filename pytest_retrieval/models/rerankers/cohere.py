@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple
 from pydantic import Field, SecretStr
 
 from ...errors import ConfigError, InfrastructureError
+from ...redaction import clip, redact
 from ..config_parsing import ModelConfig
 from ..digests import options_tag
 from .base import Candidate, Reranker
@@ -104,7 +105,7 @@ class CohereReranker:
         text = str(text)
         if self._api_key:
             text = text.replace(self._api_key, "***")
-        return text.replace("\n", " ").replace("\r", " ")
+        return redact(text.replace("\n", " ").replace("\r", " "))
 
     def _sdk(self) -> Any:
         if self._client is None:
@@ -155,11 +156,11 @@ class CohereReranker:
             raise InfrastructureError(
                 f"{what}: {type(exc).__name__} after "
                 f"{self.max_retries + 1} attempt(s): "
-                f"{self._scrub(str(exc))[:200]}"
+                f"{clip(self._scrub(str(exc)), 200, '')}"
             ) from None
         except Exception as exc:  # the SDK could not read the response
             raise InfrastructureError(
-                f"{what}: unreadable response ({type(exc).__name__}: {self._scrub(str(exc))[:200]})"
+                f"{what}: unreadable response ({type(exc).__name__}: {clip(self._scrub(str(exc)), 200, '')})"
             ) from None
         return self._scores_of(response, len(documents))
 
@@ -168,14 +169,18 @@ class CohereReranker:
         2xx one is a body it could not parse."""
         text = body if isinstance(body, str) else json.dumps(body, default=str)
         if status is not None and 200 <= status < 300:
-            return InfrastructureError(f"{what}: malformed JSON in the response ({self._scrub(text)[:200]})")
+            return InfrastructureError(
+                f"{what}: malformed JSON in the response ({clip(self._scrub(text), 200, '')})"
+            )
         retried = (
             f" after {self.max_retries + 1} attempt(s)"
             if status in (408, 409, 429) or (status or 0) >= 500
             else ""
         )
         hint = f" (check {self.api_key_env or 'the API key'})" if status in (401, 403) else ""
-        return InfrastructureError(f"{what}: HTTP {status}{retried}: {self._scrub(text)[:300]}{hint}")
+        return InfrastructureError(
+            f"{what}: HTTP {status}{retried}: {clip(self._scrub(text), 300, '')}{hint}"
+        )
 
     def _scores_of(self, response: Any, n: int) -> List[float]:
         """One score per document from the SDK's response, which it builds without validating."""
