@@ -9,7 +9,8 @@ from typing import Any, Dict, List, Literal, Optional, Tuple, Union
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from typing_extensions import Annotated
 
-from .template import placeholders_in, whole_placeholders
+from ...bounds.limits import DEFAULT_MAX_RESPONSE_BYTES
+from .template import PLACEHOLDER, misplaced_placeholder, placeholders_in, whole_placeholders
 
 __all__ = ["HttpBatchConfig", "HttpRequestConfig", "HttpResponseConfig", "batch_problem", "compile_path"]
 
@@ -39,6 +40,9 @@ def http_url(v: str) -> str:
         raise ValueError("expected an http:// or https:// URL")
     if any(c.isspace() for c in v):
         raise ValueError("a URL holds no white space (write it percent-encoded)")
+    misplaced = misplaced_placeholder(v)
+    if misplaced:
+        raise ValueError(f"placeholder {misplaced} is in the scheme or host: placeholders go in the path or the query string")
     return v
 
 
@@ -62,7 +66,14 @@ class HttpRequestConfig(BaseModel):
         "becomes that value as JSON; inside longer strings, its text.",
     )
     timeout: Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False)] = Field(
-        30.0, description="Seconds per attempt (connect and read)."
+        30.0,
+        description="Seconds per attempt, in all: from connecting to the answer's last byte (a "
+        "service that drips its answer is stopped there too).",
+    )
+    max_response_bytes: Annotated[int, Field(ge=1024, le=2**40, strict=True)] = Field(
+        DEFAULT_MAX_RESPONSE_BYTES,
+        description="Largest answer read, in bytes after decompression (a batch's answer too); "
+        "a larger one is an error naming the endpoint and this cap, and is not read further.",
     )
     max_retries: Annotated[int, Field(ge=0, le=100)] = Field(
         3,
@@ -86,6 +97,12 @@ class HttpRequestConfig(BaseModel):
                 raise ValueError(f"header name {name!r} is not a token (RFC 9110 section 5.1)")
             if any(c in value.get_secret_value() for c in "\r\n\0"):
                 raise ValueError(f"the value of header {name!r} holds a line break")
+            if PLACEHOLDER.search(value.get_secret_value()):
+                # (the value is a secret: not shown)
+                raise ValueError(
+                    f"the value of header {name!r} holds a {{placeholder}}: header values are sent as "
+                    "written, nothing is filled into them (put it in the url or the body)"
+                )
         return v
 
 
@@ -141,7 +158,9 @@ class HttpBatchConfig(BaseModel):
         "with response.hits/id/score, e.g. 'responses' ('@': the answer is the list).",
     )
     timeout: Optional[Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False)]] = Field(
-        None, description="Seconds per attempt of a batch request (default request.timeout)."
+        None,
+        description="Seconds per attempt of a batch request, from connecting to the last byte "
+        "(default request.timeout).",
     )
 
     @field_validator("url")
