@@ -44,12 +44,12 @@ class _Workers:
     not waited for (a new one is started when no worker is idle)."""
 
     def __init__(self) -> None:
-        self._jobs: "queue.SimpleQueue[_Job]" = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._idle = 0
         self._lock = threading.Lock()
 
-    def submit(self, fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> "Future[Any]":
-        future: "Future[Any]" = Future()
+    def submit(self, fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Future[Any]:
+        future: Future[Any] = Future()
         with self._lock:
             if self._idle == 0:
                 threading.Thread(target=self._work, name="pytest-retrieval-call", daemon=True).start()

@@ -21,6 +21,7 @@ __all__ = [
     "CappedDecoder",
     "Deadline",
     "DeadlineExceeded",
+    "UnexpectedEncoding",
     "describe_bytes",
     "read_capped",
 ]
@@ -54,6 +55,18 @@ class AnswerTooLarge(Exception):
             "reading stopped there"
         )
         self.cap = cap
+
+
+class UnexpectedEncoding(Exception):
+    """The answer's ``Content-Encoding`` is one the request did not accept (it asks for
+    ``identity``) and that cannot be inflated here with a bound."""
+
+    @staticmethod
+    def message(encoding: str) -> str:
+        return (
+            f"the answer is in Content-Encoding {encoding!r}, which the request did not accept "
+            "(it asks for identity; gzip and deflate are inflated)"
+        )
 
 
 class Deadline:

@@ -28,17 +28,20 @@ import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-from .limits import CHUNK_BYTES, AnswerTooLarge, CappedDecoder, Deadline, DeadlineExceeded, read_capped
+from .limits import (
+    CHUNK_BYTES,
+    AnswerTooLarge,
+    CappedDecoder,
+    Deadline,
+    DeadlineExceeded,
+    UnexpectedEncoding,
+    read_capped,
+)
 
-__all__ = ["ERROR_BODY_BYTES", "Answer", "UnexpectedEncoding", "bounded_pool", "fetch"]
+__all__ = ["ERROR_BODY_BYTES", "Answer", "bounded_pool", "fetch"]
 
 ERROR_BODY_BYTES = 64 * 1024
 _ENCODINGS = ("gzip", "x-gzip", "deflate")
-
-
-class UnexpectedEncoding(Exception):
-    """The answer's ``Content-Encoding`` is one the request did not accept and this client
-    cannot inflate with a bound."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,9 @@ class _Watchdog:
         with self._wake:
             heapq.heappush(self._heap, (attempt.deadline.at, next(self._order), attempt))
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="pytest-retrieval-deadlines", daemon=True)
+                self._thread = threading.Thread(
+                    target=self._run, name="pytest-retrieval-deadlines", daemon=True
+                )
                 self._thread.start()
             self._wake.notify()
 
@@ -165,7 +170,13 @@ def bounded_pool(maxsize: int) -> Any:
 
 
 def fetch(
-    pool: Any, method: str, url: str, body: Optional[bytes], headers: Dict[str, str], deadline_s: float, cap: int
+    pool: Any,
+    method: str,
+    url: str,
+    body: Optional[bytes],
+    headers: Dict[str, str],
+    deadline_s: float,
+    cap: int,
 ) -> Answer:
     """One attempt: the whole answer within ``deadline_s`` seconds (DeadlineExceeded), its body
     at most ``cap`` bytes after inflating (AnswerTooLarge); urllib3's errors otherwise."""
@@ -215,10 +226,7 @@ def _chunks(response: Any, cap: int, truncate: bool) -> Iterator[bytes]:
     """The body's bytes, inflated with a bound; ``truncate``: its first ``cap`` bytes only."""
     encoding = str(response.headers.get("content-encoding") or "identity").strip().lower()
     if encoding not in ("identity", *_ENCODINGS):
-        raise UnexpectedEncoding(
-            f"the answer is in Content-Encoding {encoding!r}, which the request did not accept "
-            "(it asks for identity; gzip and deflate are inflated)"
-        )
+        raise UnexpectedEncoding(UnexpectedEncoding.message(encoding))
     decoder = CappedDecoder(encoding, cap) if encoding in _ENCODINGS else None
     seen = 0
     for raw in response.stream(CHUNK_BYTES, decode_content=False):

@@ -239,7 +239,9 @@ def empty_answer(sock: socket.socket, path: str) -> int:
 @pytest.mark.parametrize("text", ["..", ".", "/", "../..", "a/../b", "%2e%2e", "?x=1#y"])
 def test_query_text_stays_in_its_path_segment(text: str) -> None:
     with RawServer(empty_answer) as server, bounded(30):
-        http_backend(server.url + "/s/{query}/hits?q={query}").search_one(ServiceSpec(), Query("q1", text), 10)
+        http_backend(server.url + "/s/{query}/hits?q={query}").search_one(
+            ServiceSpec(), Query("q1", text), 10
+        )
     path = server.paths[0]
     segment, _, query = path.partition("?")
     parts = segment.split("/")
@@ -273,7 +275,8 @@ floors:
 
 
 @pytest.mark.parametrize(
-    "headers", ['{X-Tenant: "{tenant}"}', '{X-Q: "q={query}"}', '{Authorization: "Bearer ${BOUNDS_TOKEN}{k}"}']
+    "headers",
+    ['{X-Tenant: "{tenant}"}', '{X-Q: "q={query}"}', '{Authorization: "Bearer ${BOUNDS_TOKEN}{k}"}'],
 )
 def test_a_placeholder_in_a_header_is_refused_before_any_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, headers: str
@@ -393,7 +396,61 @@ def test_a_hostile_python_timeout_is_one_line(tmp_path: Path, value: str) -> Non
 def test_a_hostile_max_response_bytes_is_one_line(tmp_path: Path, value: str) -> None:
     path = tmp_path / "s.yaml"
     text = HEAD_YAML.replace("URL", "http://127.0.0.1:9").replace("    headers: HEADERS\n", "")
-    path.write_text(text.replace("  response:", f"    max_response_bytes: {value}\n  response:"), encoding="utf-8")
+    path.write_text(
+        text.replace("  response:", f"    max_response_bytes: {value}\n  response:"), encoding="utf-8"
+    )
     with bounded(30), pytest.raises(ConfigError) as info:
         load_suite(path)
     one_line(str(info.value), "s.yaml", "backend.request.max_response_bytes")
+
+
+# --- the LLM judges' SDK clients: the same bounds
+
+
+def judge(provider: str, url: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    from pytest_retrieval.judge.llm import AnthropicJudge, OpenAICompatibleJudge
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TOKEN)
+    monkeypatch.setenv("OPENAI_API_KEY", TOKEN)
+    if provider == "anthropic":
+        return AnthropicJudge("m", base_url=url, timeout=1.0)
+    return OpenAICompatibleJudge("m", base_url=url + "/v1", timeout=1.0)
+
+
+def judge_failure(provider: str, answer: Callable[..., int], monkeypatch: pytest.MonkeyPatch) -> Any:
+    pytest.importorskip(provider)
+    with RawServer(answer) as server, bounded(30), pytest.raises(Exception) as info:
+        judge(provider, server.url, monkeypatch).complete("is it relevant?")
+    one_line(str(info.value), f"{provider} judge ({server.url}")
+    assert TOKEN not in str(info.value)
+    return info.value
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+@pytest.mark.parametrize("answer", [drip_body, drip_head], ids=["body", "headers"])
+def test_a_dripping_judge_server_times_out_at_the_deadline(
+    provider: str, answer: Callable[..., int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_retrieval.judge.llm import TransientJudgeError
+
+    error = judge_failure(provider, answer, monkeypatch)
+    assert isinstance(error, TransientJudgeError) and "timed out after 1 s" in str(error), error
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+@pytest.mark.parametrize(
+    "answer", [huge, endless_chunked, "bomb"], ids=["300 MB", "endless chunked", "gzip bomb"]
+)
+def test_a_huge_judge_answer_stops_at_the_cap(
+    provider: str, answer: Any, monkeypatch: pytest.MonkeyPatch, bomb: bytes
+) -> None:
+    from pytest_retrieval.judge.llm import JudgeError, TransientJudgeError
+
+    def send_bomb(sock: socket.socket, path: str) -> int:
+        sock.sendall(head(f"content-encoding: gzip\r\ncontent-length: {len(bomb)}\r\n") + bomb)
+        return len(bomb)
+
+    error = judge_failure(provider, send_bomb if answer == "bomb" else answer, monkeypatch)
+    assert isinstance(error, JudgeError) and not isinstance(error, TransientJudgeError), error
+    assert "larger than the cap of 8 MiB" in str(error) and "after decompression" in str(error), error

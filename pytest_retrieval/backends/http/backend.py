@@ -115,7 +115,10 @@ class HttpBackend(PipelineBackend):
             ("request.body", self.request.body, BUILT_IN_PLACEHOLDERS),
         ]
         if self.batch is not None:
-            templates += [("batch.url", self.batch.url, ("k",)), ("batch.body", self.batch.body, ("k", "requests"))]
+            templates += [
+                ("batch.url", self.batch.url, ("k",)),
+                ("batch.body", self.batch.body, ("k", "requests")),
+            ]
         for key, template, built_in in templates:
             missing = sorted(placeholders_in(template) - params - set(built_in))
             if missing:
@@ -184,20 +187,37 @@ class HttpBackend(PipelineBackend):
             raise self._failure(what, given_up) from None
 
     def _send(self, method: str, url: str, body: Any, timeout: float) -> Any:
-        import urllib3
-
-        from ...bounds.limits import AnswerTooLarge, DeadlineExceeded
-        from ...bounds.urllib3_pool import UnexpectedEncoding, fetch
-
         headers = {"accept": "application/json"}
         headers.update({name: value.get_secret_value() for name, value in self.request.headers.items()})
         payload = None
         if body is not None:
             headers.setdefault("content-type", "application/json")
             payload = json.dumps(body).encode("utf-8")
-        cap = self.request.max_response_bytes
+        answer = self._fetch(method, url, payload, headers, timeout)
+        if not 200 <= answer.status < 300:
+            raise ServiceHTTPError(answer.status, answer.body, answer.headers)
         try:
-            answer = fetch(self._client(), method, url, payload, headers, timeout, cap)
+            return json.loads(answer.body)
+        except (ValueError, UnicodeDecodeError):
+            kind = answer.headers.get("content-type") or "untyped"
+            raise ServiceAnswerError(
+                f"HTTP {answer.status} {kind}, not JSON: {_answer(answer.body)}"
+            ) from None
+
+    def _fetch(
+        self, method: str, url: str, payload: Optional[bytes], headers: Dict[str, str], timeout: float
+    ) -> Any:
+        """One attempt, whole within ``timeout`` s and ``request.max_response_bytes``; its
+        failures as the exceptions the retry policy classifies."""
+        import urllib3
+
+        from ...bounds.limits import AnswerTooLarge, DeadlineExceeded, UnexpectedEncoding
+        from ...bounds.urllib3_pool import fetch
+
+        try:
+            return fetch(
+                self._client(), method, url, payload, headers, timeout, self.request.max_response_bytes
+            )
         except DeadlineExceeded:
             raise ServiceUnreachable(f"timed out after {timeout:g} s {_DEADLINE}", True) from None
         except AnswerTooLarge as exc:
@@ -208,18 +228,11 @@ class HttpBackend(PipelineBackend):
             reason = str(exc).split(": ", 1)[-1]  # after the connection object's repr
             raise ServiceUnreachable(f"cannot be reached: {reason}", False) from None
         except urllib3.exceptions.TimeoutError as exc:
-            raise ServiceUnreachable(f"timed out after {timeout:g} s {_DEADLINE} ({type(exc).__name__})", True) from None
+            raise ServiceUnreachable(
+                f"timed out after {timeout:g} s {_DEADLINE} ({type(exc).__name__})", True
+            ) from None
         except urllib3.exceptions.HTTPError as exc:
             raise ServiceUnreachable(f"cannot be reached: {type(exc).__name__}", False) from None
-        if not 200 <= answer.status < 300:
-            raise ServiceHTTPError(answer.status, answer.body, answer.headers)
-        try:
-            return json.loads(answer.body)
-        except (ValueError, UnicodeDecodeError):
-            kind = answer.headers.get("content-type") or "untyped"
-            raise ServiceAnswerError(
-                f"HTTP {answer.status} {kind}, not JSON: {_answer(answer.body)}"
-            ) from None
 
     @staticmethod
     def _classify(exc: BaseException) -> Tuple[bool, Optional[float]]:

@@ -42,7 +42,9 @@ def http_url(v: str) -> str:
         raise ValueError("a URL holds no white space (write it percent-encoded)")
     misplaced = misplaced_placeholder(v)
     if misplaced:
-        raise ValueError(f"placeholder {misplaced} is in the scheme or host: placeholders go in the path or the query string")
+        raise ValueError(
+            f"placeholder {misplaced} is in the scheme or host: placeholders go in the path or the query string"
+        )
     return v
 
 

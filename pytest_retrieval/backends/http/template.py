@@ -99,7 +99,7 @@ def fill_url(template: str, values: Mapping[str, Any]) -> str:
     query = template.find("?", start)
     query = len(template) if query < 0 else query
 
-    def fill(m: "re.Match[str]") -> str:
+    def fill(m: re.Match[str]) -> str:
         encoded = quote(_text(values[m.group(1)]), safe="")
         return encoded.replace(".", "%2E") if m.start() < query else encoded
 
