@@ -187,6 +187,18 @@ def test_a_huge_answer_stops_at_the_cap(answer: Callable[..., int]) -> None:
     assert -1 in server.sent or server.sent[0] < 64 * 1024 * 1024, server.sent
 
 
+def test_a_huge_batch_answer_stops_at_the_cap() -> None:
+    from pytest_retrieval.backends.http.config import HttpBatchConfig
+
+    with RawServer(endless_chunked) as server:
+        b = http_backend(server.url + "/s", method="POST", body={"q": "{query}"}, timeout=20.0)
+        b = HttpBackend(b.request, b.response, batch=HttpBatchConfig.model_validate({"size": 2}))
+        with bounded(30), pytest.raises(InfrastructureError) as info:
+            b.search_batch(ServiceSpec(), [Query("q1", "a"), Query("q2", "b")], 10)
+    one_line(str(info.value), "http backend POST", "(batch of 2 from query 'q1')", "larger than the cap of 1 MiB")
+    assert len(server.paths) == 1
+
+
 def test_a_gzip_bomb_stops_at_the_cap_after_decompression(bomb: bytes) -> None:
     def answer(sock: socket.socket, path: str) -> int:
         sock.sendall(head(f"content-encoding: gzip\r\ncontent-length: {len(bomb)}\r\n") + bomb)
