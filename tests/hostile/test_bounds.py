@@ -195,7 +195,9 @@ def test_a_huge_batch_answer_stops_at_the_cap() -> None:
         b = HttpBackend(b.request, b.response, batch=HttpBatchConfig.model_validate({"size": 2}))
         with bounded(30), pytest.raises(InfrastructureError) as info:
             b.search_batch(ServiceSpec(), [Query("q1", "a"), Query("q2", "b")], 10)
-    one_line(str(info.value), "http backend POST", "(batch of 2 from query 'q1')", "larger than the cap of 1 MiB")
+    one_line(
+        str(info.value), "http backend POST", "(batch of 2 from query 'q1')", "larger than the cap of 1 MiB"
+    )
     assert len(server.paths) == 1
 
 
