@@ -9,7 +9,9 @@ pass always times ``function``, one call per query.
 
 An import that fails, a name that is not callable, or an answer of the wrong shape is one
 ``ConfigError`` line naming the function; an exception the function raises (its service is
-down) is an ``InfrastructureError`` naming it and the query.
+down) is an ``InfrastructureError`` naming it and the query, and so is a call that does not
+return within ``timeout`` seconds (``bounds/calls.py``: a sync function runs in a worker thread,
+which Python cannot stop, so a hung one is left running there; a coroutine is cancelled).
 """
 
 from __future__ import annotations
@@ -20,13 +22,17 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ..bounds import calls
+from ..bounds.calls import CallTimedOut, await_with_timeout, call_with_timeout
 from ..errors import ConfigError, InfrastructureError, RetrievalError
 from ..models.imports import import_function
 from ..types import Query, Ranking, Run
 from .base import LeafSpec, ServiceSpec
 from .pipeline import PipelineBackend, ranking_of
 
-__all__ = ["FunctionBackend"]
+__all__ = ["DEFAULT_TIMEOUT_S", "FunctionBackend"]
+
+DEFAULT_TIMEOUT_S = 60.0  # per call of function or batch_function (backend.timeout)
 
 
 class FunctionBackend(PipelineBackend):
@@ -41,8 +47,10 @@ class FunctionBackend(PipelineBackend):
         batch_function: Optional[str] = None,
         max_concurrency: int = 1,
         base_dir: Optional[Path] = None,
+        timeout: Optional[float] = DEFAULT_TIMEOUT_S,
     ) -> None:
         super().__init__(max_concurrency)
+        self.timeout = timeout
         self.function_name = function
         self.batch_name = batch_function
         self.function = import_function(function, base_dir, "backend.function")
@@ -77,9 +85,12 @@ class FunctionBackend(PipelineBackend):
 
     def _call(self, fn: Callable[..., Any], what: str, *args: Any, **kwargs: Any) -> Any:
         try:
-            out = fn(*args, **kwargs)
+            sync_limit = None if inspect.iscoroutinefunction(fn) else self.timeout
+            out = call_with_timeout(fn, args, kwargs, sync_limit)
             if inspect.isawaitable(out):
-                out = self._loop.run(out)
+                out = self._loop.run(out, self.timeout)
+        except CallTimedOut as exc:
+            raise InfrastructureError(f"{what} {exc} (backend.timeout)") from None
         except RetrievalError:
             raise
         except TypeError as exc:
@@ -131,11 +142,8 @@ class _EventLoop:
         self._thread: Optional[threading.Thread] = None
         self._lock = threading.Lock()
 
-    def run(self, awaitable: Any) -> Any:
-        async def wait() -> Any:
-            return await awaitable
-
-        return asyncio.run_coroutine_threadsafe(wait(), self._started()).result()
+    def run(self, awaitable: Any, timeout: Optional[float] = None) -> Any:
+        return await_with_timeout(self._started(), awaitable, timeout)
 
     def _started(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -158,7 +166,13 @@ class _EventLoop:
         loop.close()
 
 
+_CALLERS = {__file__, calls.__file__}  # the frames that call the team's function
+
+
 def _is_signature_error(exc: TypeError, fn: Callable[..., Any]) -> bool:
-    """Whether a TypeError is the call not matching ``fn``'s parameters (not one raised inside)."""
+    """Whether a TypeError is the call not matching ``fn``'s parameters (not one raised inside):
+    its innermost frame is the caller's."""
     tb = exc.__traceback__
-    return tb is not None and tb.tb_next is None and "argument" in str(exc)
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_filename in _CALLERS and "argument" in str(exc)

@@ -83,6 +83,7 @@ def _python(connection: Optional[Mapping[str, Any]], index: Mapping[str, Any]) -
         values.get("batch_function"),
         max_concurrency=int(values.get("max_concurrency") or 1),
         base_dir=Path(base_dir) if base_dir else None,
+        **({"timeout": float(values["timeout"])} if values.get("timeout") is not None else {}),
     )
 
 

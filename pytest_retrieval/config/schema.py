@@ -164,6 +164,7 @@ BACKEND_KEYS_OF = {
     "function": ("python",),
     "batch_function": ("python",),
     "max_concurrency": ("http", "python"),
+    "timeout": ("python",),
 }
 # the keys a type cannot do without
 BACKEND_NEEDS = {
@@ -207,6 +208,12 @@ class BackendConfig(_Strict):
     max_concurrency: Optional[Annotated[int, Field(ge=1, le=256, strict=True)]] = Field(
         default=None,
         description="type http/python: queries asked at a time in the quality pass (http: 4, python: 1).",
+    )
+    timeout: Optional[Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]] = Field(
+        default=None,
+        description="type python: seconds per call of function or batch_function (default 60); a "
+        "call still running then is an error naming the query (a coroutine is cancelled; a sync "
+        "function's thread cannot be stopped in Python and is left running).",
     )
     options: Optional[Dict[str, Any]] = Field(
         default=None,

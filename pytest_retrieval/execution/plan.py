@@ -228,6 +228,7 @@ def pipeline_values(suite: Suite) -> Dict[str, Any]:
         "function": b.function,
         "batch_function": b.batch_function,
         "max_concurrency": b.max_concurrency or 1,
+        "timeout": b.timeout,
         "base_dir": str(Path(file).parent if file else suite.path.parent),
     }
 

@@ -30,9 +30,12 @@ from ..pipeline import PipelineBackend, ranking_of, score_of
 from ..search_engine.http import REDIRECTS, describe_answer, redirect_line, snippet
 from ..search_engine.retry import RETRY_STATUSES, Retried, RetryPolicy, parse_retry_after
 from .config import HttpBatchConfig, HttpRequestConfig, HttpResponseConfig, batch_problem, compile_path
-from .template import fill_body, fill_url, values_of
+from .template import BUILT_IN_PLACEHOLDERS, fill_body, fill_url, placeholders_in, values_of
 
 __all__ = ["HttpBackend", "ServiceAnswerError", "ServiceHTTPError", "ServiceUnreachable"]
+
+
+_DEADLINE = "(request.timeout: one attempt's deadline, from connecting to the answer's last byte)"
 
 
 class ServiceHTTPError(Exception):
@@ -113,15 +116,33 @@ class HttpBackend(PipelineBackend):
 
     def _client(self) -> Any:
         if self._pool is None:
-            import urllib3
+            from ...bounds.urllib3_pool import bounded_pool
 
-            self._pool = urllib3.PoolManager(
-                num_pools=4,
-                maxsize=self.max_concurrency,
-                retries=False,  # retried here, under the one policy, and counted
-                timeout=urllib3.Timeout(connect=self.request.timeout, read=self.request.timeout),
-            )
+            self._pool = bounded_pool(self.max_concurrency)
         return self._pool
+
+    def service_spec(self, spec: LeafSpec) -> ServiceSpec:
+        """The service retriever's spec, once every placeholder of the request has a value for
+        it (a ConfigError before anything is sent otherwise)."""
+        service = super().service_spec(spec)
+        params = set(dict(service.params))
+        templates: List[Tuple[str, Any, Any]] = [
+            ("request.url", self.request.url, BUILT_IN_PLACEHOLDERS),
+            ("request.body", self.request.body, BUILT_IN_PLACEHOLDERS),
+        ]
+        if self.batch is not None:
+            templates += [
+                ("batch.url", self.batch.url, ("k",)),
+                ("batch.body", self.batch.body, ("k", "requests")),
+            ]
+        for key, template, built_in in templates:
+            missing = sorted(placeholders_in(template) - params - set(built_in))
+            if missing:
+                raise ConfigError(
+                    f"backend.{key}: placeholder {{{missing[0]}}} has no value (not built in, not a param "
+                    "of the service retriever); nothing was sent"
+                )
+        return service
 
     # --- one query
     def ask(self, spec: ServiceSpec, query: Query, k: int) -> Tuple[Ranking, Optional[float]]:
@@ -187,40 +208,52 @@ class HttpBackend(PipelineBackend):
             raise self._failure(what, given_up) from None
 
     def _send(self, method: str, url: str, body: Any, timeout: float, auth: Dict[str, str]) -> Any:
-        import urllib3
-
         headers = {"accept": "application/json", **auth}
         headers.update({name: value.get_secret_value() for name, value in self.request.headers.items()})
         payload = None
         if body is not None:
             headers.setdefault("content-type", "application/json")
             payload = json.dumps(body).encode("utf-8")
+        answer = self._fetch(method, url, payload, headers, timeout)
+        if not 200 <= answer.status < 300:
+            raise ServiceHTTPError(answer.status, answer.body, answer.headers)
         try:
-            answer = self._client().request(
-                method,
-                url,
-                body=payload,
-                headers=headers,
-                redirect=False,
-                preload_content=True,
-                timeout=urllib3.Timeout(connect=timeout, read=timeout),
+            return json.loads(answer.body)
+        except (ValueError, UnicodeDecodeError):
+            kind = answer.headers.get("content-type") or "untyped"
+            raise ServiceAnswerError(
+                f"HTTP {answer.status} {kind}, not JSON: {_answer(answer.body)}"
+            ) from None
+
+    def _fetch(
+        self, method: str, url: str, payload: Optional[bytes], headers: Dict[str, str], timeout: float
+    ) -> Any:
+        """One attempt, whole within ``timeout`` s and ``request.max_response_bytes``; its
+        failures as the exceptions the retry policy classifies."""
+        import urllib3
+
+        from ...bounds.limits import AnswerTooLarge, DeadlineExceeded, UnexpectedEncoding
+        from ...bounds.urllib3_pool import fetch
+
+        try:
+            return fetch(
+                self._client(), method, url, payload, headers, timeout, self.request.max_response_bytes
             )
+        except DeadlineExceeded:
+            raise ServiceUnreachable(f"timed out after {timeout:g} s {_DEADLINE}", True) from None
+        except AnswerTooLarge as exc:
+            raise ServiceAnswerError(f"{exc} (backend.request.max_response_bytes)") from None
+        except UnexpectedEncoding as exc:
+            raise ServiceAnswerError(str(exc)) from None
         except urllib3.exceptions.NewConnectionError as exc:  # a subclass of the timeout error
             reason = str(exc).split(": ", 1)[-1]  # after the connection object's repr
             raise ServiceUnreachable(f"cannot be reached: {reason}", False) from None
         except urllib3.exceptions.TimeoutError as exc:
-            raise ServiceUnreachable(f"timed out after {timeout:g} s ({type(exc).__name__})", True) from None
+            raise ServiceUnreachable(
+                f"timed out after {timeout:g} s {_DEADLINE} ({type(exc).__name__})", True
+            ) from None
         except urllib3.exceptions.HTTPError as exc:
             raise ServiceUnreachable(f"cannot be reached: {type(exc).__name__}", False) from None
-        if not 200 <= answer.status < 300:
-            raise ServiceHTTPError(answer.status, answer.data, answer.headers)
-        try:
-            return json.loads(answer.data)
-        except (ValueError, UnicodeDecodeError):
-            kind = answer.headers.get("content-type") or "untyped"
-            raise ServiceAnswerError(
-                f"HTTP {answer.status} {kind}, not JSON: {_answer(answer.data)}"
-            ) from None
 
     @staticmethod
     def _classify(exc: BaseException) -> Tuple[bool, Optional[float]]:

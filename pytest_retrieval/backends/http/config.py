@@ -10,7 +10,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from typing_extensions import Annotated
 
-from .template import placeholders_in, whole_placeholders
+from ...bounds.limits import DEFAULT_MAX_RESPONSE_BYTES
+from .template import PLACEHOLDER, misplaced_placeholder, placeholders_in, whole_placeholders
 
 __all__ = [
     "HttpBatchConfig",
@@ -67,6 +68,11 @@ def http_url(v: str) -> str:
         raise ValueError("expected an http:// or https:// URL")
     if any(c.isspace() for c in v):
         raise ValueError("a URL holds no white space (write it percent-encoded)")
+    misplaced = misplaced_placeholder(v)
+    if misplaced:
+        raise ValueError(
+            f"placeholder {misplaced} is in the scheme or host: placeholders go in the path or the query string"
+        )
     return v
 
 
@@ -90,7 +96,14 @@ class HttpRequestConfig(BaseModel):
         "becomes that value as JSON; inside longer strings, its text.",
     )
     timeout: Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False)] = Field(
-        30.0, description="Seconds per attempt (connect and read)."
+        30.0,
+        description="Seconds per attempt, in all: from connecting to the answer's last byte (a "
+        "service that drips its answer is stopped there too).",
+    )
+    max_response_bytes: Annotated[int, Field(ge=1024, le=2**40, strict=True)] = Field(
+        DEFAULT_MAX_RESPONSE_BYTES,
+        description="Largest answer read, in bytes after decompression (a batch's answer too); "
+        "a larger one is an error naming the endpoint and this cap, and is not read further.",
     )
     max_retries: Annotated[int, Field(ge=0, le=100)] = Field(
         3,
@@ -115,6 +128,12 @@ class HttpRequestConfig(BaseModel):
             problem = header_value_problem(value.get_secret_value())
             if problem:  # the header is named, never its value (a token)
                 raise ValueError(f"the value of header {name!r} {problem}")
+            if PLACEHOLDER.search(value.get_secret_value()):
+                # (the value is a secret: not shown)
+                raise ValueError(
+                    f"the value of header {name!r} holds a {{placeholder}}: header values are sent as "
+                    "written, nothing is filled into them (put it in the url or the body)"
+                )
         return v
 
     @model_validator(mode="after")
@@ -179,7 +198,9 @@ class HttpBatchConfig(BaseModel):
         "with response.hits/id/score, e.g. 'responses' ('@': the answer is the list).",
     )
     timeout: Optional[Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False)]] = Field(
-        None, description="Seconds per attempt of a batch request (default request.timeout)."
+        None,
+        description="Seconds per attempt of a batch request, from connecting to the last byte "
+        "(default request.timeout).",
     )
 
     @field_validator("url")

@@ -4,7 +4,11 @@ Placeholders are ``{name}``, a name of letters, digits and ``_``: ``{query}`` (t
 ``{k}`` (hits asked for), ``{query_id}``, and the ``params`` of the ``service`` retriever.
 
 * In the URL every value is percent-encoded (RFC 3986: nothing left unescaped, so a query
-  holding ``&``, ``#`` or ``/`` stays one parameter value).
+  holding ``&``, ``#`` or ``/`` stays one parameter value); in the path its dots too
+  (``%2E``), so a value ``..`` or ``.`` is never a dot-segment that clients and servers remove
+  with the segment before it (RFC 3986 section 5.2.4: ``/s/{query}/hits`` stays under
+  ``/s/``). Placeholders stand in the path and the query string only, never in the scheme or
+  the host (:func:`misplaced_placeholder`).
 * In the JSON body a string that is exactly one placeholder (``"{k}"``) becomes the value
   itself as JSON (the number 10, the text, a param's number or boolean); placeholders inside a
   longer string are replaced by the value's text. Keys are left as written.
@@ -21,7 +25,9 @@ __all__ = [
     "PLACEHOLDER",
     "fill_body",
     "fill_url",
+    "misplaced_placeholder",
     "placeholders_in",
+    "unfilled",
     "whole_placeholders",
 ]
 
@@ -66,9 +72,38 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _path_start(template: str) -> int:
+    """Where the path of a URL template starts (after ``scheme://host:port``)."""
+    rest = template.find("://")
+    start = rest + 3 if rest >= 0 else 0
+    ends = [i for i in (template.find(c, start) for c in "/?#") if i >= 0]
+    return min(ends) if ends else len(template)
+
+
+def misplaced_placeholder(template: str) -> str:
+    """A placeholder in the scheme or host of a URL template ('' when there is none): query
+    text must never choose where a request goes."""
+    found = PLACEHOLDER.search(template[: _path_start(template)])
+    return found.group(0) if found else ""
+
+
+def unfilled(template: Any, values: Mapping[str, Any]) -> Set[str]:
+    """The placeholders of a URL or body template that ``values`` has no value for."""
+    return placeholders_in(template) - set(values)
+
+
 def fill_url(template: str, values: Mapping[str, Any]) -> str:
-    """The URL with each placeholder replaced by its percent-encoded value."""
-    return PLACEHOLDER.sub(lambda m: quote(_text(values[m.group(1)]), safe=""), template)
+    """The URL with each placeholder replaced by its percent-encoded value (dots too in the
+    path). KeyError for a placeholder without a value (:func:`unfilled` tells first)."""
+    start = _path_start(template)
+    query = template.find("?", start)
+    query = len(template) if query < 0 else query
+
+    def fill(m: re.Match[str]) -> str:
+        encoded = quote(_text(values[m.group(1)]), safe="")
+        return encoded.replace(".", "%2E") if m.start() < query else encoded
+
+    return PLACEHOLDER.sub(fill, template)
 
 
 def fill_body(template: Any, values: Mapping[str, Any]) -> Any:

@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional, Union
 from ...errors import ConfigError
 from .base import Answer, FatalJudgeError, Judge, JudgeError
 from .parsing import snippet
-from .transport import SDKJudge, usage_int
+from .transport import MAX_ANSWER_BYTES, SDKJudge, bounded_http_client, usage_int
 
 __all__ = ["AnthropicJudge", "CallableJudge", "OpenAICompatibleJudge", "is_reasoning_model", "make_judge"]
 
@@ -58,6 +58,7 @@ class AnthropicJudge(SDKJudge):
             timeout=self.timeout,
             max_retries=0,  # one retry layer: grade_pairs' (see transport)
             default_headers={"anthropic-version": self.anthropic_version},
+            http_client=bounded_http_client(module, self.timeout, MAX_ANSWER_BYTES, self.base_url),
         )
 
     def complete(self, prompt: str) -> Answer:
@@ -123,6 +124,7 @@ class OpenAICompatibleJudge(SDKJudge):
             base_url=self.base_url,
             timeout=self.timeout,
             max_retries=0,  # one retry layer: grade_pairs' (see transport)
+            http_client=bounded_http_client(module, self.timeout, MAX_ANSWER_BYTES, self.base_url),
         )
 
     def request(self, prompt: str) -> dict:

@@ -13,6 +13,11 @@ HTTP 429, 5xx (and Anthropic's 529), timeouts and dropped connections are
 model); other 4xx and answers the SDK cannot read are :class:`JudgeError` (that pair
 fails). Keys are read from the environment at request time; the client made for a key is
 kept under the key's hash, and any echo of a key in an error message becomes ``***``.
+
+Bounded: the SDK's HTTP client is ``bounds/httpx_transport.py``'s, so ``timeout`` is each
+attempt's total deadline (from connecting to the answer's last byte, not per read: a server
+dripping its answer is stopped), and an answer larger than :data:`MAX_ANSWER_BYTES` after
+decompression is a :class:`JudgeError` (that pair fails; not retried).
 """
 
 from __future__ import annotations
@@ -32,7 +37,26 @@ from .base import FatalJudgeError, Judge, JudgeError, TransientJudgeError
 from .parsing import snippet
 from .prompts import PromptTemplate, prompt_template
 
-__all__ = ["SDKJudge", "parse_retry_after", "redact", "usage_int"]
+__all__ = ["MAX_ANSWER_BYTES", "SDKJudge", "bounded_http_client", "parse_retry_after", "redact", "usage_int"]
+
+MAX_ANSWER_BYTES = 8 * 1024 * 1024  # a grade is a few tokens; a chat completion, kilobytes
+
+
+def bounded_http_client(module: Any, timeout: float, cap: int, base_url: str) -> Any:
+    """The httpx client an SDK (``module``: anthropic, openai) is built with: each attempt
+    within ``timeout`` seconds in all and at most ``cap`` bytes of answer (the SDK's own
+    defaults otherwise, through its ``DefaultHttpxClient`` when it has one)."""
+    from ...bounds.httpx_transport import flavor_of, transport_class
+
+    make = getattr(module, "DefaultHttpxClient", None)
+    flavor = flavor_of(make)
+    if make is None:
+        make = importlib.import_module(flavor).Client
+    try:
+        transport = transport_class(flavor)(timeout, cap, base_url)
+    except ValueError as exc:
+        raise ConfigError(f"{base_url}: {exc}") from None
+    return make(transport=transport)
 
 
 class SDKJudge(Judge):
@@ -132,7 +156,13 @@ def sdk_error(
     ``APITimeoutError`` and ``APIConnectionError``."""
     kinds = {k.__name__ for k in type(exc).__mro__}
     if "APITimeoutError" in kinds:
-        return TransientJudgeError(f"{where}: timed out after {timeout:g} s")
+        return TransientJudgeError(
+            f"{where}: timed out after {timeout:g} s (the judge's timeout: one attempt, from "
+            "connecting to the answer's last byte)"
+        )
+    bound = _bound_exceeded(exc)
+    if bound is not None:  # the answer is too large or encoded unasked: not retried
+        return JudgeError(redact(f"{where}: {bound}", secrets))
     if "APIConnectionError" in kinds:
         cause = exc.__cause__ or exc.__context__ or exc
         return TransientJudgeError(
@@ -145,6 +175,19 @@ def sdk_error(
         return FatalJudgeError(str(exc))
     # the SDK could not read the answer (not JSON, wrong shape), or refused its arguments
     return JudgeError(redact(f"{where}: {type(exc).__name__}: {snippet(str(exc), 200)}", secrets))
+
+
+def _bound_exceeded(exc: BaseException) -> Optional[BaseException]:
+    """The size cap or the encoding check in ``exc``'s chain of causes, or None."""
+    from ...bounds.limits import AnswerTooLarge, UnexpectedEncoding
+
+    seen = 0
+    node: Optional[BaseException] = exc
+    while node is not None and seen < 10:
+        if isinstance(node, (AnswerTooLarge, UnexpectedEncoding)):
+            return node
+        node, seen = node.__cause__ or node.__context__, seen + 1
+    return None
 
 
 def _status_error(

@@ -1,4 +1,7 @@
-"""Cohere reranker: Cohere's hosted ``/v2/rerank``, through the official ``cohere`` SDK."""
+"""Cohere reranker: Cohere's hosted ``/v2/rerank``, through the official ``cohere`` SDK, on
+``bounds/httpx_transport.py``'s client: ``timeout`` is each attempt's total deadline (connect
+to the answer's last byte) and an answer over :data:`MAX_ANSWER_BYTES` (after decompression)
+is an error."""
 
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ from ...redaction import clip, redact
 from ..config_parsing import ModelConfig
 from ..digests import options_tag
 from .base import Candidate, Reranker
+
+MAX_ANSWER_BYTES = 32 * 1024 * 1024  # scores of at most max_documents documents
 
 DEFAULT_COHERE_URL = "https://api.cohere.com"
 
@@ -120,6 +125,7 @@ class CohereReranker:
                 base_url=self.base_url,
                 timeout=self.timeout,
                 max_retries=self.max_retries,
+                httpx_client=_bounded_client(self.timeout, self.base_url),
             )
         return self._client
 
@@ -220,3 +226,17 @@ class CohereRerankerConfig(ModelConfig):
     def build(self, base_dir: Path) -> Reranker:
         key = self.api_key.get_secret_value() if self.api_key is not None else None
         return CohereReranker(**{**self.options(), "api_key": key})
+
+
+def _bounded_client(timeout: float, base_url: str) -> Any:
+    """The httpx client of the SDK: each attempt within ``timeout`` seconds in all, its answer
+    at most MAX_ANSWER_BYTES."""
+    import httpx
+
+    from ...bounds.httpx_transport import flavor_of, transport_class
+
+    try:
+        transport = transport_class(flavor_of(httpx.Client))(timeout, MAX_ANSWER_BYTES, base_url)
+    except ValueError as exc:
+        raise ConfigError(f"cohere reranker ({base_url}): {exc}") from None
+    return httpx.Client(transport=transport, timeout=timeout)
