@@ -1,0 +1,53 @@
+"""Trust round 3 (issue #32), sections 4 and 5: output paths that are inputs or each other or
+have the wrong extension, hostile query logs for ``judge sample``, baselines that lost their
+checksums or a retriever, reports under a crashing xdist worker, Markdown that a name or a query
+could turn into HTML or links, and the small ones (a suggestion equal to the key, the ini
+``retrieval_baseline_update``, TOML lists for path keys, non-ASCII digits in ``--gains``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_retrieval import cli
+from pytest_retrieval.config.load import load_suite
+from pytest_retrieval.errors import ConfigError
+
+from .conftest import bounded, one_line
+
+
+def _cli_error(capsys, argv) -> str:
+    with bounded():
+        rc = cli.main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    assert rc == 2, (rc, err)
+    one_line(err)
+    return err
+
+
+# ------------------------------------------------------------------ the small ones
+
+
+def test_a_misspelt_key_is_never_suggested_back_to_itself(tmp_path: Path) -> None:
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "suite: t\njudgments:\n  inline:\n    - {query_id: q1, text: hi, relevant: {d1: 1}}\n"
+        "  documents:\n    - {id: d1, text: hi}\nretrievers:\n  bm: {type: bm25}\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_suite(suite)
+    message = str(info.value)
+    one_line(message, "unknown key 'query_id'", "keys here: id, relevant, tags, text")
+    assert "did you mean 'query_id'" not in message
+
+
+def test_a_misspelt_key_still_gets_its_suggestion(tmp_path: Path) -> None:
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "suite: t\njudgments:\n  inline:\n    - {id: q1, txt: hi, relevant: {d1: 1}}\n"
+        "  documents:\n    - {id: d1, text: hi}\nretrievers:\n  bm: {type: bm25}\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_suite(suite)
+    one_line(str(info.value), "unknown key 'txt' (did you mean 'text'?)")
