@@ -51,3 +51,21 @@ def test_a_misspelt_key_still_gets_its_suggestion(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_suite(suite)
     one_line(str(info.value), "unknown key 'txt' (did you mean 'text'?)")
+
+
+@pytest.mark.parametrize("gains", ["\u0661:3", "1:\u0663", "\uff11:3", "1_0:3", "1:1_0", "\u0967:2"])
+def test_gains_take_ascii_digits_only(gains: str) -> None:
+    from pytest_retrieval.measures.gains import parse_gains
+
+    with pytest.raises(ValueError, match="is not GRADE:GAIN"):
+        parse_gains(gains)
+    assert parse_gains("0:0,1:1.5,2:3e0,+3:4") == {0: 0.0, 1: 1.5, 2: 3.0, 3: 4.0}
+
+
+def test_gains_with_arabic_indic_digits_are_one_line_on_the_command_line(tmp_path: Path, capsys) -> None:
+    (tmp_path / "q").write_text("q1 0 d1 1\n")
+    (tmp_path / "r").write_text("q1 Q0 d1 1 1.0 t\n")
+    with pytest.raises(SystemExit) as info:
+        cli.main(["evaluate", str(tmp_path / "q"), str(tmp_path / "r"), "--gains", "\u0661:3"])
+    assert info.value.code == 2
+    one_line(capsys.readouterr().err, "--gains", "is not GRADE:GAIN")
