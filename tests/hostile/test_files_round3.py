@@ -69,3 +69,19 @@ def test_gains_with_arabic_indic_digits_are_one_line_on_the_command_line(tmp_pat
         cli.main(["evaluate", str(tmp_path / "q"), str(tmp_path / "r"), "--gains", "\u0661:3"])
     assert info.value.code == 2
     one_line(capsys.readouterr().err, "--gains", "is not GRADE:GAIN")
+
+
+def test_the_ini_opt_in_to_rewrite_baselines_is_always(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from .conftest import BASE, FLOORS
+
+    (tmp_path / "retrieval_s.yaml").write_text(BASE + FLOORS)
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\nretrieval_baseline_update = "always"\n')
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": ""}
+    run = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--retrieval-no-latency"]
+    done = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert list(tmp_path.rglob("*baseline*.json")), done.stdout
