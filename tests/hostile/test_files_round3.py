@@ -85,3 +85,73 @@ def test_the_ini_opt_in_to_rewrite_baselines_is_always(tmp_path: Path) -> None:
     done = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert list(tmp_path.rglob("*baseline*.json")), done.stdout
+
+
+# ------------------------------------------------------------------ Markdown and golden queries
+
+
+def _github_html(markdown: str) -> str:
+    """``markdown`` as GitHub renders it (cmark-gfm, GitHub's fork of cmark, with its
+    extensions: autolinks, tables)."""
+    try:
+        import cmarkgfm
+    except ImportError:  # pragma: no cover - a test extra
+        from ..ci import unavailable
+
+        unavailable("cmarkgfm is not installed (pip install 'pytest-retrieval[test]')")
+    return cmarkgfm.github_flavored_markdown_to_html(markdown)
+
+
+QUERY_TEXTS = [
+    "see https://evil.example/login now",
+    "www.evil.example deals",
+    "HTTP://EVIL.EXAMPLE",
+    "mail bob_x@corp.example.com",
+    "ftp://files.example/x",
+]
+
+
+@pytest.mark.parametrize("text", QUERY_TEXTS)
+def test_a_url_in_a_query_text_is_no_link_on_github(text: str) -> None:
+    from pytest_retrieval.reports.markdown import esc
+
+    assert "<a " in _github_html(text)  # GitHub would link it as it is
+    html = _github_html(f"**`q1`** {esc(text)} — ndcg@10")
+    assert "<a " not in html, html
+    assert "ndcg@10" in html  # a metric's @ stays as it is
+
+
+def test_an_expectation_name_with_markup_is_escaped_in_the_markdown() -> None:
+    from pytest_retrieval.reports.markdown import render_markdown
+
+    name = '<img src=x onerror="alert(1)"> see https://evil.example'
+    doc = {
+        "suites": [
+            {
+                "name": "s",
+                "items": [
+                    {
+                        "retriever": "bm25",
+                        "gate": f"expect[{name}]",
+                        "outcome": "failed",
+                        "message": f"golden query {name}: d1 not in the top 10",
+                    }
+                ],
+            }
+        ]
+    }
+    md = render_markdown(doc)
+    html = _github_html(md)
+    assert "<img" not in html  # the message's fenced block shows it as text
+    assert "expect\\[&lt;img src=x" in md
+    assert 'href="https://evil.example' not in html
+
+
+def test_assert_ranked_above_a_document_and_itself_is_refused() -> None:
+    from pytest_retrieval import assert_ranked_above
+    from pytest_retrieval.execution.hits import Hit
+
+    hits = [Hit("d1", 2.0, 1), Hit("d2", 1.0, 2)]
+    with pytest.raises(ValueError, match="a and b are both 'd1'"):
+        assert_ranked_above(hits, "d1", "d1")
+    assert_ranked_above(hits, "d1", "d2")
