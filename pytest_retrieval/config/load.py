@@ -313,7 +313,12 @@ def _keys_at(loc: Tuple[Any, ...]) -> List[str]:
     for part in loc:
         if not isinstance(part, str):
             continue
-        fields = [m.model_fields[part].annotation for t in types for m in _direct_models(t) if part in m.model_fields]
+        fields = [
+            m.model_fields[part].annotation
+            for t in types
+            for m in _direct_models(t)
+            if part in m.model_fields
+        ]
         types = fields or types
     return sorted({k for t in types for m in _direct_models(t) for k in m.model_fields})
 

@@ -110,7 +110,9 @@ def _baseline_update(config: pytest.Config, key: str, text: str) -> bool:
             "every run would rewrite the baselines and pass a regression; give "
             "--retrieval-baseline-update on the command line when you mean it (or 'always' to opt in)",
         )
-    _refuse(config, key, text, "expected false, or 'always' (the opt-in to rewrite the baselines on every run)")
+    _refuse(
+        config, key, text, "expected false, or 'always' (the opt-in to rewrite the baselines on every run)"
+    )
 
 
 def _path(config: pytest.Config, key: str, text: str) -> str:

@@ -79,7 +79,9 @@ def test_the_ini_opt_in_to_rewrite_baselines_is_always(tmp_path: Path) -> None:
     from .conftest import BASE, FLOORS
 
     (tmp_path / "retrieval_s.yaml").write_text(BASE + FLOORS)
-    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\nretrieval_baseline_update = "always"\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\nretrieval_baseline_update = "always"\n'
+    )
     env = {**os.environ, "GITHUB_STEP_SUMMARY": ""}
     run = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--retrieval-no-latency"]
     done = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
@@ -155,3 +157,288 @@ def test_assert_ranked_above_a_document_and_itself_is_refused() -> None:
     with pytest.raises(ValueError, match="a and b are both 'd1'"):
         assert_ranked_above(hits, "d1", "d1")
     assert_ranked_above(hits, "d1", "d2")
+
+
+# ------------------------------------------------------------------ output paths (section 4)
+
+LOG = "query,count\nsolar panels,3\nriver floods,2\n"
+
+
+def _sample_case(t: Path) -> list:
+    (t / "log.csv").write_text(LOG)
+    return ["judge", "sample", t / "log.csv", "--no-progress"]
+
+
+OUTPUT_CASES = [
+    # (name, argv after the command's inputs, fragments of the one line)
+    (
+        "sample: --out is the log",
+        lambda t: _sample_case(t) + ["--out", t / "log.csv"],
+        ["--out", "log.csv", "which is read"],
+    ),
+    (
+        "sample: --out is the log by another spelling",
+        lambda t: _sample_case(t) + ["--out", t / "sub" / ".." / "log.csv"],
+        ["--out", "which is read"],
+    ),
+    (
+        "sample: --out and --tags-out one file",
+        lambda t: _sample_case(t) + ["--out", t / "q.jsonl", "--tags-out", t / "q.jsonl"],
+        ["--out", "--tags-out", "one file for two outputs"],
+    ),
+    (
+        "sample: --out q.csv gets JSON lines",
+        lambda t: _sample_case(t) + ["--out", t / "q.csv"],
+        ["--out", "q.csv", "writes queries (JSON lines, or TSV)", ".jsonl"],
+    ),
+    (
+        "sample: --tags-out t.json",
+        lambda t: _sample_case(t) + ["--out", t / "q.jsonl", "--tags-out", t / "t.json"],
+        ["--tags-out", "writes tags"],
+    ),
+    (
+        "clicks: --qrels-out is the log",
+        lambda t: (
+            _sample_case(t)[:0] + ["judge", "clicks", _write(t / "c.csv", LOG), "--qrels-out", t / "c.csv"]
+        ),
+        ["--qrels-out", "c.csv", "which is read"],
+    ),
+    (
+        "clicks: --queries-out and --qrels-out one file",
+        lambda t: [
+            "judge",
+            "clicks",
+            _write(t / "c.csv", LOG),
+            "--qrels-out",
+            t / "o.txt",
+            "--queries-out",
+            t / "o.txt",
+        ],
+        ["--qrels-out", "--queries-out", "one file"],
+    ),
+    (
+        "import: --out is an annotation file",
+        lambda t: [
+            "judge",
+            "import",
+            _write(t / "a.csv", "query_id,doc_id,grade\nq1,d1,1\n"),
+            "--qrels",
+            t / "q.txt",
+            "--out",
+            t / "a.csv",
+        ],
+        ["--out", "a.csv", "which is read"],
+    ),
+    (
+        "import: --qrels q.csv would get TREC",
+        lambda t: [
+            "judge",
+            "import",
+            _write(t / "a.csv", "query_id,doc_id,grade\nq1,d1,1\n"),
+            "--qrels",
+            t / "q.csv",
+        ],
+        ["--qrels", "writes qrels"],
+    ),
+    (
+        "pool: --out is the suite",
+        lambda t: ["judge", "pool", _write(t / "s.jsonl", "{}"), "--out", t / "s.jsonl"],
+        ["--out", "s.jsonl", "which is read"],
+    ),
+    (
+        "llm: --out is the pairs file, before any request",
+        lambda t: [
+            "judge",
+            "llm",
+            _write(t / "p.jsonl", "{}"),
+            "--out",
+            t / "p.jsonl",
+            "--provider",
+            "callable",
+            "--function",
+            "no_such_module_x:f",
+        ],
+        ["--out", "p.jsonl", "which is read"],
+    ),
+    (
+        "llm: --failures is the cache",
+        lambda t: [
+            "judge",
+            "llm",
+            _write(t / "p.jsonl", "{}"),
+            "--out",
+            t / "q.txt",
+            "--failures",
+            t / "c.jsonl",
+            "--cache",
+            t / "c.jsonl",
+            "--provider",
+            "callable",
+            "--function",
+            "no_such_module_x:f",
+        ],
+        ["--failures", "--cache", "one file"],
+    ),
+    (
+        "llm: --out q.json",
+        lambda t: [
+            "judge",
+            "llm",
+            _write(t / "p.jsonl", "{}"),
+            "--out",
+            t / "q.json",
+            "--provider",
+            "callable",
+            "--function",
+            "no_such_module_x:f",
+        ],
+        ["--out", "writes qrels"],
+    ),
+    (
+        "synth: --out and --qrels-out one file",
+        lambda t: [
+            "judge",
+            "synth",
+            "--corpus",
+            _write(t / "c.jsonl", "{}"),
+            "--out",
+            t / "o.jsonl",
+            "--qrels-out",
+            t / "o.jsonl",
+            "--provider",
+            "callable",
+            "--function",
+            "no_such_module_x:f",
+        ],
+        ["--out", "--qrels-out", "one file"],
+    ),
+    (
+        "synth: --qrels-out is the corpus",
+        lambda t: [
+            "judge",
+            "synth",
+            "--corpus",
+            _write(t / "c.jsonl", "{}"),
+            "--out",
+            t / "o.jsonl",
+            "--qrels-out",
+            t / "c.jsonl",
+            "--provider",
+            "callable",
+            "--function",
+            "no_such_module_x:f",
+        ],
+        ["--qrels-out", "which is read"],
+    ),
+    (
+        "report: --markdown is the report",
+        lambda t: ["report", _write(t / "r.json", "{}"), "--markdown", t / "r.json"],
+        ["--markdown", "r.json", "which is read"],
+    ),
+    (
+        "report: --html and --markdown one file",
+        lambda t: [
+            "report",
+            _write(t / "r.json", "{}"),
+            "--markdown",
+            t / "o.txt",
+            "--openmetrics",
+            t / "o.txt",
+        ],
+        ["--markdown", "--openmetrics", "one file"],
+    ),
+    (
+        "report: --html r.md",
+        lambda t: ["report", _write(t / "r.json", "{}"), "--html", t / "r.md"],
+        ["--html", "writes HTML", ".html"],
+    ),
+    (
+        "compare: --markdown is a report",
+        lambda t: [
+            "compare",
+            _write(t / "a.json", "{}"),
+            _write(t / "b.json", "{}"),
+            "--markdown",
+            t / "b.json",
+        ],
+        ["--markdown", "b.json", "which is read"],
+    ),
+]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("name,argv,fragments", OUTPUT_CASES, ids=[c[0] for c in OUTPUT_CASES])
+def test_an_output_path_that_is_an_input_or_another_output_is_refused(
+    tmp_path: Path, capsys, name: str, argv, fragments
+) -> None:
+    args = argv(tmp_path)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    err = _cli_error(capsys, args)
+    one_line(err, *fragments)
+    after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert after == before  # nothing written, nothing overwritten
+
+
+def test_a_hard_link_or_a_symbolic_link_to_the_input_is_the_input(tmp_path: Path, capsys) -> None:
+    import os
+
+    (tmp_path / "log.csv").write_text(LOG)
+    os.link(tmp_path / "log.csv", tmp_path / "hard.jsonl")
+    os.symlink(tmp_path / "log.csv", tmp_path / "soft.jsonl")
+    for out in ("hard.jsonl", "soft.jsonl"):
+        err = _cli_error(capsys, ["judge", "sample", tmp_path / "log.csv", "--out", tmp_path / out])
+        one_line(err, f"--out {tmp_path / out}", "which is read")
+    assert (tmp_path / "log.csv").read_text() == LOG
+
+
+def test_the_output_check_passes_what_it_should() -> None:
+    from pytest_retrieval.output_paths import Output, check_outputs
+
+    check_outputs(
+        [
+            Output("--out", "q.jsonl", "queries"),
+            Output("--tags-out", "t.tsv", "tags"),
+            Output("--x", None, "json"),
+        ],
+        [("the log", "log.csv"), ("--corpus", None)],
+    )
+    check_outputs([Output("--qrels-out", "dev.qrels", "qrels"), Output("--out", "q", "queries")])  # no claim
+    check_outputs([Output("--markdown", "SUMMARY.MD", "markdown")])  # case of the extension
+
+
+PYTEST_OUTPUT_CASES = [
+    (
+        ["--retrieval-report=o.json", "--retrieval-markdown=o.json"],
+        ["--retrieval-report", "--retrieval-markdown", "one file"],
+    ),
+    (["--retrieval-report=r.md"], ["--retrieval-report r.md", "writes JSON"]),
+    (
+        ["--retrieval-html=floors.yaml", "--retrieval-override=floors.yaml"],
+        ["--retrieval-html", "which is read"],
+    ),
+    (["--retrieval-export-unjudged=u.csv"], ["--retrieval-export-unjudged", "writes JSON lines"]),
+]
+
+
+@pytest.mark.parametrize("args,fragments", PYTEST_OUTPUT_CASES, ids=[a[0] for a, _ in PYTEST_OUTPUT_CASES])
+def test_pytest_outputs_that_collide_are_refused_when_pytest_starts(tmp_path: Path, args, fragments) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from .conftest import BASE, FLOORS
+
+    (tmp_path / "retrieval_s.yaml").write_text(BASE + FLOORS)
+    (tmp_path / "floors.yaml").write_text(FLOORS)
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": ""}
+    run = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args]
+    done = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    said = done.stdout + done.stderr
+    assert done.returncode == 4, said
+    line = next(x for x in said.splitlines() if fragments[0] in x)
+    one_line(line, *fragments)
+    assert (tmp_path / "floors.yaml").read_text() == FLOORS

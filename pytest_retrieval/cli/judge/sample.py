@@ -6,7 +6,7 @@ import argparse
 from typing import Any, Dict, Optional, Sequence
 
 from ...errors import RetrievalError
-from ..options import add_progress_option, check_output_file, number, plain_text
+from ..options import add_progress_option, check_output_files, number, plain_text
 from .console import say
 
 __all__ = ["register", "run"]
@@ -15,10 +15,12 @@ __all__ = ["register", "run"]
 def run(args: argparse.Namespace) -> int:
     from ...judge.querytext import Normalisation
     from ...judge.sample import SampleSpec, sample_queries, write_sample
+    from ...output_paths import Output
 
-    for value, option in ((args.out, "--out"), (args.tags_out, "--tags-out")):
-        if value:
-            check_output_file(value, option)
+    check_output_files(
+        [Output("--out", args.out, "queries"), Output("--tags-out", args.tags_out, "tags")],
+        [("the log", args.log)],
+    )
     quotas = _quotas(args.quota)
     spec = SampleSpec(
         size=args.size,
