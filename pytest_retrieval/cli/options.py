@@ -187,7 +187,9 @@ def check_output_file(value: str, option: str) -> None:
 
     path = Path(value)
     if path.is_dir():
-        raise RetrievalError(f"{option} {value}: is a directory, expected a file path")
+        raise RetrievalError(
+            f"{option} {value}: is a directory (a folder, not a regular file); expected a file path"
+        )
     folder = path.parent if str(path.parent) else Path(".")
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     )
     quotas = _quotas(args.quota)
     spec = SampleSpec(
-        size=args.size,
+        size=_size(args.size, quotas),
         method=args.method,
         seed=args.seed,
         weight=args.weight,
@@ -80,6 +80,20 @@ def _quotas(specs: Optional[Sequence[str]]) -> Optional[Dict[str, int]]:
     return out
 
 
+def _size(n: Optional[int], quotas: Optional[Dict[str, int]]) -> int:
+    """The sample size: ``-n`` (default 200); with ``--quota`` the quotas' sum, which ``-n``, if
+    given, must equal (the quotas are exact: a different ``-n`` was silently ignored)."""
+    if quotas is None:
+        return 200 if n is None else n
+    total = sum(quotas.values())
+    if n is not None and n != total:
+        raise RetrievalError(
+            f"-n {n} with --quota: the quotas set the sample size ({total} in all); "
+            f"give -n {total} or leave -n out"
+        )
+    return total
+
+
 def _time(text: str) -> Any:
     from ...judge.sample import parse_time
 
@@ -96,7 +110,11 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, help="queries file to write (.jsonl, or .tsv)")
     p.add_argument("--tags-out", help="tags file to write (.tsv qid<TAB>tags, or .jsonl)")
     p.add_argument(
-        "-n", "--size", type=number(int, ge=1), default=200, help="queries to sample (default 200)"
+        "-n",
+        "--size",
+        type=number(int, ge=1),
+        default=None,
+        help="queries to sample (default 200; with --quota: the quotas' sum, which -n must equal)",
     )
     p.add_argument(
         "--method",
