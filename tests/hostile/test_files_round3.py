@@ -442,3 +442,92 @@ def test_pytest_outputs_that_collide_are_refused_when_pytest_starts(tmp_path: Pa
     line = next(x for x in said.splitlines() if fragments[0] in x)
     one_line(line, *fragments)
     assert (tmp_path / "floors.yaml").read_text() == FLOORS
+
+
+# ------------------------------------------------------------------ judge sample (section 4)
+
+
+def _sample(tmp_path: Path, log: str, *args: str, name: str = "log.csv"):
+    (tmp_path / name).write_text(log, encoding="utf-8")
+    argv = ["judge", "sample", tmp_path / name, "--out", tmp_path / "q.jsonl", "--no-progress", *args]
+    with bounded():
+        return cli.main([str(a) for a in argv])
+
+
+@pytest.mark.parametrize(
+    "log,line",
+    [
+        ('query,count\n"solar" panels,3\nriver,2\n', 2),  # text after a closing quote
+        ('query,count\nriver,2\n"solar panels,3\nwind,1\n', 3),  # a quote never closed
+    ],
+    ids=["text-after-quote", "unclosed-quote"],
+)
+def test_malformed_csv_quoting_is_an_error_with_its_line(tmp_path: Path, capsys, log: str, line: int) -> None:
+    assert _sample(tmp_path, log) == 2
+    one_line(capsys.readouterr().err, f"log.csv:{line}", "malformed CSV quoting")
+    assert not (tmp_path / "q.jsonl").exists()
+
+
+def test_a_header_naming_a_column_twice_is_refused(tmp_path: Path, capsys) -> None:
+    assert _sample(tmp_path, "query,count,Query\nsolar,3,wind\n") == 2
+    one_line(capsys.readouterr().err, "log.csv:1", "names the column 'query' twice")
+
+
+def test_rows_empty_after_folding_are_counted(tmp_path: Path, capsys) -> None:
+    assert _sample(tmp_path, "query,count\nsolar panels,3\n???,4\n  ,2\n...,1\nwind,0\n") == 0
+    out = capsys.readouterr()
+    said = out.out + out.err
+    assert "3 row(s) left out: their query text is empty once folded" in said, said
+    assert "1 row(s) with count 0 left out" in said, said
+
+
+def test_n_with_quota_must_equal_the_quotas(tmp_path: Path, capsys) -> None:
+    log = "query,count,locale\nsolar,3,de\nwind,2,de\nriver,2,en\nrain,1,en\n"
+    assert (
+        _sample(tmp_path, log, "--stratify", "locale", "--quota", "de=1", "--quota", "en=1", "-n", "5") == 2
+    )
+    one_line(capsys.readouterr().err, "-n 5 with --quota", "give -n 2 or leave -n out")
+    assert (
+        _sample(tmp_path, log, "--stratify", "locale", "--quota", "de=1", "--quota", "en=1", "-n", "2") == 0
+    )
+    assert _sample(tmp_path, log, "--stratify", "locale", "--quota", "de=2", "--quota", "en=1") == 0
+    assert len((tmp_path / "q.jsonl").read_text().splitlines()) == 3
+
+
+PII_TEXTS = [
+    ("mail ｊｏｈｎ＠ｅｘａｍｐｌｅ．ｃｏｍ please", "email"),
+    ("josé@exämple.com refund", "email"),
+    ("call ０３０ １２３４ ５６７８", "phone"),
+    ("call 555 - 123 - 4567", "phone"),
+    ("call 030/123 4567", "phone"),
+    ("call 555\u2013123\u20134567", "phone"),
+    ("call 555.123-4567", "phone"),
+    ("call 555\u00a0123\u00a04567", "phone"),
+    ("order １２３４５６７８９", "digits"),
+]
+
+
+@pytest.mark.parametrize("text,kind", PII_TEXTS)
+def test_the_pii_guard_runs_on_folded_text(text: str, kind: str) -> None:
+    from pytest_retrieval.judge.querytext import find_pii, mask_pii
+
+    assert [k for k, _, _ in find_pii(text)] == [kind]
+    masked, counts = mask_pii(text)
+    assert counts == {kind: 1} and f"[{'number' if kind == 'digits' else kind}]" in masked
+    assert text.startswith(masked.split("[")[0])  # the original span is masked, the rest kept
+
+
+@pytest.mark.parametrize(
+    "text", ["p 0.53 (0.27-1.04)", "pages 12442-12448", "ndcg@10 vs bm25", "iso 9001 2015"]
+)
+def test_the_pii_guard_leaves_what_is_no_pii(text: str) -> None:
+    from pytest_retrieval.judge.querytext import find_pii
+
+    assert find_pii(text) == []
+
+
+def test_full_width_pii_is_dropped_by_judge_sample(tmp_path: Path, capsys) -> None:
+    log = "query,count\nmail ｊｏｈｎ＠ｅｘａｍｐｌｅ．ｃｏｍ,3\nsolar,2\n"
+    assert _sample(tmp_path, log) == 0
+    written = (tmp_path / "q.jsonl").read_text(encoding="utf-8")
+    assert "ｊｏｈｎ" not in written and "solar" in written
