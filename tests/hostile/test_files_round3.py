@@ -531,3 +531,66 @@ def test_full_width_pii_is_dropped_by_judge_sample(tmp_path: Path, capsys) -> No
     assert _sample(tmp_path, log) == 0
     written = (tmp_path / "q.jsonl").read_text(encoding="utf-8")
     assert "ｊｏｈｎ" not in written and "solar" in written
+
+
+# ------------------------------------------------------------------ xdist: a worker that crashes
+
+_PASSING_SUITE = """\
+suite: a
+judgments:
+  inline:
+    - {id: q1, text: "solar panels", relevant: {d1: 1}}
+    - {id: q2, text: "river floods", relevant: {d2: 1}}
+  documents:
+    - {id: d1, text: "solar panels in winter"}
+    - {id: d2, text: "river flood defences"}
+latency: {enabled: false}
+retrievers:
+  bm25: {type: bm25}
+floors:
+  bm25: {ndcg@10: 0.1}
+"""
+_ERRORING_SUITE = """\
+suite: b
+judgments:
+  inline:
+    - {id: q1, text: "solar panels", relevant: {d1: 1}}
+backend:
+  type: python
+  function: "boom_fn:search"
+latency: {enabled: false}
+retrievers:
+  svc: {type: service}
+floors:
+  svc: {ndcg@10: 0.1}
+"""
+
+
+def test_a_worker_that_crashes_after_its_suite_keeps_it_in_the_report(tmp_path: Path) -> None:
+    """Each suite's folder is one xdist scope (one worker): its YAML items run, then the test
+    beside it kills the worker (``os._exit``) before the end-of-session hand-over."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    for folder, suite in (("a", _PASSING_SUITE), ("b", _ERRORING_SUITE)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / f"retrieval_{folder}.yaml").write_text(suite)
+        (tmp_path / folder / f"test_zz_crash_{folder}.py").write_text(
+            f"import os\n\n\ndef test_crash_{folder}():\n    os._exit(3)\n"
+        )
+    (tmp_path / "b" / "boom_fn.py").write_text("def search(text, k):\n    raise RuntimeError('service down')\n")
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": "", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    run = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "2", "--max-worker-restart=0"]
+    run += ["--retrieval-report=r.json"]
+    done = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+    said = done.stdout + done.stderr
+    assert "crashed" in said and done.returncode != 0, said
+    doc = json.loads((tmp_path / "r.json").read_text())
+    suites = {s["suite"]: s for s in doc["suites"]}
+    assert set(suites) == {"a", "b"}, said
+    assert [(i["gate"], i["outcome"]) for i in suites["a"]["items"]] == [("ndcg@10", "passed")]
+    assert suites["a"].get("error") is None
+    assert suites["b"]["error"] and "boom_fn:search" in suites["b"]["error"]
+    assert [i["outcome"] for i in suites["b"]["items"]] == ["error"]
