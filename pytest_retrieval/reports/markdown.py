@@ -55,7 +55,7 @@ def esc(text: Any, limit: int = TEXT_CHARS) -> str:
     """The Markdown escape: inline text safe in GitHub Markdown and in a table cell, on one
     line, at most ``limit`` characters: HTML-escaped, Markdown punctuation backslash-escaped,
     ``@mentions`` and autolinks (``https://``, ``www.``, e-mail addresses) neutralised."""
-    s = clip(text, limit)
+    s = clip(redact(" ".join(str(text or "").split())), limit)  # before the link breaks split a URL
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     s = _MENTION.sub("@" + _ZWSP, _MD_SPECIAL.sub(r"\\\1", s))
     s = _EMAIL_AT.sub("@" + _ZWSP, s)

@@ -580,9 +580,21 @@ def test_a_worker_that_crashes_after_its_suite_keeps_it_in_the_report(tmp_path: 
         (tmp_path / folder / f"test_zz_crash_{folder}.py").write_text(
             f"import os\n\n\ndef test_crash_{folder}():\n    os._exit(3)\n"
         )
-    (tmp_path / "b" / "boom_fn.py").write_text("def search(text, k):\n    raise RuntimeError('service down')\n")
+    (tmp_path / "b" / "boom_fn.py").write_text(
+        "def search(text, k):\n    raise RuntimeError('service down')\n"
+    )
     env = {**os.environ, "GITHUB_STEP_SUMMARY": "", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    run = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "2", "--max-worker-restart=0"]
+    run = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-n",
+        "2",
+        "--max-worker-restart=0",
+    ]
     run += ["--retrieval-report=r.json"]
     done = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
     said = done.stdout + done.stderr
@@ -594,3 +606,12 @@ def test_a_worker_that_crashes_after_its_suite_keeps_it_in_the_report(tmp_path: 
     assert suites["a"].get("error") is None
     assert suites["b"]["error"] and "boom_fn:search" in suites["b"]["error"]
     assert [i["outcome"] for i in suites["b"]["items"]] == ["error"]
+
+
+def test_breaking_links_never_hides_a_credential_from_the_redaction() -> None:
+    from pytest_retrieval.reports.markdown import esc, render_markdown
+
+    url = "http://gate:hunter2-very-secret@db.example:9200/x"
+    assert "hunter2" not in esc(f"cannot reach {url}")
+    doc = {"suites": [{"name": "s", "error": f"cannot reach {url}", "items": []}]}
+    assert "hunter2" not in render_markdown(doc)
