@@ -112,12 +112,13 @@ def suite_overrides(config: pytest.Config) -> Dict[str, Any]:
 
 
 #: the output files of a run and what each writes (output_paths.FORMATS)
-_OUTPUTS = {
+_OUTPUTS: Dict[str, Optional[str]] = {
     "retrieval_report": "json",
     "retrieval_export_unjudged": "jsonl",
     "retrieval_markdown": "markdown",
     "retrieval_html": "html",
     "retrieval_openmetrics": "openmetrics",
+    "retrieval_runs": None,  # a folder: not one of the files, any name
 }
 
 

@@ -421,6 +421,7 @@ PYTEST_OUTPUT_CASES = [
         ["--retrieval-html", "which is read"],
     ),
     (["--retrieval-export-unjudged=u.csv"], ["--retrieval-export-unjudged", "writes JSON lines"]),
+    (["--retrieval-runs=out", "--retrieval-html=out"], ["--retrieval-html", "--retrieval-runs", "one file"]),
 ]
 
 
