@@ -15,8 +15,12 @@ __all__ = ["register", "run"]
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..output_paths import Output, check_outputs
     from ..reports.compare import compare_reports, render_compare_markdown, render_compare_text
 
+    check_outputs(  # a folder or FIFO: the writer's own line (a rendering not written)
+        [Output("--markdown", args.markdown, "markdown")], [("the report", args.a), ("the report", args.b)]
+    )
     a, b = load_report(args.a), load_report(args.b)
     cmp = compare_reports(
         a,

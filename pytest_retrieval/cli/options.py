@@ -196,7 +196,9 @@ def check_output_file(value: str, option: str) -> None:
 
     path = Path(value)
     if path.is_dir():
-        raise RetrievalError(f"{option} {value}: is a directory, expected a file path")
+        raise RetrievalError(
+            f"{option} {value}: is a directory (a folder, not a regular file); expected a file path"
+        )
     folder = path.parent if str(path.parent) else Path(".")
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -204,3 +206,16 @@ def check_output_file(value: str, option: str) -> None:
         raise RetrievalError(
             f"{option} {value}: cannot create the folder {folder} ({exc.strerror or exc})"
         ) from None
+
+
+def check_output_files(outputs: Any, inputs: Any = ()) -> None:
+    """Every output of a command, checked before any work or paid request: none is an input,
+    no two are one file, each extension names what is written (``output_paths.check_outputs``),
+    and each folder can be made (:func:`check_output_file`). ``outputs``: ``Output`` s;
+    ``inputs``: ``(what names it, path)`` pairs."""
+    from ..output_paths import check_outputs
+
+    check_outputs(outputs, inputs)
+    for out in outputs:
+        if out.path:
+            check_output_file(str(out.path), out.option)

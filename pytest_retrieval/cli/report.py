@@ -15,8 +15,17 @@ __all__ = ["load_report", "register", "run"]
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..output_paths import Output, check_outputs
     from ..reports.outputs import render_outputs
 
+    check_outputs(  # a folder or FIFO: the writer's own line (a rendering not written)
+        [
+            Output("--markdown", args.markdown, "markdown"),
+            Output("--html", args.html, "html"),
+            Output("--openmetrics", args.openmetrics, "openmetrics"),
+        ],
+        [("the report", args.report)],
+    )
     doc = load_report(args.report)
     if not (args.markdown or args.html or args.openmetrics):
         from ..reports.markdown import render_markdown

@@ -287,9 +287,41 @@ def _problem(err: Any, data: Any) -> Tuple[KeyPath, str]:
 
 
 def _unknown_key(err: Any, data: Any, key: KeyPath) -> Tuple[KeyPath, str]:
-    bad = err["loc"][-1] if err.get("loc") else "?"
-    close = difflib.get_close_matches(str(bad), _known_keys(), n=1)
-    return key, f"unknown key {bad!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+    loc = tuple(err.get("loc", ())) or ("?",)
+    bad = str(loc[-1])
+    here = _keys_at(loc[:-1])
+    # the suggestion comes from the keys of this place, never the bad key itself (``query_id``
+    # is a key elsewhere, not of an inline query: suggesting it back said nothing)
+    close = difflib.get_close_matches(bad, [k for k in (here or _known_keys()) if k != bad], n=1)
+    if close:
+        return key, f"unknown key {bad!r} (did you mean {close[0]!r}?)"
+    if here and len(here) <= 8:
+        return key, f"unknown key {bad!r} (keys here: {', '.join(sorted(here))})"
+    return key, f"unknown key {bad!r}"
+
+
+def _direct_models(t: Any) -> List[Any]:
+    """The pydantic models a value of type ``t`` is (through Optional, List, Dict, unions)."""
+    if isinstance(t, type) and issubclass(t, BaseModel):
+        return [t]
+    return [m for arg in get_args(t) for m in _direct_models(arg)]
+
+
+def _keys_at(loc: Tuple[Any, ...]) -> List[str]:
+    """The keys of the model(s) at a pydantic error location (list indexes and union tags are
+    steps that name no field); empty when the place cannot be told."""
+    types: List[Any] = [SuiteFile]
+    for part in loc:
+        if not isinstance(part, str):
+            continue
+        fields = [
+            m.model_fields[part].annotation
+            for t in types
+            for m in _direct_models(t)
+            if part in m.model_fields
+        ]
+        types = fields or types
+    return sorted({k for t in types for m in _direct_models(t) for k in m.model_fields})
 
 
 def _missing_key(err: Any, data: Any, key: KeyPath) -> Tuple[KeyPath, str]:

@@ -5,12 +5,23 @@ or truncated baseline is one ``ConfigError`` line naming what does not add up. P
 
 ``checksums`` (written by ``--retrieval-baseline-update``): the sha256 of the canonical JSON
 (:func:`.fingerprint.sha256_json`) of the fingerprint and of each retriever's entry, as written.
-A baseline written before checksums (pytest-retrieval 0.1) is accepted with a note.
+A baseline written before checksums (a pytest-retrieval 0.1 development version) is accepted
+with a note; one written by a version that always writes them (its fingerprint has
+``query_hashes``, written since the same change, or its ``plugin_version`` is later than 0.1.0)
+and missing them is refused: the checksums were lost (a bad merge, a hand edit), not never there.
+A retriever the fingerprint names but whose values are missing is refused too: the baseline was
+written with it (a retriever added since is not in the fingerprint).
+
+What the checksums protect against: accidents (a hand edit, a truncated file, a bad merge that
+kept one side's values and the other's fingerprint). Not a deliberate forgery: anyone who can
+edit the file can recompute the checksums (sha256 of canonical JSON, no secret key); review of
+the baseline's diff in the pull request is that protection.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from ..errors import ConfigError
@@ -43,6 +54,7 @@ def verify_baseline(data: Mapping[str, Any], retrievers: Mapping[str, Dict[str, 
     """Check a parsed baseline (``data`` as read, ``retrievers`` as checked); raise ``err(...)``
     for what does not add up; return the notes of an older file."""
     notes = _verify_checksums(data, err)
+    _verify_fingerprint_retrievers(data, err)
     hashes = (data.get("fingerprint") or {}).get("query_hashes")
     if hashes is not None and not _is_query_hashes(hashes):
         raise err("expected an object {query id: hash}", key="fingerprint.query_hashes")
@@ -51,8 +63,38 @@ def verify_baseline(data: Mapping[str, Any], retrievers: Mapping[str, Dict[str, 
     return notes
 
 
+def _verify_fingerprint_retrievers(data: Mapping[str, Any], err: Err) -> None:
+    """Every retriever the fingerprint names has its values (it was written with them)."""
+    named = (data.get("fingerprint") or {}).get("retrievers")
+    values = data.get("retrievers") or {}
+    if not isinstance(named, dict):
+        return  # an older fingerprint, without the retrievers' configurations
+    missing = sorted(str(n) for n in named if n not in values)
+    if missing:
+        raise err(
+            f"the fingerprint names {missing[0]!r} but the baseline has no values for it (removed by "
+            "hand, or a bad merge?); re-create the baseline with --retrieval-baseline-update",
+            key=f"retrievers.{missing[0]}",
+        )
+
+
+def _always_has_checksums(data: Mapping[str, Any]) -> bool:
+    """Written by a version that always writes checksums: its fingerprint has ``query_hashes``
+    (written since the same change) or its version is later than 0.1.0."""
+    if (data.get("fingerprint") or {}).get("query_hashes") is not None:
+        return True
+    match = re.match(r"(\d+)\.(\d+)\.(\d+)", str(data.get("plugin_version", "")))
+    return match is not None and tuple(int(g) for g in match.groups()) > (0, 1, 0)
+
+
 def _verify_checksums(data: Mapping[str, Any], err: Err) -> List[str]:
     written = data.get("checksums")
+    if written is None and _always_has_checksums(data):
+        raise err(
+            f"no checksums, though pytest-retrieval {data.get('plugin_version')} always writes them "
+            "(removed by hand, or a bad merge?); re-create the baseline with --retrieval-baseline-update",
+            key="checksums",
+        )
     if written is None:
         return [NO_CHECKSUMS]
     if not _is_checksums(written):

@@ -190,7 +190,13 @@ def assert_not_in_top(hits: Any, doc_id: Any, k: int = 10) -> None:
 
 
 def assert_ranked_above(hits: Any, a: Any, b: Any) -> None:
-    """``a`` is among the hits and ranked above ``b`` (or ``b`` is not among them)."""
+    """``a`` is among the hits and ranked above ``b`` (or ``b`` is not among them); ValueError
+    when ``a`` and ``b`` are one document (no document ranks above itself: the check would
+    fail whatever the ranking, or pass on nothing, as the YAML ``above`` refuses it too)."""
+    if str(a) == str(b):
+        raise ValueError(
+            f"assert_ranked_above: a and b are both {str(a)!r}: give two documents, a ranked above b"
+        )
     _check(hits, Checks(above=(str(a), str(b))), 10, str(a), str(b))
 
 

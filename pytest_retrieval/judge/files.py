@@ -39,6 +39,7 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
+    Set,
     TextIO,
     Tuple,
     Union,
@@ -130,16 +131,28 @@ def _csv_rows(
 ) -> Iterator[Tuple[int, Dict[str, str]]]:
     first = fh.readline()
     fh.seek(0)
-    reader = csv.reader(fh, delimiter=delimiter(first))
+    # strict: a quote not closed, or text after a closing quote (``"solar" panels``), is an
+    # error naming the line; the default reader folded it silently into the cell (issue #32)
+    reader = csv.reader(fh, delimiter=delimiter(first), strict=True)
     header: Optional[List[str]] = None
     for start, row in _csv_records(reader, path):
         if header is None:
             header = [c.strip().lower() for c in row]
+            _check_header(header, path, start)
             continue
         problem = width_error(len(row), len(header))
         if problem is not None:
             raise ConfigError(problem, file=str(path), line=start)
         yield start, dict(zip(header, (from_spreadsheet_cell(c) for c in row)))
+
+
+def _check_header(header: List[str], path: Path, line: int) -> None:
+    """No column named twice (the second silently replaced the first's values)."""
+    seen: Set[str] = set()
+    for name in header:
+        if name and name in seen:
+            raise ConfigError(f"the header names the column {name!r} twice", file=str(path), line=line)
+        seen.add(name)
 
 
 def _csv_records(reader: Any, path: Path) -> Iterator[Tuple[int, List[str]]]:
@@ -152,7 +165,12 @@ def _csv_records(reader: Any, path: Path) -> Iterator[Tuple[int, List[str]]]:
         except StopIteration:
             return
         except csv.Error as exc:
-            raise ConfigError(f"malformed CSV ({exc})", file=str(path), line=start) from None
+            raise ConfigError(
+                f"malformed CSV quoting ({exc}): a quoted cell must be closed, and followed by the "
+                "delimiter or the line's end (a quote inside a quoted cell is written twice)",
+                file=str(path),
+                line=start,
+            ) from None
         if not row or all(not c.strip() for c in row):
             continue
         if any("\x00" in c for c in row):

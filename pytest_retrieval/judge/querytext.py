@@ -11,12 +11,15 @@ normalised text are one query ("near-identical": ``Solar  Panels?`` ~ ``solar pa
 digit runs (account, card or order numbers). The rules, in this order (a span found by one
 is not looked at by the next):
 
-* ``email``: ``local@domain.tld`` (RFC 5322's common subset: letters, digits, ``._%+-``
-  before the ``@``, a dotted domain with a 2+ letter top level);
-* ``phone``: an optional ``+``, then digits with single separators (space, ``.``, ``-``,
-  parentheses) holding 9 to 15 digits in all (E.164 allows 15) with at least one
+The text is NFKC-folded first (full-width ``＠`` and digits, a no-break space; every dash is
+``-``), so ``ｊｏｈｎ＠ｅｘａｍｐｌｅ．ｃｏｍ`` is an address; masking replaces the original span.
+
+* ``email``: ``local@domain.tld`` (RFC 5322's common subset: letters of any script (RFC 6531),
+  digits, ``._%+-`` before the ``@``, a dotted domain with a 2+ letter top level);
+* ``phone``: an optional ``+``, then digits with separators (a space, or one of ``.``, ``-``,
+  ``/``, parentheses with a space either side; mixed) holding 9 to 15 digits in all (E.164 allows 15) with at least one
   separator or the leading ``+`` (so a plain ``123456789`` is a digit run, not a phone), and
-  not shaped like a range (``.`` and ``-`` mixed as in ``0.53 (0.27-1.04)``, or two equally
+  not shaped like a range (decimal to decimal as in ``0.53 (0.27-1.04)``, or two equally
   long groups in order as in the pages ``12442-12448``);
 * ``digits``: a run of at least ``min_digits`` (7) digits standing alone (``rs10818488``, an
   identifier inside a word, is not one).
@@ -38,8 +41,11 @@ __all__ = ["PII_KINDS", "Normalisation", "find_pii", "mask_pii", "normalise"]
 PII_KINDS = ("email", "phone", "digits")
 _MASKS = {"email": "[email]", "phone": "[phone]", "digits": "[number]"}
 
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
-_PHONE = re.compile(r"(?<![\w+.\-])(?:\+\s?)?\(?\d(?:[\d]|[ .\-()]\s?(?=[\d(]))*\d(?![\w])")
+# letters of any script (RFC 6531 internationalised addresses: ``josé@exämple.com``)
+_EMAIL = re.compile(r"[\w.%+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}")
+# a separator: one of . - / ( ) with a space either side, or one space (``555 - 123 - 4567``,
+# ``030/123 4567``, ``+49 (0)30 1234-5678``)
+_PHONE = re.compile(r"(?<![\w+.\-])(?:\+\s?)?\(?\d(?:\d|(?:\s?[.\-/()]\s?|\s)(?=[\d(]))*\d(?![\w])")
 _DIGIT_RUN = "(?<![\\w.,])\\d{%d,}(?![\\w])"
 
 
@@ -80,7 +86,7 @@ def _is_punctuation(c: str) -> bool:
 def _range_shaped(s: str) -> bool:
     """A confidence interval or a range, not a phone: ``.`` and ``-`` mixed (``0.27-1.04``),
     or two equally long groups, the second not smaller (pages ``12442-12448``)."""
-    if "." in s and "-" in s:
+    if re.search(r"\d\.\d+\s?-\s?\d+\.\d", s):  # decimal-decimal, not 555.123-4567
         return True
     groups = re.findall(r"\d+", s)
     return len(groups) == 2 and len(groups[0]) == len(groups[1]) and int(groups[1]) >= int(groups[0])
@@ -97,8 +103,30 @@ def _phone_spans(text: str) -> List[Tuple[int, int]]:
     return out
 
 
+def _folded(text: str) -> Tuple[str, List[int]]:
+    """``text`` NFKC-folded character by character (full-width ``＠``/digits/letters, a
+    no-break space) with every dash (``–``, ``‑``, ``−``) a ``-``, and the index in ``text`` of
+    each folded character, so spans found in the folded text mask the original."""
+    out: List[str] = []
+    where: List[int] = []
+    for i, c in enumerate(text):
+        f = unicodedata.normalize("NFKC", c)
+        f = "".join("-" if unicodedata.category(x) == "Pd" or x == "\u2212" else x for x in f)
+        out.append(f)
+        where.extend([i] * len(f))
+    return "".join(out), where
+
+
 def find_pii(text: str, *, min_digits: int = 7) -> List[Tuple[str, int, int]]:
-    """(kind, start, end) of every PII span in ``text``, in text order, not overlapping."""
+    """(kind, start, end) of every PII span in ``text``, in text order, not overlapping; found
+    in the NFKC-folded text (:func:`_folded`), given as positions in ``text``."""
+    folded, where = _folded(text)
+    if folded == text:
+        return _find_pii(text, min_digits)
+    return [(kind, where[a], where[b - 1] + 1) for kind, a, b in _find_pii(folded, min_digits)]
+
+
+def _find_pii(text: str, min_digits: int) -> List[Tuple[str, int, int]]:
     spans: List[Tuple[str, int, int]] = []
 
     def free(a: int, b: int) -> bool:

@@ -124,6 +124,8 @@ class QuerySample:
     spec: SampleSpec
     rows: int = 0
     rows_out_of_window: int = 0
+    rows_empty: int = 0  # rows whose text folds to nothing (blank, or punctuation only)
+    rows_zero_count: int = 0  # rows whose count is 0
     distinct: int = 0
     merged_spellings: int = 0  # spellings folded into another by normalisation
     below_min_count: int = 0
@@ -143,6 +145,13 @@ class QuerySample:
         ]
         if self.rows_out_of_window:
             lines.append(f"  {self.rows_out_of_window} row(s) outside --since/--until left out")
+        if self.rows_empty:
+            lines.append(
+                f"  {self.rows_empty} row(s) left out: their query text is empty once folded "
+                "(blank, or punctuation only)"
+            )
+        if self.rows_zero_count:
+            lines.append(f"  {self.rows_zero_count} row(s) with count 0 left out")
         if self.below_min_count:
             lines.append(f"  {self.below_min_count} queries below --min-count left out")
         found = ", ".join(f"{k}: {self.pii_queries.get(k, 0)}" for k in PII_KINDS)
@@ -306,6 +315,8 @@ class _Population:
     queries: Dict[str, LogQuery] = field(default_factory=dict)
     rows: int = 0
     out_of_window: int = 0
+    empty: int = 0
+    zero_count: int = 0
     spellings: int = 0
     keys: Dict[str, str] = field(default_factory=dict)  # spelling -> normalised (logs repeat)
 
@@ -320,7 +331,9 @@ class _Population:
         key = self.keys.get(text)
         if key is None:
             key = self.keys[text] = self.spec.normalisation(text)
-        if not key or count == 0:
+        if not key or count == 0:  # left out, and counted
+            self.empty += not key
+            self.zero_count += bool(key) and count == 0
             return
         q = self.queries.get(key)
         if q is None:
@@ -376,6 +389,7 @@ def sample_queries(
         pop.add(*row)
     found = pop.finish()
     result = QuerySample({}, {}, {}, spec, rows=pop.rows, rows_out_of_window=pop.out_of_window)
+    result.rows_empty, result.rows_zero_count = pop.empty, pop.zero_count
     result.distinct = len(found)
     result.merged_spellings = pop.spellings - len(found)
     eligible = _guard(found, spec, result)

@@ -11,6 +11,7 @@ negative grade gains 0 (trec_eval reads it as unjudged). ``--gains`` applies to 
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, Dict, Mapping, Tuple
 
 if TYPE_CHECKING:
@@ -41,6 +42,11 @@ class GainTable:
         return ",".join(f"{k}:{v:g}" for k, v in sorted(self.table.items()))
 
 
+_GRADE = re.compile(r"[+-]?[0-9]+")
+# nan and inf are read, then refused as not finite by name
+_GAIN = re.compile(r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|nan|inf|infinity)", re.IGNORECASE)
+
+
 def parse_gains(text: str) -> Dict[int, float]:
     """``"0:0,1:1,2:3"`` -> ``{0: 0.0, 1: 1.0, 2: 3.0}``; ``ValueError`` (one line) otherwise.
     ``=`` is accepted for ``:`` (trec_eval's ``1=3``)."""
@@ -49,8 +55,8 @@ def parse_gains(text: str) -> Dict[int, float]:
     out: Dict[int, float] = {}
     for part in text.split(","):
         grade_text, sep, gain_text = part.replace("=", ":").partition(":")
-        try:
-            if not sep:
+        try:  # ASCII only: int() and float() also read '١' (Arabic-Indic) and '1_0'
+            if not sep or not _GRADE.fullmatch(grade_text.strip()) or not _GAIN.fullmatch(gain_text.strip()):
                 raise ValueError
             grade, gain = int(grade_text.strip()), float(gain_text.strip())
         except ValueError:

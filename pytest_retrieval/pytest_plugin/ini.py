@@ -10,7 +10,7 @@ ini value stops pytest with one line naming the key and the ini file, before any
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, Tuple, Union
+from typing import Any, Dict, NoReturn, Tuple, Union
 
 import pytest
 
@@ -45,6 +45,8 @@ def add_ini(parser: pytest.Parser) -> None:
         what = {PATH: "a path", PATHS: "paths, one a line", FLAG: "true or false"}.get(
             kind if isinstance(kind, str) else "", " or ".join(kind)
         )
+        if key == "retrieval_baseline_update":
+            what = "false, or always (true is refused: every run would rewrite the baselines)"
         help_text = f"{_flag(key)} for every run: {what} (paths against the rootdir; the command line wins)"
         if kind == PATHS:
             parser.addini(key, help=help_text, type="linelist", default=[])
@@ -74,10 +76,15 @@ def option_label(config: pytest.Config, key: str) -> str:
 def _value(config: pytest.Config, key: str, kind: Union[str, Tuple[str, ...]], raw: Any) -> Any:
     if kind == PATHS:
         return [_path(config, key, line) for line in raw]
+    if isinstance(raw, list):  # TOML keeps a list a list; str() of it made the path "['a', 'b']"
+        what = "one path" if kind == PATH else "one value"
+        _refuse(config, key, ", ".join(map(str, raw)), f"a TOML list; expected {what} (a string)")
     text = str(raw).strip()
     if kind == PATH:
         return _path(config, key, text)
     if kind == FLAG:
+        if key == "retrieval_baseline_update":
+            return _baseline_update(config, key, text)
         if text.lower() in _TRUE + _FALSE:
             return text.lower() in _TRUE
         _refuse(config, key, text, "expected true or false")
@@ -86,13 +93,35 @@ def _value(config: pytest.Config, key: str, kind: Union[str, Tuple[str, ...]], r
     return text
 
 
+def _baseline_update(config: pytest.Config, key: str, text: str) -> bool:
+    """``true`` in the ini file would make every run (CI's too) rewrite the baselines instead of
+    comparing, and exit 0 on a regression: refused. ``always`` is the explicit opt-in (a job
+    that only refreshes baselines); the command line's ``--retrieval-baseline-update`` is the
+    way for a one-off update."""
+    if text.lower() == "always":
+        return True
+    if text.lower() in _FALSE:
+        return False
+    if text.lower() in _TRUE:
+        _refuse(
+            config,
+            key,
+            text,
+            "every run would rewrite the baselines and pass a regression; give "
+            "--retrieval-baseline-update on the command line when you mean it (or 'always' to opt in)",
+        )
+    _refuse(
+        config, key, text, "expected false, or 'always' (the opt-in to rewrite the baselines on every run)"
+    )
+
+
 def _path(config: pytest.Config, key: str, text: str) -> str:
     if not text or any(not c.isprintable() for c in text):
         _refuse(config, key, text, "expected a path (no control or format characters)")
     return str(Path(config.rootpath) / Path(text).expanduser())
 
 
-def _refuse(config: pytest.Config, key: str, text: str, why: str) -> None:
+def _refuse(config: pytest.Config, key: str, text: str, why: str) -> NoReturn:
     shown = text.encode("unicode_escape").decode("ascii")[:80]
     raise pytest.UsageError(f"{key} = {shown!r} in {_ini_name(config)}: {why}")
 

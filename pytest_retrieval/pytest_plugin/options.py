@@ -111,8 +111,33 @@ def suite_overrides(config: pytest.Config) -> Dict[str, Any]:
     return out
 
 
+#: the output files of a run and what each writes (output_paths.FORMATS)
+_OUTPUTS: Dict[str, Optional[str]] = {
+    "retrieval_report": "json",
+    "retrieval_export_unjudged": "jsonl",
+    "retrieval_markdown": "markdown",
+    "retrieval_html": "html",
+    "retrieval_openmetrics": "openmetrics",
+    "retrieval_runs": None,  # a folder: not one of the files, any name
+}
+
+
 def check_output_paths(config: pytest.Config) -> None:
-    """The output files are checked when pytest starts, not after the run (issue #11)."""
+    """The output files are checked when pytest starts, not after the run (issue #11): none is
+    an override file, no two are one file, each extension names what is written (issue #32);
+    the JSON report and the unjudged export can be written there."""
+    from ..output_paths import Output, OutputPathError, check_outputs
+
+    outputs = [
+        Output(option_label(config, o), config.getoption(o, None), kind) for o, kind in _OUTPUTS.items()
+    ]
+    overrides = [
+        (option_label(config, "retrieval_override"), f) for f in config.getoption("retrieval_override") or []
+    ]
+    try:
+        check_outputs(outputs, overrides)
+    except OutputPathError as exc:
+        raise pytest.UsageError(str(exc)) from None
     for option in ("retrieval_report", "retrieval_export_unjudged"):
         _check_output_path(config.getoption(option, None), option_label(config, option))
 

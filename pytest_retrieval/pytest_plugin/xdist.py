@@ -17,6 +17,12 @@
   objects, nothing re-parsed), the controller merges them and then writes the summary and every
   report from them exactly as a serial run does, and ``--retrieval-baseline-update`` is written
   once, by the controller.
+* **A worker that crashes keeps what it finished** (issue #32): when a worker's last item of a
+  suite is torn down, the suite's state rides to the controller on that item's teardown report
+  (``STREAMED_KEY``, carried by xdist as any report attribute). The end-of-session hand-over
+  supersedes these copies; a worker that dies (``os._exit``, a segfault, the OOM killer) never
+  hands over, and the controller then merges the suites it streamed: a suite that finished is
+  in every report, its error included.
 * Throwaway index names carry a random suffix (``backends/search_engine/index.py``), so workers
   never collide.
 """
@@ -45,11 +51,13 @@ __all__ = [
     "hand_over",
     "in_collection_order",
     "is_worker",
+    "merge",
     "receive",
     "suite_scopes",
 ]
 
 WORKER_OUTPUT_KEY = "pytest_retrieval_states"
+STREAMED_KEY = "pytest_retrieval_suite_state"  # a suite's state on its last item's teardown report
 COVERAGE_OUTPUT_KEY = "pytest_retrieval_gates"  # the suites' gate counts, the worker's deselection
 
 
@@ -63,8 +71,20 @@ def hand_over(config: pytest.Config, states: List[SuiteState], coverage: Dict[st
     session's gates (``GateCoverage.handed``), for the controller."""
     ran = [s.for_controller() for s in states if s.result is not None or s.error is not None]
     output = config.workeroutput  # type: ignore[attr-defined]
-    output[WORKER_OUTPUT_KEY] = base64.b64encode(pickle.dumps(ran)).decode("ascii")
+    output[WORKER_OUTPUT_KEY] = _encode(ran)
     output[COVERAGE_OUTPUT_KEY] = json.dumps(coverage)
+
+
+def _encode(states: List[SuiteState]) -> str:
+    return base64.b64encode(pickle.dumps(states)).decode("ascii")
+
+
+def _decode(payload: str) -> List[SuiteState]:
+    return list(pickle.loads(base64.b64decode(payload)))
+
+
+def _suite_key(state: SuiteState) -> str:
+    return str(Path(state.suite.path).resolve())
 
 
 def receive(node: Any, states: Dict[str, SuiteState]) -> None:
@@ -72,13 +92,18 @@ def receive(node: Any, states: Dict[str, SuiteState]) -> None:
     file). A suite run by two workers (its items split by an explicit ``--dist`` mode, or a
     Python test asking for it elsewhere) keeps the first result and every item's outcome."""
     payload = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY)
-    if not payload:
-        return
+    if payload:
+        merge(_decode(payload), states)
+
+
+def merge(handed: Iterable[SuiteState], states: Dict[str, SuiteState]) -> None:
+    """``handed`` (one worker's suites) merged into ``states``, as :func:`receive` does. The
+    suites' secrets are registered here too: the controller writes the reports."""
     from ..config.yamlio import register_secrets
 
-    for state in pickle.loads(base64.b64decode(payload)):
-        register_secrets(getattr(state.suite, "interpolated", []))  # the controller reports too
-        key = str(Path(state.suite.path).resolve())
+    for state in handed:
+        register_secrets(getattr(state.suite, "interpolated", []))
+        key = _suite_key(state)
         mine = states.get(key)
         if mine is None:
             states[key] = state
@@ -203,6 +228,33 @@ class XdistHooks:
     def __init__(self, session: RetrievalSession) -> None:
         self.session = session
         self.collected: List[str] = []  # the node ids of the first worker's collection
+        self.streamed: Dict[str, Dict[str, SuiteState]] = {}  # worker id -> suite -> its state
+        self._suite_done = False  # worker: the item being torn down is its suite's last here
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: Optional[pytest.Item]) -> None:
+        state = getattr(item, "state", None)
+        self._suite_done = (
+            is_worker(item.config) and state is not None and getattr(nextitem, "state", None) is not state
+        )
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
+        outcome = yield
+        if call.when != "teardown" or not self._suite_done:
+            return
+        self._suite_done = False
+        state = item.state  # type: ignore[attr-defined]
+        if state.result is not None or state.error is not None:  # worker: stream it now
+            setattr(outcome.get_result(), STREAMED_KEY, _encode([state.for_controller()]))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        payload = getattr(report, STREAMED_KEY, None)
+        node = getattr(report, "node", None)  # set by xdist on the controller
+        if payload and node is not None:
+            mine = self.streamed.setdefault(_worker_id(node), {})
+            for state in _decode(payload):
+                mine[_suite_key(state)] = state
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: List[str]) -> None:
@@ -219,10 +271,19 @@ class XdistHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         states = self.session.suites
-        receive(node, states)
+        streamed = self.streamed.pop(_worker_id(node), {})
+        if getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY):
+            receive(node, states)  # the whole hand-over supersedes what was streamed
+        else:  # the worker crashed: the suites it finished, as they were streamed
+            merge(streamed.values(), states)
         handed = getattr(node, "workeroutput", {}).get(COVERAGE_OUTPUT_KEY)
         if handed:  # none from a worker that crashed: its reports were counted as they came
             self.session.coverage.merge(json.loads(handed))
         ordered = in_collection_order(states, self.collected, Path(node.config.rootpath))
         states.clear()
         states.update(ordered)
+
+
+def _worker_id(node: Any) -> str:
+    gateway = getattr(node, "gateway", None)
+    return str(getattr(gateway, "id", None) or id(node))

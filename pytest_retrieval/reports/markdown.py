@@ -41,15 +41,25 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 # "@" not after a letter or digit (not ``ndcg@10``) would be a mention (html-pipeline's
 # MentionFilter): a zero-width space after it notifies no one (Renovate's way of quoting)
 _MENTION = re.compile(r"(?<![A-Za-z0-9])@")
+# GitHub's extended autolinks (GFM spec, "Autolinks (extension)"): ``scheme://``, ``www.`` and
+# ``user@host.tld`` in text become links; a zero-width space (as an entity: the inline parser
+# decodes it into the text, so the autolink scan no longer sees ``://``, ``www.`` or an e-mail
+# domain after ``@``) keeps a URL from a query text a plain, unclickable text
+_SCHEME = re.compile(r"(?<=[A-Za-z0-9]):(?=//)")
+_WWW = re.compile(r"(?i)\b(www)(?=\.)")
+_EMAIL_AT = re.compile(r"(?<=[A-Za-z0-9._+-])@(?=[A-Za-z0-9-]+\.[A-Za-z0-9])")
+_ZWSP = "&#8203;"
 
 
 def esc(text: Any, limit: int = TEXT_CHARS) -> str:
     """The Markdown escape: inline text safe in GitHub Markdown and in a table cell, on one
     line, at most ``limit`` characters: HTML-escaped, Markdown punctuation backslash-escaped,
-    ``@mentions`` neutralised."""
-    s = clip(text, limit)
+    ``@mentions`` and autolinks (``https://``, ``www.``, e-mail addresses) neutralised."""
+    s = clip(redact(" ".join(str(text or "").split())), limit)  # before the link breaks split a URL
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MENTION.sub("@&#8203;", _MD_SPECIAL.sub(r"\\\1", s))
+    s = _MENTION.sub("@" + _ZWSP, _MD_SPECIAL.sub(r"\\\1", s))
+    s = _EMAIL_AT.sub("@" + _ZWSP, s)
+    return _WWW.sub(r"\1" + _ZWSP, _SCHEME.sub(":" + _ZWSP, s))
 
 
 def code(text: Any, limit: int = NAME_CHARS) -> str:

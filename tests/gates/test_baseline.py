@@ -74,7 +74,9 @@ def make_baseline(values=None, **kw) -> Baseline:
         created="2025-01-31T12:00:00Z",
         plugin_version="0.1.0",
         fingerprint=small_fingerprint(
-            queries={q: f"text of {q}" for q in per_query}, qrels={q: {"d1": 1} for q in per_query}
+            queries={q: f"text of {q}" for q in per_query},
+            qrels={q: {"d1": 1} for q in per_query},
+            retrievers={"bm25": {"type": "bm25", "fields": ["title", "text"]}},  # the one with values
         ),
         retrievers=retrievers,
     )

@@ -34,10 +34,12 @@ def _ndcg(data: Dict[str, Any]) -> Dict[str, float]:
 
 
 def _unsealed(edit: Edit) -> Edit:
-    """``edit`` on a baseline of the previous version (no checksums)."""
+    """``edit`` on a baseline of the previous version (no checksums, and so no query hashes:
+    a baseline with them and without checksums lost its checksums, issue #32)."""
 
     def apply(data: Dict[str, Any]) -> None:
         data.pop("checksums")
+        data["fingerprint"].pop("query_hashes", None)
         edit(data)
 
     return apply
@@ -106,6 +108,26 @@ CASES: List[Tuple[str, Edit, str]] = [
         "fingerprint.query_hashes: expected an object",
     ),
     (
+        "checksums-lost",
+        lambda d: d.pop("checksums"),
+        "checksums: no checksums, though pytest-retrieval 0.1.0 always writes them",
+    ),
+    (
+        "checksums-lost-later-version",
+        _unsealed(lambda d: d.__setitem__("plugin_version", "0.2.0")),
+        "checksums: no checksums, though pytest-retrieval 0.2.0 always writes them",
+    ),
+    (
+        "retriever-lost",
+        _resealed(lambda d: d["retrievers"].pop("bm25")),
+        "retrievers.bm25: the fingerprint names 'bm25' but the baseline has no values for it",
+    ),
+    (
+        "retriever-lost-unsealed",
+        _unsealed(lambda d: d["retrievers"].pop("bm25")),
+        "retrievers.bm25: the fingerprint names 'bm25' but the baseline has no values for it",
+    ),
+    (
         "string-value",
         _unsealed(_set(_ndcg, "q2", "0.5")),
         "retrievers.bm25.per_query.ndcg@10.q2: per-query value must be a finite number",
@@ -130,7 +152,7 @@ def test_a_baseline_of_the_previous_version_is_accepted_with_a_note(
     written: Dict[str, Any], tmp_path: Path
 ) -> None:
     data = json.loads(json.dumps(written))
-    data.pop("checksums")
+    _unsealed(lambda d: None)(data)
     path = tmp_path / "old.baseline.json"
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
     with bounded(30):

@@ -24,7 +24,7 @@ from .conftest import BASE, bounded, one_line
 pytestmark = needs_fifos
 
 R = "\u202e"  # a right-to-left override
-LLM = "judge llm pairs.csv --out o.csv --provider callable --function judgefn:f --cache c.jsonl"
+LLM = "judge llm pairs.csv --out o.txt --provider callable --function judgefn:f --cache c.jsonl"
 CLICKS = "judge clicks clicks.csv --qrels-out q.txt"
 POOL = "judge pool s.yaml --out p.csv"
 H = "query_id,query,doc_id,title,text,grade\n"
@@ -88,17 +88,17 @@ CASES = [
     ("judge clicks --column", f"{CLICKS} --column {R}", 2, ["--column", "ROLE=NAME"]),
     ("judge clicks --no-progress", f"{CLICKS} --no-progress=1", 2, ["--no-progress"]),
     ("judge llm <pairs>", LLM.replace("pairs.csv", "adir"), 2, ["adir"]),
-    ("judge llm --out", LLM.replace("o.csv", "adir"), 2, ["adir"]),
-    ("judge llm --provider", f"judge llm pairs.csv --out o.csv --provider {R}", 2, ["--provider"]),
+    ("judge llm --out", LLM.replace("o.txt", "adir"), 2, ["adir"]),
+    ("judge llm --provider", f"judge llm pairs.csv --out o.txt --provider {R}", 2, ["--provider"]),
     (
         "judge llm --model",
-        "judge llm pairs.csv --out o.csv --provider openai --model '' --dry-run",
+        "judge llm pairs.csv --out o.txt --provider openai --model '' --dry-run",
         2,
         ["--model"],
     ),
     (
         "judge llm --function",
-        f"judge llm pairs.csv --out o.csv --provider callable --function {R}",
+        f"judge llm pairs.csv --out o.txt --provider callable --function {R}",
         2,
         ["module:function"],
     ),

@@ -39,7 +39,15 @@ CASES = [
     ('retrieval_openmetrics = "/dev/null"', (0,), ["retrieval_openmetrics in pyproject.toml", "a device"]),
     ('retrieval_no_latency = "maybe"', (4,), ["retrieval_no_latency", "expected true or false"]),
     ('retrieval_no_step_summary = "2"', (4,), ["retrieval_no_step_summary", "expected true or false"]),
-    ('retrieval_baseline_update = "\\u202e"', (4,), ["retrieval_baseline_update", "expected true or false"]),
+    (
+        'retrieval_baseline_update = "\\u202e"',
+        (4,),
+        ["retrieval_baseline_update", "expected false, or 'always'"],
+    ),
+    ('retrieval_baseline_update = "true"', (4,), ["retrieval_baseline_update", "pass a regression"]),
+    ('retrieval_report = ["a.json", "b.json"]', (4,), ["retrieval_report", "a TOML list; expected one path"]),
+    ('retrieval_html = ["a.html"]', (4,), ["retrieval_html", "a TOML list"]),
+    ('retrieval_profile = ["trec"]', (4,), ["retrieval_profile", "a TOML list; expected one value"]),
 ]
 
 

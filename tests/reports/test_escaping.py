@@ -73,7 +73,8 @@ def test_markdown_names_and_texts_are_capped_and_mentions_neutralised() -> None:
     assert len(code("r" * 10_000)) <= NAME_CHARS + 2
     assert len(esc("t " * 10_000)) <= 300
     assert esc("ping @octocat and @org/team") == "ping @&#8203;octocat and @&#8203;org/team"
-    assert esc("ndcg@10 a@b.c") == "ndcg@10 a@b.c"  # not mentions: after a letter or digit
+    assert esc("ndcg@10 a@b") == "ndcg@10 a@b"  # not mentions: after a letter or digit
+    assert esc("a@b.c") == "a@&#8203;b.c"  # but an e-mail address GitHub would link (issue #32)
     assert code("@octocat") == "`@octocat`"  # a code span notifies no one
 
 

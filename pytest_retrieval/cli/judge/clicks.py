@@ -26,7 +26,17 @@ _SAME_AS_OPTIONS = (
 def run(args: argparse.Namespace) -> int:
     from ...io.queries import load_queries
     from ...judge.clicks import grade_clicks, write_click_judgments
+    from ...output_paths import Output
+    from ..options import check_output_files
 
+    check_output_files(
+        [
+            Output("--qrels-out", args.qrels_out, "qrels"),
+            Output("--queries-out", args.queries_out, "queries"),
+            Output("--stats-out", args.stats_out, "tsv"),
+        ],
+        [("the log", args.log), ("--query-texts", args.query_texts)],
+    )
     grades = _grades(args.grades)
     columns = _columns(args.column)
     grading = _grading(args, grades)

@@ -18,7 +18,13 @@ def run(args: argparse.Namespace) -> int:
     from ...judge.annotations import read_pooled_pairs
     from ...judge.files import write_qrels
     from ...judge.merge import import_annotations
+    from ...output_paths import Output
+    from ..options import check_output_files
 
+    # --qrels is merged into in place by design (the default --out); the annotation files and
+    # the pooled set are never written
+    inputs = [("the annotation file", f) for f in args.files] + [("--pool", p) for p in args.pool or []]
+    check_output_files([Output("--out" if args.out else "--qrels", args.out or args.qrels, "qrels")], inputs)
     existing = {}
     qrels_path = Path(args.qrels)
     if qrels_path.exists() and qrels_path.stat().st_size > 0:

@@ -9,7 +9,16 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ...errors import ConfigError, RetrievalError
-from ..options import add_progress_option, api_date, check_output_file, http_url, number, plain_text, positive
+from ..options import (
+    add_progress_option,
+    api_date,
+    check_output_file,
+    check_output_files,
+    http_url,
+    number,
+    plain_text,
+    positive,
+)
 from .console import say
 
 __all__ = ["register", "run"]
@@ -20,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from ...judge.llm import JudgeCache, grade_pairs, make_judge, pairs_from_pool
 
     setup_logging()
+    check_llm_outputs(args)
     check_before_asking(args)
     judge = make_judge(args.provider, model=args.model, function=args.function, **judge_options(args))
     pairs = pairs_from_pool(read_pairs(args.pairs))
@@ -53,7 +63,31 @@ def check_before_asking(args: argparse.Namespace) -> None:
     if args.api_key_env and args.provider != "callable" and not os.environ.get(args.api_key_env):
         raise RetrievalError(f"--api-key-env {args.api_key_env}: the variable is not set (or empty)")
     if args.failures:
-        check_output_file(args.failures, "--failures")
+        check_output_file(args.failures, "--failures")  # again: judge synth's check judge
+
+
+def check_llm_outputs(args: argparse.Namespace, *outputs: Any) -> None:
+    """The outputs of ``judge llm`` (and ``outputs`` of ``judge synth``): the qrels, the
+    failures file and the answer cache (read, then appended to) are three files, none of them
+    an input (the pairs, the prompt templates)."""
+    from ...output_paths import Output
+
+    own = [
+        Output("--out", getattr(args, "out", None), "qrels"),
+        Output("--failures", args.failures, "jsonl"),
+        Output("--cache", args.cache, "jsonl"),
+    ]
+    inputs = [
+        (what, getattr(args, attr, None))
+        for what, attr in (
+            ("the pairs file", "pairs"),
+            ("--prompt-file", "prompt_file"),
+            ("--check-prompt-file", "check_prompt_file"),
+            ("--suite", "suite"),
+            ("--corpus", "corpus"),
+        )
+    ]
+    check_output_files([*outputs, *own[1:]] if outputs else own, inputs)
 
 
 def default_cache() -> Path:

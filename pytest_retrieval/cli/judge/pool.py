@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import RetrievalError
-from ..options import add_progress_option, check_output_file, number, plain_text
+from ..options import add_progress_option, check_output_files, number, plain_text
 from .console import say
 
 __all__ = ["register", "run"]
@@ -16,13 +16,16 @@ __all__ = ["register", "run"]
 def run(args: argparse.Namespace) -> int:
     from ...judge.annotations import write_annotation_file
     from ...judge.pool import pool_suites
+    from ...output_paths import Output
     from ...progress import progress_bar
 
     outs = [Path(o) for o in args.out]
     for o in outs:
         if o.suffix.lower() not in (".csv", ".tsv", ".jsonl"):
             raise RetrievalError(f"--out {o}: annotation files are .csv, .tsv or .jsonl")
-        check_output_file(str(o), "--out")
+    inputs = [("the suite", s) for s in args.suites] + [("--corpus", args.corpus)]
+    inputs += [("--judged", j) for j in args.judged or []]
+    check_output_files([Output("--out", str(o), "annotations") for o in outs], inputs)
     bar = progress_bar(None, "pooling", unit="step", enabled=None if args.progress else False)
 
     def progress(msg: str) -> None:

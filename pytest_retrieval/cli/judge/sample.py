@@ -6,7 +6,7 @@ import argparse
 from typing import Any, Dict, Optional, Sequence
 
 from ...errors import RetrievalError
-from ..options import add_progress_option, check_output_file, number, plain_text
+from ..options import add_progress_option, check_output_files, number, plain_text
 from .console import say
 
 __all__ = ["register", "run"]
@@ -15,13 +15,15 @@ __all__ = ["register", "run"]
 def run(args: argparse.Namespace) -> int:
     from ...judge.querytext import Normalisation
     from ...judge.sample import SampleSpec, sample_queries, write_sample
+    from ...output_paths import Output
 
-    for value, option in ((args.out, "--out"), (args.tags_out, "--tags-out")):
-        if value:
-            check_output_file(value, option)
+    check_output_files(
+        [Output("--out", args.out, "queries"), Output("--tags-out", args.tags_out, "tags")],
+        [("the log", args.log)],
+    )
     quotas = _quotas(args.quota)
     spec = SampleSpec(
-        size=args.size,
+        size=_size(args.size, quotas),
         method=args.method,
         seed=args.seed,
         weight=args.weight,
@@ -78,6 +80,20 @@ def _quotas(specs: Optional[Sequence[str]]) -> Optional[Dict[str, int]]:
     return out
 
 
+def _size(n: Optional[int], quotas: Optional[Dict[str, int]]) -> int:
+    """The sample size: ``-n`` (default 200); with ``--quota`` the quotas' sum, which ``-n``, if
+    given, must equal (the quotas are exact: a different ``-n`` was silently ignored)."""
+    if quotas is None:
+        return 200 if n is None else n
+    total = sum(quotas.values())
+    if n is not None and n != total:
+        raise RetrievalError(
+            f"-n {n} with --quota: the quotas set the sample size ({total} in all); "
+            f"give -n {total} or leave -n out"
+        )
+    return total
+
+
 def _time(text: str) -> Any:
     from ...judge.sample import parse_time
 
@@ -94,7 +110,11 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, help="queries file to write (.jsonl, or .tsv)")
     p.add_argument("--tags-out", help="tags file to write (.tsv qid<TAB>tags, or .jsonl)")
     p.add_argument(
-        "-n", "--size", type=number(int, ge=1), default=200, help="queries to sample (default 200)"
+        "-n",
+        "--size",
+        type=number(int, ge=1),
+        default=None,
+        help="queries to sample (default 200; with --quota: the quotas' sum, which -n must equal)",
     )
     p.add_argument(
         "--method",

@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
 from ...errors import ConfigError, RetrievalError
-from ..options import check_output_file, fraction, http_url, number, plain_text
+from ..options import fraction, http_url, number, plain_text
 from .console import say
 from .llm import (
     add_cost_options,
     add_judge_options,
     add_request_options,
     check_before_asking,
+    check_llm_outputs,
     default_cache,
     grading_options,
     judge_options,
@@ -87,14 +88,15 @@ def _also(args: argparse.Namespace) -> str:
 def _check_outputs(args: argparse.Namespace) -> None:
     if bool(args.suite) == bool(args.corpus):
         raise RetrievalError("give one of --suite SUITE or --corpus CORPUS")
-    for value, option in (
-        (args.out, "--out"),
-        (args.qrels_out, "--qrels-out"),
-        (args.tags_out, "--tags-out"),
-        (args.provenance, "--provenance"),
-    ):
-        if value:
-            check_output_file(value, option)
+    from ...output_paths import Output
+
+    check_llm_outputs(
+        args,
+        Output("--out", args.out, "queries"),
+        Output("--qrels-out", args.qrels_out, "qrels"),
+        Output("--tags-out", args.tags_out, "tags"),
+        Output("--provenance", args.provenance, "json"),
+    )
 
 
 def _check_args(args: argparse.Namespace) -> argparse.Namespace:
