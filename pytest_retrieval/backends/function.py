@@ -20,10 +20,11 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ..errors import ConfigError, InfrastructureError, RetrievalError
+from ..errors import ConfigError, InfrastructureError
 from ..models.imports import import_function
 from ..types import Query, Ranking, Run
 from .base import LeafSpec, ServiceSpec
+from .guard import call_foreign, exception_text
 from .pipeline import PipelineBackend, ranking_of
 
 __all__ = ["FunctionBackend"]
@@ -76,18 +77,20 @@ class FunctionBackend(PipelineBackend):
         self._loop.close()
 
     def _call(self, fn: Callable[..., Any], what: str, *args: Any, **kwargs: Any) -> Any:
+        """The team's function called (its awaitable awaited) through the one guard
+        (``guard.call_foreign``): anything it raises, ``SystemExit`` included, is one line."""
         try:
             out = fn(*args, **kwargs)
             if inspect.isawaitable(out):
                 out = self._loop.run(out)
-        except RetrievalError:
-            raise
         except TypeError as exc:
             if _is_signature_error(exc, fn):
-                raise ConfigError(f"{what}: cannot be called as documented ({exc})") from None
-            raise InfrastructureError(f"{what} raised TypeError: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - the team's code: any failure is an error item
-            raise InfrastructureError(f"{what} raised {type(exc).__name__}: {exc}") from None
+                raise ConfigError(f"{what}: cannot be called as documented ({exception_text(exc)})") from None
+            raise InfrastructureError(f"{what} raised {exception_text(exc)}") from None
+        except _Raised as raised:  # what the coroutine raised, carried off the loop's thread
+            return call_foreign(_reraise, what, raised.exc)
+        except BaseException as exc:  # noqa: BLE001 - the team's code; KeyboardInterrupt passes
+            return call_foreign(_reraise, what, exc)
         return out
 
     def describe(self) -> Dict[str, Any]:
@@ -133,7 +136,10 @@ class _EventLoop:
 
     def run(self, awaitable: Any) -> Any:
         async def wait() -> Any:
-            return await awaitable
+            try:
+                return await awaitable
+            except BaseException as exc:  # noqa: BLE001 - a SystemExit would stop the loop: carried over
+                raise _Raised(exc) from None
 
         return asyncio.run_coroutine_threadsafe(wait(), self._started()).result()
 
@@ -156,6 +162,20 @@ class _EventLoop:
         loop.call_soon_threadsafe(loop.stop)
         thread.join()
         loop.close()
+
+
+class _Raised(Exception):
+    """A ``BaseException`` a coroutine raised on the loop's thread, carried to the caller (a
+    ``SystemExit`` or ``KeyboardInterrupt`` left to the loop would end its thread, and the
+    caller would wait forever)."""
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(str(exc))
+        self.exc = exc
+
+
+def _reraise(exc: BaseException) -> Any:
+    raise exc
 
 
 def _is_signature_error(exc: TypeError, fn: Callable[..., Any]) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from ..backends.base import Backend, BM25Spec, KnnSpec, ServiceSpec, SparseSpec, TemplateSpec
-from ..backends.registry import backend_factory
+from ..backends.registry import backend_factory, build_backend
 from ..config.load import Suite
 from ..config.schema import ENGINE_TYPES, FUSION_TYPES, PIPELINE_TYPES, STAGE_TYPES
 from ..config.yamlio import locate
@@ -180,7 +180,7 @@ def make_backend(suite: Suite) -> Backend:
         index["options"] = dict(b.options or {})
         index["base_dir"] = str(suite.resolve_path(("backend",), "."))
     try:
-        return make(connection_values(suite), index)
+        return build_backend(b.type, connection_values(suite), index, make)
     except ConfigError as exc:
         if exc.file:
             raise
