@@ -14,7 +14,7 @@ What comes back is checked against the :class:`~.base.Backend` protocol by
 :class:`GuardedBackend`: ``search_batch`` answers a ranking for every asked query and no other
 (a batch that left a query out was scored as an empty ranking, and a floor passed on it), a
 ranking is a :class:`~..types.Ranking` of non-empty string ids, each once, with finite scores
-(:func:`~..io.numeric.finite_float`: NaN, infinities and integers too large for a float are
+(:func:`~..io.numeric.external_float`: NaN, infinities and integers too large for a float are
 refused), ``search_one`` a :class:`~.base.SearchResult`, ``describe`` a mapping. Anything else
 is a :class:`~..errors.ConfigError` line naming the backend, the query and what was wrong.
 """
@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from ..errors import ConfigError, InfrastructureError, RetrievalError
-from ..io.numeric import finite_float, value_text
+from ..io.numeric import external_float, value_text
 from ..safe_names import one_line
 from ..types import Query, Ranking, Run
 from .base import Backend, KnnSpec, LeafSpec, SearchResult
@@ -87,7 +87,7 @@ def check_ranking(value: Any, k: int, where: str) -> Ranking:
             raise ConfigError(f"{where}: document {one_line(doc_id)!r} is listed twice")
         seen.add(doc_id)
         try:
-            scores.append(finite_float(score))
+            scores.append(external_float(score))
         except ValueError as exc:
             raise ConfigError(
                 f"{where}: hit {i} ({one_line(doc_id)!r}) has a score that is not a finite number: {exc}"
@@ -161,7 +161,7 @@ class GuardedBackend(Backend):
         took = out.server_took_ms
         if took is not None:
             try:
-                took = finite_float(took)
+                took = external_float(took)
             except ValueError as exc:
                 raise ConfigError(f"{where}: server_took_ms is not a finite number: {exc}") from None
             if took < 0:

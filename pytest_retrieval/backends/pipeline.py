@@ -11,7 +11,7 @@ from typing import Any, Callable, List, Optional, Sequence, Set, Tuple
 import numpy as np
 
 from ..errors import ConfigError
-from ..io.numeric import finite_float, value_text
+from ..io.numeric import external_float, value_text
 from ..types import Query, Ranking, Run
 from .base import Backend, LeafSpec, SearchResult, ServiceSpec
 
@@ -84,7 +84,7 @@ def ranking_of(
         if doc_id is None:
             raise fail(f"{where}: hit {i} has doc id {_kind(pair[0])}, expected text or an integer")
         try:
-            score = finite_float(pair[1])
+            score = external_float(pair[1])
         except ValueError as exc:
             raise fail(
                 f"{where}: hit {i} ({doc_id!r}) has score {_kind(pair[1])}, expected a finite number ({exc})"
@@ -112,9 +112,9 @@ def doc_id_of(value: Any) -> Optional[str]:
 
 def score_of(value: Any) -> Optional[float]:
     """A hit's score as a float: a finite int or float (never a bool, a string, NaN, an
-    integer too large for a float); None otherwise (:func:`~..io.numeric.finite_float` says why)."""
+    integer too large for a float); None otherwise (:func:`~..io.numeric.external_float` says why)."""
     try:
-        return finite_float(value)
+        return external_float(value)
     except ValueError:
         return None
 
