@@ -46,7 +46,25 @@ def load_judgments(suite: Suite) -> JudgmentSet:
     _add_inline_queries(suite, js, scale)
     _add_inline_documents(suite, js)
     _key_by_queries(js)
+    _check_gains(suite, js)
     return js
+
+
+def _check_gains(suite: Suite, js: JudgmentSet) -> None:
+    """A grade whose gain under the suite's profile overflows a float (2^1100 - 1 under
+    ``exp``) is refused by name at ``judgments.grades``: nDCG would be NaN."""
+    import numpy as np
+
+    from ..measures.gains import gain_overflow
+
+    grades = [g for per_q in js.qrels.values() for g in per_q.values()]
+    if not grades or max(grades) < 900:  # 2^900 times any count of judgments stays finite
+        return
+    query = np.repeat(np.arange(len(js.qrels)), [len(per_q) for per_q in js.qrels.values()])
+    with_err = any(str(m).startswith("err") for m in suite.metrics)
+    why = gain_overflow(np.asarray(grades, dtype=np.int64), query, suite.scoring()["gain"], with_err)
+    if why:
+        raise suite.error(("judgments", "grades"), why)
 
 
 def check_judgment_files(suite: Suite) -> None:
