@@ -175,7 +175,9 @@ class GuardedBackend(Backend):
         if found is None:
             return None
         if isinstance(found, (str, bytes, Mapping)) or not hasattr(found, "__iter__"):
-            raise ConfigError(f"{self.what} existing_ids: expected a set of ids or None, got {value_text(found)}")
+            raise ConfigError(
+                f"{self.what} existing_ids: expected a set of ids or None, got {value_text(found)}"
+            )
         ids = set(found)
         if not all(isinstance(i, str) for i in ids):
             raise ConfigError(f"{self.what} existing_ids: every id must be a string")

@@ -188,7 +188,9 @@ def load_entry_point(ep: EntryPoint) -> BackendFactory:
         missing = exc.name or module
         raise ConfigError(f"{where}: module {missing!r} is not installed") from None
     except AttributeError:
-        raise ConfigError(f"{where}: module {module!r} has no {ep.value.partition(':')[2].strip()!r}") from None
+        raise ConfigError(
+            f"{where}: module {module!r} has no {ep.value.partition(':')[2].strip()!r}"
+        ) from None
     except BaseException as exc:  # noqa: BLE001 - a package's import may raise anything, sys.exit included
         from .guard import exception_text
 

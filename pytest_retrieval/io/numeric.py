@@ -29,7 +29,10 @@ def external_float(value: Any, *, text: bool = False, infinite: bool = False) ->
     a decimal string. ``ValueError`` (the reason, one line) for a boolean, NaN, an infinity,
     an integer or text too large for a float, or anything else. ``infinite``: an infinity is
     kept (a run file's score, which trec_eval reads with ``atof``: ``inf``, ``1e400``)."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, bool) or type(value).__name__ in (
+        "bool_",
+        "bool",
+    ):  # numpy's: bool_ (1.x), bool (2.x)
         raise ValueError(f"{value!r} is a boolean, not a number")
     if hasattr(value, "dtype") and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
         value = value.item()  # a numpy scalar
@@ -83,7 +86,12 @@ def value_text(value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
         digits = int(math.log10(abs(value))) + 1
         return f"a {digits}-digit integer"
-    if isinstance(value, str) and len(value) > 30 and value.isascii() and value.strip().lstrip("+-").isdigit():
+    if (
+        isinstance(value, str)
+        and len(value) > 30
+        and value.isascii()
+        and value.strip().lstrip("+-").isdigit()
+    ):
         return f"a {len(value.strip().lstrip('+-'))}-digit number"
     try:
         shown = repr(value)

@@ -105,9 +105,8 @@ def gain_overflow(grades: np.ndarray, query: np.ndarray, gain: object, with_err:
         exp = isinstance(gain, GainTable) and gain.default == "exp" or gain == "exp"
         shown = f"gains 2^{bad} - 1 under the exp profile" if exp else "gains"
         summed = "" if not np.isfinite(gains).all() else " once a query's gains are summed"
-        return (
-            f"relevance grade {bad} {shown}, too large for a float{summed} (nDCG would be NaN): "
-            f"{fix}" + (", or use the trec profile (gain = grade)" if exp else "")
+        return f"relevance grade {bad} {shown}, too large for a float{summed} (nDCG would be NaN): {fix}" + (
+            ", or use the trec profile (gain = grade)" if exp else ""
         )
     top = int(grades.max())
     if with_err and top >= 1024:

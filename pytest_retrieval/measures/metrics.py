@@ -492,7 +492,10 @@ def _check_gains(qrels: QrelsColumns, metrics: Sequence[Metric], o: _Options) ->
     from .gains import gain_overflow
 
     why = gain_overflow(
-        qrels.grades, qrels.judged_q, o.gain if o.gains is None else o.gains, any(m.name == "err" for m in metrics)
+        qrels.grades,
+        qrels.judged_q,
+        o.gain if o.gains is None else o.gains,
+        any(m.name == "err" for m in metrics),
     )
     if why:
         raise ValueError(why)

@@ -54,7 +54,9 @@ def _clean(doc_id: str, vector: object, what: str, where: str) -> Vector:
         try:
             value = external_float(weight)
         except ValueError as exc:
-            raise ConfigError(f"{what} {doc_id!r}: term {term!r} has a non-finite weight: {exc}{where}") from None
+            raise ConfigError(
+                f"{what} {doc_id!r}: term {term!r} has a non-finite weight: {exc}{where}"
+            ) from None
         if value < 0:
             raise ConfigError(
                 f"{what} {doc_id!r}: term {term!r} has a negative weight {value!r} (learned sparse "

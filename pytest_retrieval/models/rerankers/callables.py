@@ -47,7 +47,10 @@ class CallableReranker:
         if not candidates:
             return []
         value = call_foreign(
-            self._function, f"callable reranker {self.function_name!r}", query_text, [text for _, text in candidates]
+            self._function,
+            f"callable reranker {self.function_name!r}",
+            query_text,
+            [text for _, text in candidates],
         )
         return checked_scores(
             value, len(candidates), f"callable reranker {self.function_name!r}", ConfigError

@@ -28,14 +28,16 @@ def check_npz(path: Path) -> None:
         with np.load(path, allow_pickle=False) as stored:
             arrays: Dict[str, Any] = {name: stored[name] for name in stored.files}
     except Exception as exc:  # noqa: BLE001 - zip, header and pickle errors alike: not an npz
-        raise ConfigError(f"not a scipy sparse .npz matrix: {type(exc).__name__}: {exc}", file=where) from None
+        raise ConfigError(
+            f"not a scipy sparse .npz matrix: {type(exc).__name__}: {exc}", file=where
+        ) from None
     fmt = _format(arrays, where)
     shape = _shape(arrays, where)
     data = _array(arrays, "data", where)
     if data.dtype.kind not in "biuf":
         raise ConfigError(f"'data' holds {data.dtype} values, not numbers", file=where)
     if data.dtype.kind == "f" and not np.isfinite(data).all():
-        bad = data[~np.isfinite(data)][0]
+        bad = float(data[~np.isfinite(data)][0])
         raise ConfigError(f"'data' holds {bad!r}: every weight must be a finite number", file=where)
     if fmt in ("csr", "csc"):
         _compressed(arrays, fmt, shape, len(data), where)
@@ -55,7 +57,9 @@ def _format(arrays: Dict[str, Any], where: str) -> str:
 def _shape(arrays: Dict[str, Any], where: str) -> Any:
     shape = _array(arrays, "shape", where)
     if shape.shape != (2,) or shape.dtype.kind not in "iu" or (shape < 0).any():
-        raise ConfigError(f"'shape' is {shape.tolist()!r}, not (rows, columns) of two integers >= 0", file=where)
+        raise ConfigError(
+            f"'shape' is {shape.tolist()!r}, not (rows, columns) of two integers >= 0", file=where
+        )
     return [int(v) for v in shape]
 
 

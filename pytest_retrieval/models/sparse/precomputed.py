@@ -80,14 +80,18 @@ def _columns(value: Dict[str, int], path: Path) -> List[str]:
         term = next(t for t, c in value.items() if c < 0)
         raise ConfigError(f"vocabulary column of {term!r} is negative", file=str(path))
     width = max(value.values(), default=-1) + 1
-    if width > len(value):  # fewer terms than columns: some column has none (or two terms share one)
-        by_column: Dict[int, str] = {}
-        for term, column in value.items():
-            if column in by_column:
-                raise ConfigError(f"terms {by_column[column]!r} and {term!r} both name column {column}", file=str(path))
-            by_column[column] = term
+    by_column: Dict[int, str] = {}
+    for term, column in value.items():
+        if column in by_column:
+            raise ConfigError(
+                f"terms {by_column[column]!r} and {term!r} both name column {column}", file=str(path)
+            )
+        by_column[column] = term
+    if width > len(value):
         gap = next(c for c in range(width) if c not in by_column)
-        raise ConfigError(f"column {gap} has no term (the columns are 0..{width - 1}, without gaps)", file=str(path))
+        raise ConfigError(
+            f"column {gap} has no term (the columns are 0..{width - 1}, without gaps)", file=str(path)
+        )
     terms = [""] * width
     for term, column in value.items():
         terms[column] = term
