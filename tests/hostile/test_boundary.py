@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from pytest_retrieval.backends import registry
-from pytest_retrieval.backends.guard import GuardedBackend, call_foreign, check_run
 from pytest_retrieval.backends.base import ServiceSpec
+from pytest_retrieval.backends.guard import GuardedBackend, call_foreign, check_run
 from pytest_retrieval.errors import ConfigError, InfrastructureError
 from pytest_retrieval.execution.runner import run_suite
 from pytest_retrieval.io.numeric import external_float
