@@ -55,7 +55,7 @@ def _clean(doc_id: str, vector: object, what: str, where: str) -> Vector:
             value = external_float(weight)
         except ValueError as exc:
             raise ConfigError(
-                f"{what} {doc_id!r}: term {term!r} has a non-finite weight: {exc}{where}"
+                f"{what} {doc_id!r}: term {term!r} has a non-finite weight {value_text(weight)} ({exc}){where}"
             ) from None
         if value < 0:
             raise ConfigError(
