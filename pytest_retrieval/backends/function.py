@@ -28,6 +28,7 @@ from ..errors import ConfigError, InfrastructureError, RetrievalError
 from ..models.imports import import_function
 from ..types import Query, Ranking, Run
 from .base import LeafSpec, ServiceSpec
+from .guard import call_foreign, exception_text
 from .pipeline import PipelineBackend, ranking_of
 
 __all__ = ["DEFAULT_TIMEOUT_S", "FunctionBackend"]
@@ -84,6 +85,8 @@ class FunctionBackend(PipelineBackend):
         self._loop.close()
 
     def _call(self, fn: Callable[..., Any], what: str, *args: Any, **kwargs: Any) -> Any:
+        """The team's function called (its awaitable awaited) through the one guard
+        (``guard.call_foreign``): anything it raises, ``SystemExit`` included, is one line."""
         try:
             sync_limit = None if inspect.iscoroutinefunction(fn) else self.timeout
             out = call_with_timeout(fn, args, kwargs, sync_limit)
@@ -95,10 +98,12 @@ class FunctionBackend(PipelineBackend):
             raise
         except TypeError as exc:
             if _is_signature_error(exc, fn):
-                raise ConfigError(f"{what}: cannot be called as documented ({exc})") from None
-            raise InfrastructureError(f"{what} raised TypeError: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - the team's code: any failure is an error item
-            raise InfrastructureError(f"{what} raised {type(exc).__name__}: {exc}") from None
+                raise ConfigError(f"{what}: cannot be called as documented ({exception_text(exc)})") from None
+            raise InfrastructureError(f"{what} raised {exception_text(exc)}") from None
+        except _Raised as raised:  # what the coroutine raised, carried off the loop's thread
+            return call_foreign(_reraise, what, raised.exc)
+        except BaseException as exc:  # noqa: BLE001 - the team's code; KeyboardInterrupt passes
+            return call_foreign(_reraise, what, exc)
         return out
 
     def describe(self) -> Dict[str, Any]:
@@ -143,7 +148,15 @@ class _EventLoop:
         self._lock = threading.Lock()
 
     def run(self, awaitable: Any, timeout: Optional[float] = None) -> Any:
-        return await_with_timeout(self._started(), awaitable, timeout)
+        async def guarded() -> Any:
+            try:
+                return await awaitable
+            except asyncio.CancelledError:
+                raise  # the timeout's cancellation (bounds/calls.py)
+            except BaseException as exc:  # noqa: BLE001 - a SystemExit would stop the loop: carried over
+                raise _Raised(exc) from None
+
+        return await_with_timeout(self._started(), guarded(), timeout)
 
     def _started(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -167,6 +180,20 @@ class _EventLoop:
 
 
 _CALLERS = {__file__, calls.__file__}  # the frames that call the team's function
+
+
+class _Raised(Exception):
+    """A ``BaseException`` a coroutine raised on the loop's thread, carried to the caller (a
+    ``SystemExit`` or ``KeyboardInterrupt`` left to the loop would end its thread, and the
+    caller would wait forever)."""
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(str(exc))
+        self.exc = exc
+
+
+def _reraise(exc: BaseException) -> Any:
+    raise exc
 
 
 def _is_signature_error(exc: TypeError, fn: Callable[..., Any]) -> bool:

@@ -5,13 +5,13 @@ anything that is not one (an error item, never a zero-hit ranking)."""
 
 from __future__ import annotations
 
-import math
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
 from ..errors import ConfigError
+from ..io.numeric import external_float, value_text
 from ..types import Query, Ranking, Run
 from .base import Backend, LeafSpec, SearchResult, ServiceSpec
 
@@ -83,9 +83,12 @@ def ranking_of(
         doc_id = doc_id_of(pair[0])
         if doc_id is None:
             raise fail(f"{where}: hit {i} has doc id {_kind(pair[0])}, expected text or an integer")
-        score = score_of(pair[1])
-        if score is None:
-            raise fail(f"{where}: hit {i} ({doc_id!r}) has score {_kind(pair[1])}, expected a finite number")
+        try:
+            score = external_float(pair[1])
+        except ValueError as exc:
+            raise fail(
+                f"{where}: hit {i} ({doc_id!r}) has score {_kind(pair[1])}, expected a finite number ({exc})"
+            ) from None
         if doc_id in seen:
             raise fail(f"{where}: document {doc_id!r} is listed twice")
         seen.add(doc_id)
@@ -108,16 +111,17 @@ def doc_id_of(value: Any) -> Optional[str]:
 
 
 def score_of(value: Any) -> Optional[float]:
-    """A hit's score as a float: a finite int or float (never a bool, a string, NaN)."""
-    if isinstance(value, (np.integer, np.floating)):
-        value = value.item()
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A hit's score as a float: a finite int or float (never a bool, a string, NaN, an
+    integer too large for a float); None otherwise (:func:`~..io.numeric.external_float` says why)."""
+    try:
+        return external_float(value)
+    except ValueError:
         return None
-    out = float(value)
-    return out if math.isfinite(out) else None
 
 
 def _kind(value: Any) -> str:
-    """A value in a message: its type and a short repr."""
+    """A value in a message: its type and a short repr (a huge integer by its digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
+        return f"int ({value_text(value)})"
     text = repr(value)
     return f"{type(value).__name__} {text[:60]}{'...' if len(text) > 60 else ''}"

@@ -27,7 +27,8 @@ and the entry points are read only for a name that is neither built in nor regis
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
+import warnings
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from ..errors import ConfigError
@@ -118,12 +119,90 @@ def backend_names() -> List[str]:
 
 def backend_factory(name: str) -> BackendFactory:
     """The factory of the backend called ``name``; an unknown name is a ``ConfigError`` that
-    lists the known ones."""
-    factory = BUILT_IN.get(name) or _registered.get(name)
+    lists the known ones. A built-in name wins over a package's entry point of that name, with
+    a :class:`ShadowedBackendWarning` naming the package; an entry point that cannot be loaded
+    (a missing module, a module that raises at import, a missing or non-callable attribute) and
+    a name two packages declare differently are one ``ConfigError`` line each."""
+    factory = BUILT_IN.get(name)
+    if factory is not None:
+        _warn_if_declared(name)
+        return factory
+    factory = _registered.get(name)
     if factory is not None:
         return factory
+    declared = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
+    if len({ep.value for ep in declared}) > 1:
+        shown = ", ".join(f"{ep.value!r} ({_package(ep)})" for ep in declared)
+        raise ConfigError(f"backend type {name!r} is declared by more than one installed package: {shown}")
+    if declared:
+        return load_entry_point(declared[0])
+    raise ConfigError(f"unknown backend type {name!r} (known: {', '.join(backend_names())})")
+
+
+def build_backend(
+    name: str,
+    connection: Optional[Mapping[str, Any]],
+    index: Mapping[str, Any],
+    factory: Optional[BackendFactory] = None,
+) -> Backend:
+    """The backend called ``name``, made by its factory (``factory``, else looked up). One the
+    plugin does not own (an entry point, a registered one) is made and wrapped by
+    :func:`~.guard.guarded`: every call into it is guarded and every answer checked against the
+    protocol."""
+    factory = factory or backend_factory(name)
+    if name in BUILT_IN:
+        return factory(connection, index)
+    from .guard import guarded
+
+    return guarded(factory, name, connection, index)
+
+
+class ShadowedBackendWarning(UserWarning):
+    """An installed package declares a backend under a built-in's name; the built-in runs."""
+
+
+def _warn_if_declared(name: str) -> None:
+    """A package cannot take a built-in's name: the built-in runs (the suite's connection and
+    credentials were written for it, and an installed dependency must not receive them by
+    declaring ``elasticsearch``), and the warning says so, so nobody believes the package ran."""
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == name:
-            loaded: BackendFactory = ep.load()
-            return loaded
-    raise ConfigError(f"unknown backend type {name!r} (known: {', '.join(backend_names())})")
+            warnings.warn(
+                ShadowedBackendWarning(
+                    f"backend type {name!r} is built in; the entry point {ep.name} = {ep.value!r} of "
+                    f"{_package(ep)} declares the same name and is ignored (the built-in runs)"
+                ),
+                stacklevel=3,
+            )
+
+
+def load_entry_point(ep: EntryPoint) -> BackendFactory:
+    """The factory an entry point names, loaded; every failure one ``ConfigError`` line naming
+    the entry point and its package (an exception at import, ``SystemExit`` included)."""
+    where = f"backend type {ep.name!r}: entry point {ep.value!r} of {_package(ep)}"
+    module = ep.value.partition(":")[0].strip()
+    try:
+        loaded = ep.load()
+    except KeyboardInterrupt:
+        raise
+    except ModuleNotFoundError as exc:
+        missing = exc.name or module
+        raise ConfigError(f"{where}: module {missing!r} is not installed") from None
+    except AttributeError:
+        raise ConfigError(
+            f"{where}: module {module!r} has no {ep.value.partition(':')[2].strip()!r}"
+        ) from None
+    except BaseException as exc:  # noqa: BLE001 - a package's import may raise anything, sys.exit included
+        from .guard import exception_text
+
+        raise ConfigError(f"{where}: importing it raised {exception_text(exc)}") from None
+    if not callable(loaded):
+        raise ConfigError(f"{where}: is a {type(loaded).__name__}, not a callable factory(connection, index)")
+    factory: BackendFactory = loaded
+    return factory
+
+
+def _package(ep: EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    name = getattr(dist, "name", None) if dist is not None else None
+    return f"package {name!r}" if name else "an installed package"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from ..backends.base import Backend, BM25Spec, KnnSpec, ServiceSpec, SparseSpec, TemplateSpec
-from ..backends.registry import backend_factory
+from ..backends.registry import backend_factory, build_backend
 from ..config.load import Suite
 from ..config.schema import ENGINE_TYPES, FUSION_TYPES, PIPELINE_TYPES, STAGE_TYPES
 from ..config.yamlio import locate
@@ -46,7 +46,25 @@ def load_judgments(suite: Suite) -> JudgmentSet:
     _add_inline_queries(suite, js, scale)
     _add_inline_documents(suite, js)
     _key_by_queries(js)
+    _check_gains(suite, js)
     return js
+
+
+def _check_gains(suite: Suite, js: JudgmentSet) -> None:
+    """A grade whose gain under the suite's profile overflows a float (2^1100 - 1 under
+    ``exp``) is refused by name at ``judgments.grades``: nDCG would be NaN."""
+    import numpy as np
+
+    from ..measures.gains import gain_overflow
+
+    grades = [g for per_q in js.qrels.values() for g in per_q.values()]
+    if not grades or max(grades) < 900:  # 2^900 times any count of judgments stays finite
+        return
+    query = np.repeat(np.arange(len(js.qrels)), [len(per_q) for per_q in js.qrels.values()])
+    with_err = any(str(m).startswith("err") for m in suite.metrics)
+    why = gain_overflow(np.asarray(grades, dtype=np.int64), query, suite.scoring()["gain"], with_err)
+    if why:
+        raise suite.error(("judgments", "grades"), why)
 
 
 def check_judgment_files(suite: Suite) -> None:
@@ -180,7 +198,7 @@ def make_backend(suite: Suite) -> Backend:
         index["options"] = dict(b.options or {})
         index["base_dir"] = str(suite.resolve_path(("backend",), "."))
     try:
-        return make(connection_values(suite), index)
+        return build_backend(b.type, connection_values(suite), index, make)
     except ConfigError as exc:
         if exc.file:
             raise

@@ -4,10 +4,12 @@ them (``judgments.grades`` in a suite, ``--grade-map`` on the command line)."""
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional
 
 from ..errors import ConfigError
+from .numeric import value_text
 
 
 @dataclass(frozen=True)
@@ -63,14 +65,21 @@ def grade_of(value: Any) -> int:
     if isinstance(value, bool):
         raise ValueError(f"relevance grade {value!r} is a boolean, not an integer")
     if isinstance(value, int):
-        return value
+        return _bounded(value)
     if isinstance(value, float):
         if value != value or not value.is_integer():
             raise ValueError(f"relevance grade {value!r} is not an integer")
-        return int(value)
+        return _bounded(int(value))
     if not isinstance(value, str):
-        raise ValueError(f"relevance grade {value!r} is not an integer")
-    return _grade_text(value)
+        raise ValueError(f"relevance grade {value_text(value)} is not an integer")
+    return _bounded(_grade_text(value))
+
+
+def _bounded(grade: int) -> int:
+    """A grade the metric engine's 64-bit columns hold (a larger one raised OverflowError)."""
+    if abs(grade) > sys.maxsize:
+        raise ValueError(f"relevance grade {value_text(grade)} is too large (at most {sys.maxsize})")
+    return grade
 
 
 def _grade_text(value: str) -> int:

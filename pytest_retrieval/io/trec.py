@@ -8,6 +8,7 @@ from typing import Dict, List, Mapping, Set, Tuple
 from ..errors import ConfigError
 from ..types import Ranking, Run
 from .lines import read_lines
+from .numeric import external_float
 
 
 def load_trec_run(path: Path) -> Run:
@@ -36,11 +37,9 @@ def _run_line(line: str, path: Path, n: int) -> Tuple[str, str, int, float]:
     except ValueError:
         raise ConfigError(f"rank {rank!r} is not an integer", file=str(path), line=n) from None
     try:
-        s = float(score)
-    except ValueError:
-        raise ConfigError(f"score {score!r} is not a number", file=str(path), line=n) from None
-    if s != s:
-        raise ConfigError("score is NaN", file=str(path), line=n)
+        s = external_float(score, text=True, infinite=True)  # trec_eval's atof reads inf
+    except ValueError as exc:
+        raise ConfigError(f"score {exc}", file=str(path), line=n) from None
     return qid, did, r, s
 
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Dict, Mapping, Tuple
+from typing import TYPE_CHECKING, Dict, Mapping, Optional, Tuple
 
 if TYPE_CHECKING:
     import numpy as np
 
     from .columnar import QrelsColumns
 
-__all__ = ["GainTable", "parse_gains", "ideal_by_gain"]
+__all__ = ["GainTable", "parse_gains", "ideal_by_gain", "gain_overflow"]
 
 
 class GainTable:
@@ -85,3 +85,36 @@ def ideal_by_gain(qrels: QrelsColumns, gains: GainTable) -> Tuple[np.ndarray, np
     iq, ig = iq[order], ig[order]
     ir = np.arange(len(iq), dtype=np.int64) - np.searchsorted(iq, iq, side="left")
     return iq.astype(np.intp), ir.astype(np.intp), ig.astype(np.float64)
+
+
+#: the largest grade whose exp gain (2^g - 1) a float holds is 1023; the sum of a query's gains
+#: must stay finite too, or its ideal DCG is inf and nDCG inf/inf = NaN
+def gain_overflow(grades: np.ndarray, query: np.ndarray, gain: object, with_err: bool) -> Optional[str]:
+    """Why the judgments' grades (``query``: each one's query) cannot be scored, or None: a
+    grade whose gain (``"exp"``: 2^g - 1, ``"linear"``, or a :class:`GainTable`), or a query's
+    sum of gains, is too large for a float (its nDCG would be inf / inf = NaN), and for ERR
+    (which divides 2^g by 2^max-grade whatever the profile) a grade of 1024 or more."""
+    import numpy as np
+
+    if not len(grades):
+        return None
+    fix = "map the grades onto a smaller scale (judgments.grades.map, --grade-map)"
+    g = grades.astype(np.float64)
+    with np.errstate(over="ignore"):
+        if isinstance(gain, GainTable):
+            gains = gain.of(g)
+        else:
+            gains = np.where(g > 0, np.exp2(g) - 1.0 if gain == "exp" else g, 0.0)
+        sums = np.bincount(query, weights=np.maximum(gains, 0.0)) if np.isfinite(gains).all() else gains
+    if not np.isfinite(sums).all():
+        bad = int(grades[~np.isfinite(gains)].min()) if not np.isfinite(gains).all() else int(grades.max())
+        exp = isinstance(gain, GainTable) and gain.default == "exp" or gain == "exp"
+        shown = f"gains 2^{bad} - 1 under the exp profile" if exp else "gains"
+        summed = "" if not np.isfinite(gains).all() else " once a query's gains are summed"
+        return f"relevance grade {bad} {shown}, too large for a float{summed} (nDCG would be NaN): {fix}" + (
+            ", or use the trec profile (gain = grade)" if exp else ""
+        )
+    top = int(grades.max())
+    if with_err and top >= 1024:
+        return f"relevance grade {top}: ERR divides 2^grade by 2^{top}, too large for a float: {fix}"
+    return None

@@ -421,6 +421,7 @@ def _evaluate_columns(
     from .columnar import gather_judged_hits
     from .formulas import AGGREGATES, JudgedHits
 
+    _check_gains(qrels, metrics, o)
     positive_only = _positive_only(metrics, o.gains, o.threshold)
     found = gather_judged_hits(qrels, batches, trec=o.ties == "trec", positive_only=positive_only)
     scored = qrels.evaluated  # every query of the qrels
@@ -484,6 +485,20 @@ def _judged_hits(qrels: QrelsColumns, found: Any, o: _Options) -> Any:
         num_nonrel=qrels.num_nonrel(o.threshold),
         max_grade=qrels.max_grade(),
     )
+
+
+def _check_gains(qrels: QrelsColumns, metrics: Sequence[Metric], o: _Options) -> None:
+    """A grade whose gain overflows a float is refused by name (nDCG would be NaN)."""
+    from .gains import gain_overflow
+
+    why = gain_overflow(
+        qrels.grades,
+        qrels.judged_q,
+        o.gain if o.gains is None else o.gains,
+        any(m.name == "err" for m in metrics),
+    )
+    if why:
+        raise ValueError(why)
 
 
 def _no_relevant(qrels: QrelsColumns, scored: List[str], has_rel: Any) -> List[str]:

@@ -1,16 +1,18 @@
 """Checking learned sparse vectors ({term: weight}): every problem is one ConfigError line
-naming the source, the id and the term. Weights must be finite and >= 0 (SPLADE's
+naming the source, the id and the term. Terms are text (a callable's token ids are refused,
+never turned into the text of a number). Weights must be finite numbers (NaN, infinities and
+integers too large for a float refused, ``io.numeric``) and >= 0 (SPLADE's
 ``log(1 + relu(x))`` never makes a negative one; Elasticsearch's ``sparse_vector`` and
 ``rank_features`` refuse negative values too). A zero weight is the same as an absent term
 and is dropped."""
 
 from __future__ import annotations
 
-import math
 import numbers
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import ConfigError
+from ..io.numeric import external_float, value_text
 
 Vector = Dict[str, float]
 
@@ -40,18 +42,28 @@ def _clean(doc_id: str, vector: object, what: str, where: str) -> Vector:
         )
     clean: Vector = {}
     for term, weight in vector.items():
+        if not isinstance(term, str):
+            raise ConfigError(
+                f"{what} {doc_id!r}: term {value_text(term)} is a {type(term).__name__}, not text (a "
+                f"token id is not a term: map it through the vocabulary){where}"
+            )
         if isinstance(weight, bool) or not isinstance(weight, numbers.Real):
-            raise ConfigError(f"{what} {doc_id!r}: term {term!r} has weight {weight!r}, not a number{where}")
-        value = float(weight)
-        if not math.isfinite(value):
-            raise ConfigError(f"{what} {doc_id!r}: term {term!r} has a non-finite weight {value!r}{where}")
+            raise ConfigError(
+                f"{what} {doc_id!r}: term {term!r} has weight {value_text(weight)}, not a number{where}"
+            )
+        try:
+            value = external_float(weight)
+        except ValueError as exc:
+            raise ConfigError(
+                f"{what} {doc_id!r}: term {term!r} has a non-finite weight {value_text(weight)} ({exc}){where}"
+            ) from None
         if value < 0:
             raise ConfigError(
                 f"{what} {doc_id!r}: term {term!r} has a negative weight {value!r} (learned sparse "
                 f"weights are >= 0; the engines refuse negative ones too){where}"
             )
         if value > 0:
-            clean[str(term)] = value
+            clean[term] = value
     return clean
 
 

@@ -102,13 +102,10 @@ def test_the_function_scores_as_the_engine_it_wraps(module: Path, tmp_path: Path
 def test_async_and_batch_functions(module: Path) -> None:
     import sys
 
-    sys.path.insert(0, str(module))
-    try:
-        import team_search  # type: ignore[import-not-found]
-    finally:
-        sys.path.remove(str(module))
     queries = [Query("q1", "solar panels"), Query("q2", "river flood")]
-    sync = FunctionBackend("team_search:search", base_dir=module).search_batch(ServiceSpec(), queries, 3)
+    backend = FunctionBackend("team_search:search", base_dir=module)
+    team_search = sys.modules[backend.function.__module__]  # the suite folder's own module
+    sync = backend.search_batch(ServiceSpec(), queries, 3)
     asynchronous = FunctionBackend("team_search:asearch", base_dir=module, max_concurrency=2)
     assert asynchronous.search_batch(ServiceSpec(), queries, 3) == sync
     assert asynchronous.search_one(ServiceSpec(), queries[0], 3).ranking == sync["q1"]

@@ -125,6 +125,11 @@ def test_a_non_json_answer_is_one_named_infrastructure_error(proxy, backend, ans
         ({"hits": {"hits": ["d1"]}}, "a hit without an _id"),
         ({"hits": {"hits": [{"_id": "d1", "_score": "high"}]}}, "_score that is not a number"),
         ({"hits": {"hits": [{"_id": "d1", "_score": True}]}}, "_score that is not a number"),
+        (
+            {"hits": {"hits": [{"_id": "d1", "_score": 10**400}]}},
+            "a 401-digit integer is too large for a float",
+        ),
+        ({"took": 10**400, "hits": {"hits": []}}, "took is not a finite number of milliseconds"),
         ("<html>" + "x" * 5000, "HTML page"),
         ({"_shards": "?", "hits": {"hits": "?"}}, "no hits list"),
     ],

@@ -243,7 +243,9 @@ def test_read_run_orders_by_rank_then_file_order_and_falls_back_on_odd_numbers(t
     [
         ("1 Q0 d1 one 2.0 t\n", "run.trec:1: rank 'one'"),
         ("1 Q0 d1 1 2.0 t\n1 Q0 d1 2 1.0 t\n", "run.trec:2: document 'd1' appears twice"),
-        ("1 Q0 d1 1 nan t\n", "run.trec:1: score is NaN"),
+        ("1 Q0 d1 1 nan t\n", "run.trec:1: score 'nan' is NaN"),
+        ("1 Q0 d1 1 1_0 t\n", "run.trec:1: score '1_0' is not a decimal number"),
+        ("1 Q0 d1 1 \u0661 t\n", "run.trec:1: score '\u0661' is not a decimal number"),
     ],
 )
 def test_read_run_errors_are_the_line_readers(tmp_path, text, expected):

@@ -131,7 +131,7 @@ def test_callable(tmp_path: Path) -> None:
         make_sparse_encoder({"type": "callable", "function": "enc:short"}, tmp_path).encode_queries(
             ["a", "b"], ["x", "y"]
         )
-    with pytest.raises(InfrastructureError, match="failed: RuntimeError: model down"):
+    with pytest.raises(InfrastructureError, match="raised RuntimeError: model down"):
         make_sparse_encoder({"type": "callable", "function": "enc:boom"}, tmp_path).encode_queries(
             ["a"], ["x"]
         )

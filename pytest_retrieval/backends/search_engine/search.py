@@ -22,6 +22,7 @@ import json
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ...errors import InfrastructureError
+from ...io.numeric import external_float
 from ...types import Ranking, Run
 from ..base import BM25Spec, KnnSpec
 from .http import EngineBadAnswer, EngineHTTP, Send, describe_answer, error_reason, snippet
@@ -125,7 +126,11 @@ def read_hits(
     pairs = [_scored_hit(hit, qid, fail) for hit in hits[:k]]
     took = resp.get("took")
     numeric = isinstance(took, (int, float)) and not isinstance(took, bool)
-    return Ranking.from_pairs(pairs), (float(took) if numeric and took is not None else None)
+    try:
+        ms = external_float(took) if numeric else None
+    except ValueError as exc:
+        raise fail(what, f"took is not a finite number of milliseconds: {exc}") from None
+    return Ranking.from_pairs(pairs), ms
 
 
 def _failure(resp: Mapping[str, Any]) -> Optional[str]:
@@ -164,7 +169,10 @@ def _scored_hit(hit: Any, qid: str, fail: Callable[[str, Any], InfrastructureErr
             f"search for query {qid!r} returned hybrid sub-query markers",
             "a hybrid query needs a search pipeline with a normalization-processor or score-ranker-processor",
         )
-    return str(hit["_id"]), float(score)
+    try:
+        return str(hit["_id"]), external_float(score)
+    except ValueError as exc:
+        raise fail(what, f"hit {hit['_id']!r} has a _score that is not a finite number: {exc}") from None
 
 
 class FieldCheck:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Sequence
 
 from pydantic import Field
 
-from ...errors import InfrastructureError
+from ...backends.guard import call_foreign
 from ..config_parsing import ModelConfig
 from ..files import PathLike
 from ..imports import import_function_pair
@@ -49,12 +49,7 @@ class CallableEmbedder:
 
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        try:
-            value = fn(list(texts))
-        except Exception as exc:
-            raise InfrastructureError(
-                f"callable embedder {name!r} failed: {type(exc).__name__}: {exc}"
-            ) from exc
+        value = call_foreign(fn, f"callable embedder {name!r}", list(texts))
         return as_matrix(value, len(texts), f"callable embedder {name!r}")
 
     def embed_queries(self, ids: Sequence[str], texts: Sequence[str]) -> np.ndarray:

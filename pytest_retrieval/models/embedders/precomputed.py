@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, Sequence, Tuple
 
@@ -11,6 +10,7 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from ...errors import ConfigError
+from ...io.numeric import external_float
 from ..config_parsing import ModelConfig, PathStr
 from ..digests import file_digest
 from ..files import PathLike, resolve
@@ -57,6 +57,15 @@ def _is_number_list(vec: Any) -> bool:
     )
 
 
+def _finite(x: Any) -> bool:
+    """A finite number (``io.numeric``: NaN, infinities, integers too large for a float are not)."""
+    try:
+        external_float(x)
+    except ValueError:
+        return False
+    return True
+
+
 def _vector_of(obj: Any, dim: Optional[int], where: str, lineno: int) -> List[float]:
     """The vector of one JSONL line, checked (same ``dim`` as the lines before)."""
     if not isinstance(obj, dict) or "id" not in obj or "vector" not in obj:
@@ -64,7 +73,7 @@ def _vector_of(obj: Any, dim: Optional[int], where: str, lineno: int) -> List[fl
     vec = obj["vector"]
     if not _is_number_list(vec):
         raise ConfigError('"vector" must be a non-empty list of numbers', file=where, line=lineno)
-    if not all(math.isfinite(x) and abs(x) <= _FLOAT32_MAX for x in vec):
+    if not all(_finite(x) and abs(x) <= _FLOAT32_MAX for x in vec):
         raise ConfigError(
             '"vector" has NaN, infinite or values beyond float32\'s range', file=where, line=lineno
         )

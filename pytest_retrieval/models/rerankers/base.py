@@ -41,8 +41,8 @@ def checked_scores(value: Any, n: int, source: str, error: type) -> List[float]:
         import numpy as np
 
         arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise error(f"{source} returned something that is not a list of numbers ({exc})") from None
+    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: an integer too large for a float
+        raise error(f"{source} returned something that is not a list of finite numbers ({exc})") from None
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1 or arr.shape[0] != n:

@@ -7,7 +7,8 @@ from typing import Any, Callable, List, Literal, Optional, Sequence, Union
 
 from pydantic import Field
 
-from ...errors import ConfigError, InfrastructureError, RetrievalError
+from ...backends.guard import call_foreign
+from ...errors import ConfigError
 from ..config_parsing import ModelConfig
 from ..digests import source_digest
 from ..files import PathLike
@@ -45,14 +46,12 @@ class CallableReranker:
     def rerank(self, query_text: str, candidates: Sequence[Candidate]) -> List[float]:
         if not candidates:
             return []
-        try:
-            value = self._function(query_text, [text for _, text in candidates])
-        except RetrievalError:
-            raise
-        except Exception as exc:
-            raise InfrastructureError(
-                f"callable reranker {self.function_name!r} failed: {type(exc).__name__}: {exc}"
-            ) from exc
+        value = call_foreign(
+            self._function,
+            f"callable reranker {self.function_name!r}",
+            query_text,
+            [text for _, text in candidates],
+        )
         return checked_scores(
             value, len(candidates), f"callable reranker {self.function_name!r}", ConfigError
         )

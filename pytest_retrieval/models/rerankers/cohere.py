@@ -6,7 +6,6 @@ is an error."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import urllib.parse
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple
 from pydantic import Field, SecretStr
 
 from ...errors import ConfigError, InfrastructureError
+from ...io.numeric import external_float
 from ...redaction import clip, redact
 from ..config_parsing import ModelConfig
 from ..digests import options_tag
@@ -48,14 +48,16 @@ def _checked_base_url(base_url: Optional[str]) -> Tuple[str, str]:
 
 def _valid_result(index: Any, score: Any, n: int) -> bool:
     """An ``index`` among the ``n`` documents and a finite numeric ``relevance_score``."""
-    return (
-        isinstance(index, int)
-        and not isinstance(index, bool)
-        and 0 <= index < n
-        and isinstance(score, (int, float))
-        and not isinstance(score, bool)
-        and math.isfinite(score)
-    )
+    return isinstance(index, int) and not isinstance(index, bool) and 0 <= index < n and _finite(score)
+
+
+def _finite(score: Any) -> bool:
+    """A finite number (``io.numeric``: a boolean, NaN or an integer too large for a float is not)."""
+    try:
+        external_float(score)
+    except ValueError:
+        return False
+    return True
 
 
 class CohereReranker:
@@ -202,7 +204,7 @@ class CohereReranker:
                     f"cohere rerank ({self.model}): malformed result "
                     f"(index {index!r}, relevance_score {score!r})"
                 )
-            scores[index] = float(score)
+            scores[index] = external_float(score)
         absent = sum(1 for s in scores if s is None)
         if absent:
             raise InfrastructureError(

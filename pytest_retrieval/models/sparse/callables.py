@@ -8,7 +8,8 @@ from typing import Any, Callable, List, Literal, Optional, Sequence
 
 from pydantic import Field
 
-from ...errors import ConfigError, InfrastructureError
+from ...backends.guard import call_foreign
+from ...errors import ConfigError
 from ..config_parsing import ModelConfig
 from ..files import PathLike
 from ..imports import import_function_pair
@@ -41,12 +42,7 @@ class CallableSparseEncoder:
     def _call(self, fn: Callable[..., Any], name: str, texts: Sequence[str]) -> List[SparseVector]:
         if not texts:
             return []
-        try:
-            value = fn(list(texts))
-        except Exception as exc:
-            raise InfrastructureError(
-                f"callable sparse encoder {name!r} failed: {type(exc).__name__}: {exc}"
-            ) from exc
+        value = call_foreign(fn, f"callable sparse encoder {name!r}", list(texts))
         if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
             raise ConfigError(
                 f"callable sparse encoder {name!r} returned {type(value).__name__}; expected a list "

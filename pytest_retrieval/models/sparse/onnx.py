@@ -105,6 +105,8 @@ class OnnxSparseEncoder(OnnxModel):
                 f"(texts, tokens, {len(terms)}) for the tokenizer's {len(terms)} tokens",
                 file=str(self.model_path),
             )
+        if np.isnan(logits[np.asarray(mask, dtype=bool)]).any():  # max(NaN, 0) would drop the term silently
+            raise ConfigError("the model returned NaN logits", file=str(self.model_path))
         weights = np.log1p(np.maximum(logits, 0.0)) * mask[:, :, None].astype(np.float32)
         return np.asarray(weights.max(axis=1))
 

@@ -19,19 +19,44 @@ from .base import SparseEncoder, SparseVector
 NO_SIDE = "precomputed sparse encoder: give 'queries' and/or 'documents' vectors"
 
 
-def read_lines(path: Path) -> List[str]:
-    """The non-empty lines of a regular UTF-8 text file, stripped (``io.lines``: a FIFO, a
-    folder or undecodable bytes are one ConfigError)."""
+def read_lines(path: Path, what: str = "line") -> List[str]:
+    """The lines of a regular UTF-8 text file, stripped, line i for row or column i: a blank
+    line between two others is refused (it would shift every later row or column by one);
+    blank lines at the end are ignored (``io.lines``: a FIFO, a folder or undecodable bytes
+    are one ConfigError)."""
     from ...io.lines import read_lines as lines
 
-    return [line.strip() for _, line in lines(path)]
+    out: List[str] = []
+    for n, line in lines(path):
+        if n != len(out) + 1:
+            raise ConfigError(
+                f"line {len(out) + 1} is blank: every line is one {what} (a blank one would shift the "
+                "rest by one)",
+                file=str(path),
+                line=len(out) + 1,
+            )
+        out.append(line.strip())
+    return out
 
 
 def read_vocabulary(path: Path) -> List[str]:
     """Column -> term: one term per line (line i is column i), or a JSON ``{term: column}``
-    object (a tokenizer's ``vocab.json``) or list."""
+    object (a tokenizer's ``vocab.json``) or list; every term once, every column one term."""
+    terms = _vocabulary(path)
+    seen: Dict[str, int] = {}
+    for column, term in enumerate(terms):
+        if term in seen:
+            raise ConfigError(
+                f"term {term!r} names columns {seen[term]} and {column}: a vocabulary holds each term once",
+                file=str(path),
+            )
+        seen[term] = column
+    return terms
+
+
+def _vocabulary(path: Path) -> List[str]:
     if path.suffix.lower() != ".json":
-        return read_lines(path)
+        return read_lines(path, "column's term")
     from ...io.lines import check_data_file
 
     check_data_file(path)
@@ -51,10 +76,24 @@ def read_vocabulary(path: Path) -> List[str]:
 
 def _columns(value: Dict[str, int], path: Path) -> List[str]:
     """A ``{term: column}`` vocabulary as column -> term."""
-    terms = [""] * (max(value.values(), default=-1) + 1)
+    if any(column < 0 for column in value.values()):
+        term = next(t for t, c in value.items() if c < 0)
+        raise ConfigError(f"vocabulary column of {term!r} is negative", file=str(path))
+    width = max(value.values(), default=-1) + 1
+    by_column: Dict[int, str] = {}
     for term, column in value.items():
-        if column < 0:
-            raise ConfigError(f"vocabulary column of {term!r} is negative", file=str(path))
+        if column in by_column:
+            raise ConfigError(
+                f"terms {by_column[column]!r} and {term!r} both name column {column}", file=str(path)
+            )
+        by_column[column] = term
+    if width > len(value):
+        gap = next(c for c in range(width) if c not in by_column)
+        raise ConfigError(
+            f"column {gap} has no term (the columns are 0..{width - 1}, without gaps)", file=str(path)
+        )
+    terms = [""] * width
+    for term, column in value.items():
         terms[column] = term
     return terms
 
@@ -121,7 +160,7 @@ class SparseFile:
 
         check_data_file(self.path)
         matrix = load_csr(self.path)
-        ids = read_lines(self.ids_path)
+        ids = read_lines(self.ids_path, "row's id")
         terms = read_vocabulary(self.vocabulary)
         if matrix.shape[0] != len(ids):
             raise ConfigError(
@@ -160,6 +199,9 @@ def load_csr(path: Path) -> Any:
         raise ConfigError(
             "reading .npz sparse vectors needs scipy: pip install pytest-retrieval[sparse]"
         ) from None
+    from .npz_checks import check_npz
+
+    check_npz(path)  # the arrays' shapes and bounds, before scipy builds on them
     try:
         matrix = sp.load_npz(path)
     except Exception as exc:
