@@ -151,8 +151,8 @@ class _EventLoop:
         async def guarded() -> Any:
             try:
                 return await awaitable
-            except asyncio.CancelledError:
-                raise  # the timeout's cancellation (bounds/calls.py)
+            except (asyncio.CancelledError, GeneratorExit):
+                raise  # the timeout's cancellation (bounds/calls.py), the coroutine closed
             except BaseException as exc:  # noqa: BLE001 - a SystemExit would stop the loop: carried over
                 raise _Raised(exc) from None
 
