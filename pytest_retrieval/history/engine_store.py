@@ -280,14 +280,26 @@ class EngineStore:
             ids = [h["_id"] for h in self._hits({"match_all": {}}, ("id",))]
             doomed.update(ids[: max(0, len(ids) - keep_last)])
         ordered = sorted(doomed)
-        for start in range(0, len(ordered), PAGE):
-            self._request(
+        for start in range(0, len(ordered), PAGE):  # _bulk deletes: _delete_by_query needs the reindex module
+            lines = [
+                json.dumps({"delete": {"_index": self.index, "_id": i}})
+                for i in ordered[start : start + PAGE]
+            ]
+            answer = self._request(
                 "POST",
-                f"/{self.index}/_delete_by_query",
-                params={"refresh": "true", "conflicts": "proceed"},
-                body={"query": {"ids": {"values": ordered[start : start + PAGE]}}},
+                "/_bulk",
+                params={"refresh": "true"},
+                body="\n".join(lines) + "\n",
+                ndjson=True,
                 what="pruning the history",
             )
+            failed = [
+                item
+                for item in answer.get("items") or ()
+                if (item.get("delete") or {}).get("status") not in (200, 404)
+            ]
+            if failed:
+                raise HistoryError(f"history {self.location}: {len(failed)} runs could not be deleted")
         return len(ordered)
 
     # ------------------------------------------------------------ reading
