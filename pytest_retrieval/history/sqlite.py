@@ -213,7 +213,9 @@ class SQLiteStore:
             entry, points = summarize(record)
         except (TypeError, ValueError) as exc:
             raise HistoryError(f"history {self.location}: not a run record ({exc})") from None
-        blob = zlib.compress(json.dumps(record, allow_nan=False, separators=(",", ":")).encode("utf-8"), 6)
+        blob = zlib.compress(
+            json.dumps(record, allow_nan=False, separators=(",", ":")).encode("utf-8"), 1
+        )  # level 1: a tenth larger, 4x faster
 
         def write() -> None:
             with self._transaction() as conn:
