@@ -432,10 +432,17 @@ class EngineStore:
                 raise HistoryError(f"history {self.location}: run id prefix {ref!r} names several runs")
             if ids:
                 return str(ids[0])
-            for query in ({"term": {"tags": ref}}, {"prefix": {"commit": ref}}):
-                found = list(self._hits(query, ("id",), newest=1))
-                if found:
-                    return str(found[0]["_id"])
+            found = list(self._hits({"term": {"tags": ref}}, ("id",), newest=1))
+            if found:
+                return str(found[0]["_id"])
+            found = list(self._hits({"prefix": {"commit": ref}}, ("id", "commit"), newest=PAGE))
+            commits = {h["_source"].get("commit") for h in found}
+            if len(commits) > 1:  # one commit's runs: the newest
+                raise HistoryError(
+                    f"history {self.location}: commit prefix {ref!r} names {len(commits)} commits"
+                )
+            if found:
+                return str(found[0]["_id"])
         raise HistoryError(f"history {self.location}: no run, tag or commit {ref!r}")
 
 

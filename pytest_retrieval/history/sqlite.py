@@ -388,14 +388,19 @@ class SQLiteStore:
             ),
             (
                 "commit",
-                "SELECT id FROM runs WHERE commit_sha LIKE ? ESCAPE '\\' ORDER BY time DESC, id DESC",
+                "SELECT id, commit_sha FROM runs WHERE commit_sha LIKE ? ESCAPE '\\' ORDER BY time DESC, id DESC",
                 (like,),
             ),
         )
         for what, sql, args in lookups:
-            ids = [r[0] for r in self._guarded(partial(_fetch, conn, sql, args))]
+            rows = self._guarded(partial(_fetch, conn, sql, args))
+            ids = [r[0] for r in rows]
             if what == "run id" and len(ids) > 1:
                 raise HistoryError(f"history {self.location}: run id prefix {ref!r} names {len(ids)} runs")
+            if what == "commit" and len({r[1] for r in rows}) > 1:  # one commit's runs: the newest
+                raise HistoryError(
+                    f"history {self.location}: commit prefix {ref!r} names {len({r[1] for r in rows})} commits"
+                )
             if ids:
                 return str(ids[0])
         raise HistoryError(f"history {self.location}: no run, tag or commit {ref!r}")

@@ -77,7 +77,9 @@ def test_resolve_by_id_prefix_tag_and_commit(store) -> None:
     assert store.resolve("ab") == b["run"]["id"]
     assert store.resolve("release-1") == c["run"]["id"]  # the newest of a tag
     assert store.resolve("1111") == a["run"]["id"]
-    assert store.resolve("2222") == c["run"]["id"]  # the newest of a commit prefix
+    with pytest.raises(HistoryError, match="commit prefix '2222' names 2 commits"):
+        store.resolve("2222")
+    assert store.resolve("2222cc") == c["run"]["id"]
     with pytest.raises(HistoryError, match="names 3 runs"):
         store.resolve("a")
     with pytest.raises(HistoryError, match="no run, tag or commit 'zz%'"):
