@@ -208,29 +208,9 @@ class EngineStore:
             if isinstance(made, EngineHTTPError) and "already_exists" not in json.dumps(made.body):
                 raise HistoryError(f"history {self.location}: the index cannot be created (HTTP 400)")
             return self._owned(create=False)  # made now, by this job or another: check it
-        self._check_marker(answer)
+        _check_marker(answer, self.index, self.location)
         self._checked = True
         return True
-
-    def _check_marker(self, answer: Mapping[str, Any]) -> None:
-        names = sorted(answer)
-        if names != [self.index]:
-            raise HistoryError(
-                f"history {self.location}: {self.index!r} is an alias of {', '.join(names)[:200]}: the history "
-                "writes only to an index pytest-retrieval created"
-            )
-        meta = ((answer[self.index].get("mappings") or {}).get("_meta") or {}).get(MARKER)
-        if not isinstance(meta, Mapping) or "history" not in meta:
-            raise HistoryError(
-                f"history {self.location}: the index exists and was not created by pytest-retrieval's history "
-                f"(no _meta.{MARKER} in its mapping): refusing to write to it; name a new index"
-            )
-        version = meta.get("history")
-        if not isinstance(version, int) or version > ENGINE_SCHEMA:
-            raise HistoryError(
-                f"history {self.location}: written by a newer pytest-retrieval (history index schema "
-                f"{version!r}, this version reads up to {ENGINE_SCHEMA}): upgrade pytest-retrieval"
-            )
 
     def close(self) -> None:
         if self._backend is not None:
@@ -444,6 +424,28 @@ class EngineStore:
             if found:
                 return str(found[0]["_id"])
         raise HistoryError(f"history {self.location}: no run, tag or commit {ref!r}")
+
+
+def _check_marker(answer: Mapping[str, Any], index: str, location: str) -> None:
+    """An index the plugin created: one index (not an alias) with the marker, of a known schema."""
+    names = sorted(answer)
+    if names != [index]:
+        raise HistoryError(
+            f"history {location}: {index!r} is an alias of {', '.join(names)[:200]}: the history "
+            "writes only to an index pytest-retrieval created"
+        )
+    meta = ((answer[index].get("mappings") or {}).get("_meta") or {}).get(MARKER)
+    if not isinstance(meta, Mapping) or "history" not in meta:
+        raise HistoryError(
+            f"history {location}: the index exists and was not created by pytest-retrieval's history "
+            f"(no _meta.{MARKER} in its mapping): refusing to write to it; name a new index"
+        )
+    version = meta.get("history")
+    if not isinstance(version, int) or version > ENGINE_SCHEMA:
+        raise HistoryError(
+            f"history {location}: written by a newer pytest-retrieval (history index schema "
+            f"{version!r}, this version reads up to {ENGINE_SCHEMA}): upgrade pytest-retrieval"
+        )
 
 
 def _run_query(
