@@ -344,10 +344,11 @@ class SQLiteStore:
             + " ORDER BY r.time, r.id, m.rowid"
         )
         rows = self._guarded(lambda: self.conn.execute(sql, [*args, *margs]).fetchall())
+        times: Dict[str, datetime] = {}  # a run's points share its time: parsed once
         return [
             MetricPoint(
                 run_id=r[0],
-                time=parse_time(r[1]),
+                time=times[r[1]] if r[1] in times else times.setdefault(r[1], parse_time(r[1])),
                 suite=r[2],
                 retriever=r[3],
                 metric=r[4],
