@@ -227,6 +227,19 @@ def redact_data(value: Any) -> Any:
     return value
 
 
+def redact_json_text(text: str) -> Any:
+    """The JSON document ``text``, parsed, with every registered secret out of every string:
+    one pass over the text (every secret's JSON-escaped form is one of its forms), and a walk of
+    the parsed document only when the redacted text is no longer JSON (a secret that is also
+    a number in it)."""
+    if not _REGISTRY._patterns:  # nothing registered: nothing to look for
+        return json.loads(text)
+    try:
+        return json.loads(redact(text))
+    except ValueError:
+        return redact_data(json.loads(text))
+
+
 def templated(value: Any) -> Any:
     """A JSON-like document with each registered value written as its template (``${VAR}``;
     ``***`` for a secret that came from no variable): what a fingerprint hashes."""

@@ -31,7 +31,8 @@ class RunEntry:
     exitstatus: int = 0
     tags: Sequence[str] = ()
     suites: Sequence[str] = ()  # suite names in the run
-    #: per suite name: the suite's fingerprint components (gates/fingerprint.py), as stored
+    #: per suite name: the suite's fingerprint components (gates/fingerprint.py), as stored, but
+    #: for ``query_hashes`` (thousands of them: ``load`` has the whole record)
     fingerprints: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
@@ -43,7 +44,8 @@ class MetricPoint:
     time: datetime
     suite: str
     retriever: str
-    metric: str  # a measure name as the report writes it (ndcg@10, mrr, p95 for latency_ms)
+    metric: str  # a measure name as the report writes it (ndcg@10, mrr; p50_ms/p95_ms/p99_ms for latency_ms,
+    # the latency floors' own names; unjudged_share@10)
     value: float
     lo: Optional[float] = None  # the confidence band of the mean, when known
     hi: Optional[float] = None

@@ -34,7 +34,7 @@ from .versions import bm25_similarity_type, client_version, older_than
 
 log = logging.getLogger("pytest_retrieval.backends")
 
-__all__ = ["SearchEngineBackend"]
+__all__ = ["SearchEngineBackend", "engine_request"]
 
 
 class SearchEngineBackend(SparseSearch, Backend):
@@ -355,3 +355,10 @@ def _exact_top_k(queries: Sequence[Query], vectors: DocVectors, similarity: str,
     matrix = np.stack([np.asarray(q.vector, dtype=np.float32) for q in with_vectors])
     qids = [q.qid for q in with_vectors]
     return exact_top_k(qids, matrix, vectors.doc_ids, vectors.matrix, similarity, k)
+
+
+def engine_request(backend: SearchEngineBackend, method: str, path: str, **options: Any) -> Any:
+    """One request to the engine through ``backend``'s connection, retry policy and redaction
+    (``http.EngineHTTP.request``: ``params``, ``body``, ``what``, ``ok_status``): the run
+    history's index store (``history/engine_store.py``) talks to the engine with it."""
+    return backend._http.request(method, path, **options)
