@@ -443,6 +443,34 @@ class LatencyConfig(_Strict):
     )
 
 
+class ReferenceConfig(_Strict):
+    """A cumulative budget against a pinned run of the history (issue #37): the same paired
+    comparison as the baseline's, against a stored run that does not move with each accepted
+    change, so a slide of small accepted drops adds up to a failure."""
+
+    run: str = Field(
+        min_length=1,
+        description="The stored run compared against: a tag, a commit (or a unique prefix) or a run id "
+        "of the history (--retrieval-history).",
+    )
+    max_total_drop: Dict[str, Annotated[float, Field(ge=0, le=1, strict=True, allow_inf_nan=False)]] = Field(
+        description="metric -> the largest mean drop tolerated since the reference run, e.g. {ndcg@10: 0.02}.",
+        min_length=1,
+    )
+    allow_partial: bool = Field(
+        False,
+        description="Accept a reference run stored as partial (some of its gates got no verdict); "
+        "by default such a run is refused.",
+    )
+
+    @field_validator("run")
+    @classmethod
+    def _run_named(cls, v: str) -> str:
+        if not v.strip() or not v.isprintable():
+            raise ValueError("name the reference run: a tag, a commit or a run id (one printable word)")
+        return v
+
+
 class RegressionConfig(_Strict):
     """Paired comparison of every query against a committed baseline (non-inferiority)."""
 
@@ -467,6 +495,11 @@ class RegressionConfig(_Strict):
         "floors_only",
         description="When a comparison is refused (the metric profile changed, or too few "
         "queries are unchanged): skip with the reason (floors only), or an error.",
+    )
+    reference: Optional[ReferenceConfig] = Field(
+        None,
+        description="Also compare with a pinned run of the history (a cumulative budget): one gate "
+        "per metric of max_total_drop, <retriever>::reference:<metric>.",
     )
 
 

@@ -37,6 +37,8 @@ class SuiteState:
         self.error: Optional[BaseException] = None
         self.outcomes: List[GateOutcome] = []
         self.regressions: List[RegressionOutcome] = []
+        self.references: List[RegressionOutcome] = []  # against the pinned run of the history
+        self._reference: Optional[Tuple[Baseline, str, str]] = None  # (values, note, run id)
         self._warned: Set[str] = set()
         self.items: List[Dict[str, Any]] = []  # every gate item's outcome and message, for reports
         self._baseline: Optional[Tuple[Optional[Baseline], str]] = None
@@ -104,6 +106,21 @@ class SuiteState:
             except RetrievalError:
                 self._floor_baseline = (None,)
         return self._floor_baseline[0]
+
+    def reference(self, config: pytest.Config) -> Tuple[Baseline, str, str]:
+        """(the stored reference run's values, note, run id) of ``regression.reference``, read
+        once from the session's history store; ``ConfigError`` / ``HistoryError`` when there is
+        no store, no such run, or a run that cannot be the reference (gates/reference.py)."""
+        if self._reference is None:
+            from .reference import read_reference
+
+            self._reference = read_reference(config, self.suite, self.ran)
+        return self._reference
+
+    @property
+    def reference_note(self) -> str:
+        """What the reference comparison said, once a reference gate asked for it ("" before)."""
+        return self._reference[1] if self._reference is not None else ""
 
     @property
     def loaded_baseline(self) -> Optional[Tuple[Optional[Baseline], str]]:
