@@ -10,7 +10,7 @@ from typing import List, Optional
 
 from ..errors import RetrievalError
 from ..version import __version__
-from . import compare, evaluate, fuse, judge, report, schema, sweep
+from . import compare, evaluate, fuse, history, judge, report, schema, sweep
 from .options import Parser, join_negative_values
 
 
@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     judge.register(sub)  # pytest-retrieval judge clicks|llm|pool|import|agree
     report.register(sub)
     compare.register(sub)
+    history.register(sub)  # pytest-retrieval history prune|...
     return p
 
 

@@ -35,8 +35,22 @@ def load_report(path: str) -> Dict[str, Any]:
     doc = _parse(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("suites"), list):
         raise ReportFileError(f"{path}: not a pytest-retrieval JSON report (no 'suites' list)")
+    _check_version(doc, path)
     check_report(doc, path)
     return doc
+
+
+def _check_version(doc: Dict[str, Any], path: str) -> None:
+    """Reports of every version up to this one are read (a version 1 report has no fingerprint
+    and no run section, which nothing here needs); a newer one is refused, never misread."""
+    from ..reports.json_report import REPORT_VERSION
+
+    version = doc.get("version", 1)
+    if isinstance(version, int) and not isinstance(version, bool) and version > REPORT_VERSION:
+        raise ReportFileError(
+            f"{path}: written by a newer pytest-retrieval (report version {version}, this version "
+            f"reads up to {REPORT_VERSION}): upgrade pytest-retrieval"
+        )
 
 
 def _parse(path: str) -> Any:

@@ -43,7 +43,8 @@ class MetricPoint:
     time: datetime
     suite: str
     retriever: str
-    metric: str  # a measure name as the report writes it (ndcg@10, mrr, p95 for latency_ms)
+    metric: str  # a measure name as the report writes it (ndcg@10, mrr; p50_ms/p95_ms/p99_ms for latency_ms,
+    # the latency floors' own names; unjudged_share@10)
     value: float
     lo: Optional[float] = None  # the confidence band of the mean, when known
     hi: Optional[float] = None

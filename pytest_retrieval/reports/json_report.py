@@ -14,7 +14,10 @@ from ..gates.stages import stage_rows
 
 __all__ = ["REPORT_VERSION", "suite_report", "write_json_report"]
 
-REPORT_VERSION = 1
+#: 1: the report up to issue #37. 2: each suite's ``fingerprint`` (gates/fingerprint.py), and
+#: the ``run`` section of a run record (history/record.py: where and when it ran, partial).
+#: ``report`` and ``compare`` read both; a report of a newer version is refused with one line.
+REPORT_VERSION = 2
 
 
 def write_json_report(path: Path, states: Sequence[Any]) -> None:
@@ -107,8 +110,20 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "expectations": expectation_records(getattr(state, "expectations", [])),
         "warnings": list(result.warnings),
         "retries": _retries_report(result),
+        "fingerprint": _fingerprint(result),
         **report_extras(state),
     }
+
+
+def _fingerprint(result: Any) -> Optional[Dict[str, Any]]:
+    """The suite's input fingerprint (what produced the numbers), as a baseline keeps it; None
+    when it cannot be taken (reports never crash the run)."""
+    from ..gates.fingerprint import fingerprint_from_result
+
+    try:
+        return fingerprint_from_result(result)
+    except Exception:  # noqa: BLE001 - the fingerprint is information, the numbers stand
+        return None
 
 
 def _retries_report(result: Any) -> Dict[str, Any]:

@@ -6,9 +6,9 @@ Checked against scipy by ``tests/stats/test_distributions.py``.
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, Sequence, Tuple
 
-__all__ = ["normal_cdf", "normal_ppf", "betainc", "t_cdf", "t_sf", "t_ppf", "t_two_sided_p"]
+__all__ = ["normal_cdf", "normal_ppf", "betainc", "t_cdf", "t_sf", "t_ppf", "t_two_sided_p", "mean_interval"]
 
 # Acklam's rational approximation of the normal quantile (relative error < 1.15e-9),
 # refined by one Halley step on math.erfc, which brings it to double precision.
@@ -203,3 +203,19 @@ def _t_ppf_lower_half(p: float, df: float) -> float:
             return nx
         x = nx
     return x
+
+
+def mean_interval(
+    values: Sequence[float], confidence: float = 0.95
+) -> Tuple[Optional[float], Optional[float]]:
+    """The Student t interval of the mean of ``values`` (mean +- t(1-a/2, n-1) * sd / sqrt(n)),
+    the band a run history draws around each run's value; (None, None) for fewer than 2 values.
+    Queries are the sampling unit, as in the paired gate (Sakai, "Statistical Reform in
+    Information Retrieval?", SIGIR Forum 2014: t intervals over per-topic values)."""
+    n = len(values)
+    if n < 2:
+        return None, None
+    mean = math.fsum(values) / n
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    half = -t_ppf((1.0 - confidence) / 2.0, n - 1) * sd / math.sqrt(n)
+    return mean - half, mean + half
