@@ -481,6 +481,7 @@ def comparable(
     file: str,
     mismatch_is_error: bool,
     hint: str,
+    queries_of: str = "baseline",
 ) -> Tuple[Optional[Baseline], str]:
     """(reference, note) when ``reference`` (a baseline file, or a stored run of the history
     read into a :class:`Baseline`: gates/reference.py) is like with like with ``result``, its
@@ -496,10 +497,10 @@ def comparable(
         return None, f"the inputs changed since {what} ({changed}): floors only"
     old_hashes = reference.fingerprint.get("query_hashes") or {}
     reference.left_out = left_out_queries(old_hashes, current.get("query_hashes") or {})
-    return reference, _comparison_note(where, reference, diff, len(old_hashes))
+    return reference, _comparison_note(where, reference, diff, len(old_hashes), queries_of)
 
 
-def _comparison_note(where: str, baseline: Baseline, diff: Any, total: int) -> str:
+def _comparison_note(where: str, baseline: Baseline, diff: Any, total: int, queries_of: str) -> str:
     """``compared with x.baseline.json (system changes: ...; compared on 95 of 100 ...)``."""
     parts = []
     if diff.system:
@@ -507,6 +508,6 @@ def _comparison_note(where: str, baseline: Baseline, diff: Any, total: int) -> s
     if diff.judgments:
         parts.append("; ".join(diff.judgments))
     if baseline.left_out:
-        parts.append(left_out_summary(baseline.left_out, total))
+        parts.append(left_out_summary(baseline.left_out, total, of=queries_of))
     parts += baseline.notes
     return f"compared with {where}" + (f" ({'; '.join(parts)})" if parts else "")

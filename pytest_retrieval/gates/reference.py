@@ -117,6 +117,7 @@ def comparable_reference(reference: Baseline, result: Any, *, ref: str, run_id: 
         file=str(result.suite.path),
         mismatch_is_error=True,
         hint=REFERENCE_HINT,
+        queries_of="reference",
     )
     assert checked is not None  # mismatch_is_error: refused with an error, never None
     return checked, note

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Tuple
 
 import pytest
@@ -18,7 +19,7 @@ def read_reference(config: pytest.Config, suite: Any, result: Any) -> Tuple[Any,
     problem is a ``ConfigError`` / ``HistoryError`` line: no history configured, no such run,
     a partial run or one of another suite, inputs changed (never a skip that passes)."""
     from ..gates.reference import comparable_reference, reference_from_record
-    from ..history.store import open_store
+    from ..history import is_engine_url, open_store
 
     ref_cfg = suite.model.regression.reference
     location = config.getoption("retrieval_history", default=None)
@@ -28,7 +29,13 @@ def read_reference(config: pytest.Config, suite: Any, result: Any) -> Tuple[Any,
             f"--retrieval-history PATH (or ini retrieval_history)",
             file=str(suite.path),
         )
-    store = open_store(str(location))
+    location = str(location)
+    if not is_engine_url(location) and not Path(location).expanduser().exists():
+        raise ConfigError(
+            f"regression.reference run {ref_cfg.run!r}: no run history at {location} (nothing stored yet?)",
+            file=str(suite.path),
+        )
+    store = open_store(location)
     try:
         run_id = store.resolve(ref_cfg.run)
         record = store.load(run_id)
