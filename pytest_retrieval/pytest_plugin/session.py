@@ -170,8 +170,20 @@ class RetrievalSession:
                 f"{self._label('export_unjudged')} {unjudged}",
                 lambda: write_unjudged(Path(unjudged), self.states),
             )
-        # run files, JSON, Markdown, HTML, ...
-        write_outputs(session, self.states, writer, gates=self.gates(), label=self._label)
+        # run files, JSON, Markdown, HTML, ..., then the run history
+        from .history import run_of, write_history
+
+        gates = self.gates()
+        ran = bool(self.states or gates["total"])
+        write_outputs(
+            session,
+            self.states,
+            writer,
+            gates=gates,
+            label=self._label,
+            run=lambda: run_of(self.config, gates, int(session.exitstatus)),
+            history=(lambda w, doc: write_history(w, self.config, doc)) if ran else None,
+        )
 
     def _label(self, name: str) -> str:
         """``--retrieval-<name>``, or ``retrieval_<name> in pyproject.toml`` for an ini value."""

@@ -24,18 +24,22 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 
 def report_document(
-    states: Sequence[Any], session: Any = None, gates: Optional[Dict[str, int]] = None
+    states: Sequence[Any],
+    session: Any = None,
+    gates: Optional[Dict[str, int]] = None,
+    run: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, Any]:
     """The JSON report as a plain dict (what ``--retrieval-report`` writes); ``gates``: the
-    session's gate counts (``session.gates``: how many of them ran)."""
+    session's gate counts (``session.gates``: how many of them ran); ``run``: the session's
+    ``run`` section (``history/record.py``: id, time, where it ran, partial), which makes the
+    document the run record a history keeps."""
     from .. import __version__
     from .json_report import REPORT_VERSION, finite_only, json_default, suite_report
 
-    doc: Dict[str, Any] = {
-        "version": REPORT_VERSION,
-        "plugin_version": __version__,
-        "suites": [suite_report(s) for s in states],
-    }
+    doc: Dict[str, Any] = {"version": REPORT_VERSION}
+    if run is not None:
+        doc["run"] = dict(run)
+    doc.update(plugin_version=__version__, suites=[suite_report(s) for s in states])
     if session is not None:
         doc["session"] = _session_info(session)
         if gates is not None:
@@ -187,10 +191,14 @@ def write_outputs(
     writer: Optional[OutputWriter] = None,
     gates: Optional[Dict[str, int]] = None,
     label: Callable[[str], str] = "--retrieval-{}".format,
+    run: Optional[Callable[[], Dict[str, Any]]] = None,
+    history: Optional[Callable[[OutputWriter, Dict[str, Any]], None]] = None,
 ) -> None:
     """End of a pytest session: the run files, the JSON report and every requested rendering.
     ``label(name)`` names an output's option in a problem (default ``--retrieval-<name>``; the
-    plugin passes the ini key when the value came from the ini file)."""
+    plugin passes the ini key when the value came from the ini file). ``run()``: the document's
+    ``run`` section (asked for only when a document is made); ``history(writer, doc)``: the run history's write, last (the plugin's
+    ``pytest_plugin/history.write_history``)."""
     config = session.config
     writer = writer or OutputWriter(terminal_say(config), session)
     name = label
@@ -201,9 +209,9 @@ def write_outputs(
     paths = {
         k: config.getoption(f"retrieval_{k}", None) for k in ("report", "markdown", "html", "openmetrics")
     }
-    if not (any(paths.values()) or step):
+    if not (any(paths.values()) or step or history):
         return
-    doc = _document(writer, session, states, gates)
+    doc = _document(writer, session, states, gates, run() if run else None)
     if doc is None:
         return
     if paths["report"]:
@@ -219,10 +227,16 @@ def write_outputs(
         flag=name,
         writer=writer,
     )
+    if history is not None:
+        history(writer, doc)
 
 
 def _document(
-    writer: OutputWriter, session: Any, states: Sequence[Any], gates: Optional[Dict[str, int]]
+    writer: OutputWriter,
+    session: Any,
+    states: Sequence[Any],
+    gates: Optional[Dict[str, int]],
+    run: Optional[Dict[str, Any]] = None,
 ) -> Optional[Dict[str, Any]]:
     """The report document (with the baselines' rankings and values, for diffs), or None (said)."""
     if not session.config.getoption("retrieval_baseline_update", None):
@@ -230,7 +244,9 @@ def _document(
     from .paths import relative_to_root
 
     doc: Dict[str, Any] = {}
-    built = writer.write("the report document", lambda: doc.update(report_document(states, session, gates)))
+    built = writer.write(
+        "the report document", lambda: doc.update(report_document(states, session, gates, run))
+    )
     return relative_to_root(doc, session.config.rootpath) if built else None
 
 
