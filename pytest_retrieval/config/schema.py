@@ -457,7 +457,7 @@ class ReferenceConfig(_Strict):
         description="metric -> the largest mean drop tolerated since the reference run, e.g. {ndcg@10: 0.02}.",
         min_length=1,
     )
-    allow_partial: bool = Field(
+    allow_partial: Annotated[bool, Field(strict=True)] = Field(
         False,
         description="Accept a reference run stored as partial (some of its gates got no verdict); "
         "by default such a run is refused.",

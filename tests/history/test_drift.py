@@ -112,7 +112,7 @@ def test_a_pipeline_change_ends_the_stretch_tested() -> None:
 def test_no_runs_and_bad_options(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     path = _history(tmp_path, [0.5] * 3)
     assert main(["history", "drift", "--store", path, "--suite", "nope"]) == 2
-    assert "no stored runs of suite nope" in capsys.readouterr().out
+    assert "no stored runs of suite 'nope' with no gated metric" in capsys.readouterr().err
     assert main(["history", "drift", "--store", path]) == 0
     assert "too few to test (a sustained shift needs 6 at least)" in capsys.readouterr().out
     for bad in (

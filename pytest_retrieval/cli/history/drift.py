@@ -14,6 +14,7 @@ import argparse
 import json
 from typing import Any, Dict, List, Mapping, Tuple
 
+from ...errors import HistoryError
 from ..options import number
 from .store import add_store_option, open_from_args
 
@@ -41,11 +42,11 @@ def run(args: argparse.Namespace) -> int:
         store.close()
     series = _series(points, args.metric)
     if not series:
-        what = ", ".join(f"{k} {v}" for k, v in _filters(args).items()) or "any suite"
-        print(
-            f"history {store.location}: no stored runs of {what} (or no gated metric in them: name one with --metric)"
+        what = ", ".join(f"{k} {v!r}" for k, v in _filters(args).items()) or "any suite"
+        metrics = ", ".join(repr(m) for m in args.metric) or "no gated metric"
+        raise HistoryError(
+            f"history {store.location}: no stored runs of {what} with {metrics} (name one with --metric)"
         )
-        return 2
     alpha = args.alpha / len(series)  # Bonferroni over the series: the command's false-alarm rate <= --alpha
     fingerprints = _fingerprints(entries)
     findings = [
