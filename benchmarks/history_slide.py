@@ -49,7 +49,7 @@ from typing import Any, Dict, List, Optional, Tuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
-from zoo_data import MAX_DROP, build_base  # noqa: E402
+from zoo_data import MAX_DROP, SHARED, build_base  # noqa: E402
 
 from pytest_retrieval.types import Ranking  # noqa: E402
 
@@ -75,12 +75,12 @@ class Step:
 # ----------------------------------------------------------------------------- the system
 
 
-def suite_folder(out: Path, queries: Optional[int] = None) -> Path:
-    """The zoo's SciFact gate suite with BM25 only, the reference gate, no latency pass; with
-    ``queries``, only the first so many judged queries (the fast variant of the test)."""
+def suite_folder(out: Path, dataset: str = "scifact", shared: Path = SHARED) -> Path:
+    """The zoo's gate suite of ``dataset`` (a BEIR folder under ``shared``) with BM25 only, the
+    reference gate, no latency pass."""
     import yaml
 
-    case = build_base(out / "scifact", "scifact", "embedded")
+    case = build_base(out / dataset, dataset, "embedded", shared)
     gate = case.gate
     gate.pop("embedder", None)
     gate["retrievers"] = {"bm25": gate["retrievers"]["bm25"]}
@@ -91,12 +91,6 @@ def suite_folder(out: Path, queries: Optional[int] = None) -> Path:
         "resamples": 2000,
         "reference": {"run": REF, "max_total_drop": {METRIC: MAX_TOTAL_DROP}},
     }
-    if queries is not None:
-        qrels = case.data / "qrels_gate.tsv"
-        lines = qrels.read_text(encoding="utf-8").splitlines()
-        head, rows = lines[0], lines[1:]
-        keep = list(dict.fromkeys(r.split("\t")[0] for r in rows))[:queries]
-        qrels.write_text("\n".join([head] + [r for r in rows if r.split("\t")[0] in keep]) + "\n")
     path = case.root / "retrieval_gate.yaml"
     path.write_text(yaml.safe_dump(gate, sort_keys=False), encoding="utf-8")
     return path
