@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import ConfigError
 from ..gates.floors import BaselineGate, Floor, ReferenceGate, parse_floors
 from .backend_checks import check_backend
+from .regression import parse_reference, parse_regression
 from .schema import (
     FUSION_TYPES,
     SCALAR_RULES,
@@ -374,8 +375,8 @@ def load_suite(
     metrics = _parse_metrics(suite)
     suite.floors = parse_floors(model, suite, metrics)  # appends the metrics floors need
     _check_references(suite)
-    suite.regression = _parse_regression(suite, metrics)  # appends the metrics compared
-    suite.reference = _parse_reference(suite, metrics)
+    suite.regression = parse_regression(suite, metrics)  # appends the metrics compared
+    suite.reference = parse_reference(suite, metrics)
     suite.expectations = _parse_expectations(suite)
     if not suite.floors and not suite.regression and not suite.expectations:
         raise suite.error(
@@ -490,73 +491,6 @@ def _check_references(suite: Suite) -> None:
         for r_name in model.unanswerable.threshold:
             if r_name not in retrievers:
                 raise suite.error(("unanswerable", "threshold", r_name), f"unknown retriever {r_name!r}")
-
-
-def _regression_metric(suite: Suite, m: Any) -> str:
-    """The canonical name of a ``regression.max_drop`` key."""
-    return _gate_metric(suite, m, ("regression", "max_drop", m))
-
-
-def _gate_metric(suite: Suite, m: Any, key: KeyPath) -> str:
-    """The canonical name of a paired gate's metric key (``regression.max_drop``,
-    ``regression.reference.max_total_drop``), refused in one line when it is no metric or no
-    score a paired mean difference can gate."""
-    from ..measures.metrics import gate_problem, parse_metric
-
-    try:
-        canon = str(parse_metric(str(m)))
-    except ValueError as exc:
-        raise suite.error(key, str(exc)) from None
-    problem = gate_problem(canon, regression=True)
-    if problem:
-        raise suite.error(key, problem)
-    return canon
-
-
-def _parse_regression(suite: Suite, metrics: List[str]) -> List[BaselineGate]:
-    """(retriever, canonical metric, max drop) of every baseline comparison; metrics compared
-    are appended to ``metrics``."""
-    reg = suite.model.regression
-    if reg is None:
-        return []
-    names = reg.retrievers or list(suite.model.retrievers)
-    for i, r_name in enumerate(names):
-        if r_name not in suite.model.retrievers:
-            raise suite.error(("regression", "retrievers", i), f"unknown retriever {suite.shown(r_name)}")
-    out: List[BaselineGate] = []
-    seen: Dict[str, str] = {}
-    for m, margin in reg.max_drop.items():
-        canon = _regression_metric(suite, m)
-        if canon in seen:
-            raise suite.error(
-                ("regression", "max_drop", m), f"{m!r} and {seen[canon]!r} are the same metric: keep one"
-            )
-        seen[canon] = str(m)
-        if canon not in metrics:
-            metrics.append(canon)
-        out += [BaselineGate(r_name, canon, float(margin)) for r_name in names]
-    return out
-
-
-def _parse_reference(suite: Suite, metrics: List[str]) -> List[ReferenceGate]:
-    """(retriever, canonical metric, max total drop) of every comparison with the pinned
-    reference run (``regression.reference``), for the retrievers the baseline gates compare."""
-    reg = suite.model.regression
-    if reg is None or reg.reference is None:
-        return []
-    names = reg.retrievers or list(suite.model.retrievers)
-    out: List[ReferenceGate] = []
-    seen: Dict[str, str] = {}
-    for m, margin in reg.reference.max_total_drop.items():
-        key = ("regression", "reference", "max_total_drop", m)
-        canon = _gate_metric(suite, m, key)
-        if canon in seen:
-            raise suite.error(key, f"{m!r} and {seen[canon]!r} are the same metric: keep one")
-        seen[canon] = str(m)
-        if canon not in metrics:
-            metrics.append(canon)
-        out += [ReferenceGate(r_name, canon, float(margin)) for r_name in names]
-    return out
 
 
 def _parse_expectations(suite: Suite) -> List[Any]:

@@ -443,32 +443,20 @@ class LatencyConfig(_Strict):
     )
 
 
-class ReferenceConfig(_Strict):
-    """A cumulative budget against a pinned run of the history (issue #37): the same paired
-    comparison as the baseline's, against a stored run that does not move with each accepted
-    change, so a slide of small accepted drops adds up to a failure."""
+Margin = Annotated[float, Field(ge=0, le=1, strict=True, allow_inf_nan=False)]  # max_drop, max_total_drop
 
-    run: str = Field(
-        min_length=1,
-        description="The stored run compared against: a tag, a commit (or a unique prefix) or a run id "
-        "of the history (--retrieval-history).",
-    )
-    max_total_drop: Dict[str, Annotated[float, Field(ge=0, le=1, strict=True, allow_inf_nan=False)]] = Field(
-        description="metric -> the largest mean drop tolerated since the reference run, e.g. {ndcg@10: 0.02}.",
+
+class ReferenceConfig(_Strict):
+    """A cumulative budget against a pinned run of the history (issue #37; gates/reference.py)."""
+
+    run: str = Field(description="The stored run: a tag, a commit or a run id of --retrieval-history.")
+    max_total_drop: Dict[str, Margin] = Field(
+        description="metric -> the largest mean drop since the reference run, e.g. {ndcg@10: 0.02}.",
         min_length=1,
     )
     allow_partial: Annotated[bool, Field(strict=True)] = Field(
-        False,
-        description="Accept a reference run stored as partial (some of its gates got no verdict); "
-        "by default such a run is refused.",
+        False, description="Accept a reference run stored as partial (by default refused)."
     )
-
-    @field_validator("run")
-    @classmethod
-    def _run_named(cls, v: str) -> str:
-        if not v.strip() or not v.isprintable():
-            raise ValueError("name the reference run: a tag, a commit or a run id (one printable word)")
-        return v
 
 
 class RegressionConfig(_Strict):
@@ -477,7 +465,7 @@ class RegressionConfig(_Strict):
     baseline: Optional[str] = Field(
         None, description="Baseline JSON (default: <suite file stem>.baseline.json beside it)."
     )
-    max_drop: Dict[str, Annotated[float, Field(ge=0, le=1, strict=True, allow_inf_nan=False)]] = Field(
+    max_drop: Dict[str, Margin] = Field(
         description="metric -> the largest mean drop tolerated, e.g. {ndcg@10: 0.01}.", min_length=1
     )
     retrievers: Optional[List[str]] = Field(None, description="Retrievers compared (default: all).")
@@ -497,9 +485,7 @@ class RegressionConfig(_Strict):
         "queries are unchanged): skip with the reason (floors only), or an error.",
     )
     reference: Optional[ReferenceConfig] = Field(
-        None,
-        description="Also compare with a pinned run of the history (a cumulative budget): one gate "
-        "per metric of max_total_drop, <retriever>::reference:<metric>.",
+        None, description="Also compare with a pinned run of the history: <retriever>::reference:<metric>."
     )
 
 
