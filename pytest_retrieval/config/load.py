@@ -12,8 +12,9 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set,
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
-from ..gates.floors import BaselineGate, Floor, parse_floors
+from ..gates.floors import BaselineGate, Floor, ReferenceGate, parse_floors
 from .backend_checks import check_backend
+from .regression import parse_reference, parse_regression
 from .schema import (
     FUSION_TYPES,
     SCALAR_RULES,
@@ -54,6 +55,7 @@ class Suite:
     order: List[str]  # retrievers in dependency order
     metrics: List[str]  # canonical metrics to evaluate (summary + floors)
     regression: List[BaselineGate] = field(default_factory=list)  # (retriever, metric, max_drop)
+    reference: List[ReferenceGate] = field(default_factory=list)  # against a pinned run of the history
     expectations: List[Any] = field(default_factory=list)  # gates.expectations.Expectation
     files: List[str] = field(default_factory=list)  # every file that went into it
     interpolated: List[Interpolated] = field(default_factory=list)  # ${VAR} values: never echoed
@@ -62,6 +64,12 @@ class Suite:
     def shown(self, value: Any) -> str:
         """``repr(value)``, or the variable's name when the value came from ``${VAR}``."""
         return conceal(repr(value), self.interpolated)
+
+    @property
+    def reference_run(self) -> str:
+        """``regression.reference.run``: the stored run the reference gates compare with."""
+        reg = self.model.regression
+        return reg.reference.run if reg is not None and reg.reference is not None else ""
 
     def resolve_path(self, key: KeyPath, value: str) -> Path:
         """A relative path is relative to the file where it was written."""
@@ -273,13 +281,16 @@ def _pydantic_error(exc: ValidationError, data: Any, positions: Positions, path:
     return ConfigError(msg + more, file=file or str(path), key=format_path(key) or None, line=line)
 
 
+_TOTAL_DROP = ("regression", "reference", "max_total_drop")
+
+
 def _problem(err: Any, data: Any) -> Tuple[KeyPath, str]:
     """(where, what) of one pydantic error, in the suite's words."""
     key = _data_path(data, tuple(err.get("loc", ())))
     described = _BY_TYPE.get(err.get("type", ""))
     if described is not None:
         return described(err, data, key)
-    if key[:1] == ("floors",) or key[:2] == ("regression", "max_drop"):
+    if key[:1] == ("floors",) or key[:2] == ("regression", "max_drop") or key[:3] == _TOTAL_DROP:
         return key, _not_a_gate_number(err.get("input"))
     if "input" in err and not isinstance(err.get("input"), (dict, list)):
         return key, f"{err['msg']} (got {shown(err.get('input'))})"
@@ -398,7 +409,8 @@ def load_suite(
     metrics = _parse_metrics(suite)
     suite.floors = parse_floors(model, suite, metrics)  # appends the metrics floors need
     _check_references(suite)
-    suite.regression = _parse_regression(suite, metrics)  # appends the metrics compared
+    suite.regression = parse_regression(suite, metrics)  # appends the metrics compared
+    suite.reference = parse_reference(suite, metrics)
     suite.expectations = _parse_expectations(suite)
     if not suite.floors and not suite.regression and not suite.expectations:
         raise suite.error(
@@ -513,46 +525,6 @@ def _check_references(suite: Suite) -> None:
         for r_name in model.unanswerable.threshold:
             if r_name not in retrievers:
                 raise suite.error(("unanswerable", "threshold", r_name), f"unknown retriever {r_name!r}")
-
-
-def _regression_metric(suite: Suite, m: Any) -> str:
-    """The canonical name of a ``regression.max_drop`` key, refused in one line when it is no
-    metric or no score a paired mean difference can gate."""
-    from ..measures.metrics import gate_problem, parse_metric
-
-    try:
-        canon = str(parse_metric(str(m)))
-    except ValueError as exc:
-        raise suite.error(("regression", "max_drop", m), str(exc)) from None
-    problem = gate_problem(canon, regression=True)
-    if problem:
-        raise suite.error(("regression", "max_drop", m), problem)
-    return canon
-
-
-def _parse_regression(suite: Suite, metrics: List[str]) -> List[BaselineGate]:
-    """(retriever, canonical metric, max drop) of every baseline comparison; metrics compared
-    are appended to ``metrics``."""
-    reg = suite.model.regression
-    if reg is None:
-        return []
-    names = reg.retrievers or list(suite.model.retrievers)
-    for i, r_name in enumerate(names):
-        if r_name not in suite.model.retrievers:
-            raise suite.error(("regression", "retrievers", i), f"unknown retriever {suite.shown(r_name)}")
-    out: List[BaselineGate] = []
-    seen: Dict[str, str] = {}
-    for m, margin in reg.max_drop.items():
-        canon = _regression_metric(suite, m)
-        if canon in seen:
-            raise suite.error(
-                ("regression", "max_drop", m), f"{m!r} and {seen[canon]!r} are the same metric: keep one"
-            )
-        seen[canon] = str(m)
-        if canon not in metrics:
-            metrics.append(canon)
-        out += [BaselineGate(r_name, canon, float(margin)) for r_name in names]
-    return out
 
 
 def _parse_expectations(suite: Suite) -> List[Any]:

@@ -450,13 +450,29 @@ class LatencyConfig(_Strict):
     )
 
 
+Margin = Annotated[float, Field(ge=0, le=1, strict=True, allow_inf_nan=False)]  # max_drop, max_total_drop
+
+
+class ReferenceConfig(_Strict):
+    """A cumulative budget against a pinned run of the history (issue #37; gates/reference.py)."""
+
+    run: str = Field(description="The stored run: a tag, a commit or a run id of --retrieval-history.")
+    max_total_drop: Dict[str, Margin] = Field(
+        description="metric -> the largest mean drop since the reference run, e.g. {ndcg@10: 0.02}.",
+        min_length=1,
+    )
+    allow_partial: Annotated[bool, Field(strict=True)] = Field(
+        False, description="Accept a reference run stored as partial (by default refused)."
+    )
+
+
 class RegressionConfig(_Strict):
     """Paired comparison of every query against a committed baseline (non-inferiority)."""
 
     baseline: Optional[str] = Field(
         None, description="Baseline JSON (default: <suite file stem>.baseline.json beside it)."
     )
-    max_drop: Dict[str, Annotated[float, Field(ge=0, le=1, strict=True, allow_inf_nan=False)]] = Field(
+    max_drop: Dict[str, Margin] = Field(
         description="metric -> the largest mean drop tolerated, e.g. {ndcg@10: 0.01}.", min_length=1
     )
     retrievers: Optional[List[str]] = Field(None, description="Retrievers compared (default: all).")
@@ -474,6 +490,9 @@ class RegressionConfig(_Strict):
         "floors_only",
         description="When a comparison is refused (the metric profile changed, or too few "
         "queries are unchanged): skip with the reason (floors only), or an error.",
+    )
+    reference: Optional[ReferenceConfig] = Field(
+        None, description="Also compare with a pinned run of the history: <retriever>::reference:<metric>."
     )
 
 

@@ -68,6 +68,7 @@ __all__ = [
     "baseline_path",
     "update_baseline",
     "load_comparable_baseline",
+    "comparable",
 ]
 
 FORMAT = "pytest-retrieval-baseline"
@@ -458,22 +459,50 @@ def load_comparable_baseline(suite: Any, result: Any) -> Tuple[Optional[Baseline
             f"no baseline at {path}: floors only. Write one with "
             f"`pytest --retrieval-baseline-update`, review the diff, commit it"
         )
+    error = suite.model.regression.on_fingerprint_mismatch == "error"
+    return comparable(
+        baseline,
+        result,
+        what="the baseline",
+        where=path.name,
+        file=str(path),
+        mismatch_is_error=error,
+        hint=_UPDATE_HINT,
+    )
+
+
+_UPDATE_HINT = "update it with --retrieval-baseline-update"
+
+
+def comparable(
+    reference: Baseline,
+    result: Any,
+    *,
+    what: str,
+    where: str,
+    file: str,
+    mismatch_is_error: bool,
+    hint: str,
+    queries_of: str = "baseline",
+) -> Tuple[Optional[Baseline], str]:
+    """(reference, note) when ``reference`` (a baseline file, or a stored run of the history
+    read into a :class:`Baseline`: gates/reference.py) is like with like with ``result``, its
+    ``left_out`` set to the queries whose text or judgments changed (:mod:`.comparable`);
+    (None, why) to fall back to floors only; ``ConfigError`` (naming ``file``) when
+    ``mismatch_is_error``. ``what`` names the reference in a refusal, ``where`` in the note."""
     current = fingerprint_from_result(result)
-    diff = compare_fingerprints(baseline.fingerprint, current)
+    diff = compare_fingerprints(reference.fingerprint, current)
     if not diff.comparable:
-        what = "; ".join(diff.invalidating)
-        if suite.model.regression.on_fingerprint_mismatch == "error":
-            raise ConfigError(
-                f"the inputs changed since the baseline ({what}); update it with --retrieval-baseline-update",
-                file=str(path),
-            )
-        return None, f"the inputs changed since the baseline ({what}): floors only"
-    old_hashes = baseline.fingerprint.get("query_hashes") or {}
-    baseline.left_out = left_out_queries(old_hashes, current.get("query_hashes") or {})
-    return baseline, _comparison_note(path, baseline, diff, len(old_hashes))
+        changed = "; ".join(diff.invalidating)
+        if mismatch_is_error:
+            raise ConfigError(f"the inputs changed since {what} ({changed}); {hint}", file=file)
+        return None, f"the inputs changed since {what} ({changed}): floors only"
+    old_hashes = reference.fingerprint.get("query_hashes") or {}
+    reference.left_out = left_out_queries(old_hashes, current.get("query_hashes") or {})
+    return reference, _comparison_note(where, reference, diff, len(old_hashes), queries_of)
 
 
-def _comparison_note(path: Path, baseline: Baseline, diff: Any, total: int) -> str:
+def _comparison_note(where: str, baseline: Baseline, diff: Any, total: int, queries_of: str) -> str:
     """``compared with x.baseline.json (system changes: ...; compared on 95 of 100 ...)``."""
     parts = []
     if diff.system:
@@ -481,6 +510,6 @@ def _comparison_note(path: Path, baseline: Baseline, diff: Any, total: int) -> s
     if diff.judgments:
         parts.append("; ".join(diff.judgments))
     if baseline.left_out:
-        parts.append(left_out_summary(baseline.left_out, total))
+        parts.append(left_out_summary(baseline.left_out, total, of=queries_of))
     parts += baseline.notes
-    return f"compared with {path.name}" + (f" ({'; '.join(parts)})" if parts else "")
+    return f"compared with {where}" + (f" ({'; '.join(parts)})" if parts else "")

@@ -44,7 +44,7 @@ def _why(text_changed: bool, judgments_changed: bool) -> str:
     return "text changed" if text_changed else "judgments changed"
 
 
-def left_out_summary(left_out: Mapping[str, str], total: int) -> str:
+def left_out_summary(left_out: Mapping[str, str], total: int, *, of: str = "baseline") -> str:
     """``compared on 95 of 100 baseline queries; left out: 3 judgments changed (q1, q7, q9),
     2 no longer judged (q4, q5)``; "" when none was left out."""
     if not left_out:
@@ -57,7 +57,7 @@ def left_out_summary(left_out: Mapping[str, str], total: int) -> str:
         shown = ", ".join(_shown_id(q) for q in qids[:_NAMED]) + (", ..." if len(qids) > _NAMED else "")
         parts.append(f"{len(qids)} {why} ({shown})")
     kept = max(total - len(left_out), 0)
-    return f"compared on {kept} of {total} baseline queries; left out: " + ", ".join(parts)
+    return f"compared on {kept} of {total} {of} queries; left out: " + ", ".join(parts)
 
 
 def _shown_id(qid: str) -> str:

@@ -13,6 +13,7 @@ __all__ = [
     "GateKind",
     "Floor",
     "BaselineGate",
+    "ReferenceGate",
     "kind_of",
     "percentile_of",
     "lifted_of",
@@ -113,6 +114,23 @@ class BaselineGate(NamedTuple):
     @property
     def name(self) -> str:
         return f"baseline:{self.metric}"
+
+
+class ReferenceGate(NamedTuple):
+    """A metric of a retriever that must not have dropped by more than ``max_drop`` (the suite's
+    ``regression.reference.max_total_drop``) since the pinned reference run of the history."""
+
+    retriever: str
+    metric: str
+    max_drop: float
+
+    @property
+    def kind(self) -> GateKind:
+        return GateKind.BASELINE
+
+    @property
+    def name(self) -> str:
+        return f"reference:{self.metric}"
 
 
 def ab_percentiles(floors: List[Floor], retriever: str) -> List[int]:

@@ -26,8 +26,15 @@ class RegressionOutcome:
     judged: Optional[JudgedChange] = None  # judged@10 over the compared queries, then and now
     judged_only: Optional[JudgedOnlyChange] = None  # the metric on judged documents, when judged@10 fell
     left_out: Dict[str, str] = field(default_factory=dict)  # baseline query -> why not compared
+    reference: Optional[Dict[str, Any]] = None  # the stored run compared with (gates/reference.py)
 
     def as_dict(self) -> Dict[str, Any]:
+        out = self._as_dict()
+        if self.reference is not None:
+            out["reference"] = dict(self.reference)
+        return out
+
+    def _as_dict(self) -> Dict[str, Any]:
         return {
             "retriever": self.retriever,
             "metric": self.metric,
@@ -121,15 +128,17 @@ def baseline_gate_refusal(
 
 
 def judge_against_baseline(
-    result: Any, baseline: Any, retriever: str, metric: str, max_drop: float
+    result: Any, baseline: Any, retriever: str, metric: str, max_drop: float, *, against: str = "baseline"
 ) -> RegressionOutcome:
     """The paired comparison over the baseline's queries that did not change (``baseline.left_out``
-    are not compared), with the change of judged@10 beside it."""
+    are not compared), with the change of judged@10 beside it. ``baseline`` is a
+    :class:`.baseline.Baseline`: the committed file, or a stored run of the history read into one
+    (gates/reference.py, ``against="reference run <id>"``)."""
     from ..stats.paired import paired_comparison
 
     reg = result.suite.model.regression
     suite_name = result.suite.name
-    label = f"{suite_name} :: {retriever} :: {metric} vs baseline"
+    label = f"{suite_name} :: {retriever} :: {metric} vs {against}"
     before = baseline.per_query(retriever, metric)
     if before is None:
         raise ConfigError(
@@ -145,7 +154,7 @@ def judge_against_baseline(
     out = RegressionOutcome(suite_name, retriever, metric, max_drop, overall, left_out=left_out)
     out.judged = _judged(result, baseline, retriever, kept, now)
     out.judged_only = _judged_only(result, baseline, out, kept, now)
-    lines = _context_lines(out, len(before))
+    lines = _context_lines(out, len(before), against)
     if reg.strata and result.judgments.tags:
         out.strata = _strata(kept, now, result.judgments.tags, kw)
         lines += _failed_strata_lines(out.strata, texts)
@@ -206,15 +215,15 @@ def _failed_strata_lines(strata: Dict[str, StratumVerdict], texts: Any) -> List[
     ]
 
 
-def _context_lines(out: RegressionOutcome, total: int) -> List[str]:
+def _context_lines(out: RegressionOutcome, total: int, against: str) -> List[str]:
     """The queries left out of the comparison and the judged@10 change, under the verdict."""
     lines = []
     if out.left_out:
-        lines.append("  " + left_out_summary(out.left_out, total))
+        lines.append("  " + left_out_summary(out.left_out, total, of=against.split(" ")[0]))
     if out.judged is not None:
         lines.append("  " + out.judged.describe())
         if out.judged_only is not None:
             lines.append("  " + out.judged_only.describe())
     else:
-        lines.append("  judged@10: not in the baseline (written before it was recorded)")
+        lines.append(f"  judged@10: not in the {against.split(' ')[0]} (written before it was recorded)")
     return lines

@@ -313,7 +313,7 @@ _RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 def _verdicts(suite: Mapping[str, Any]) -> Dict[Tuple[str, str], str]:
     """(retriever, metric) -> the worst outcome of the floors and baseline gates that judged it."""
     out: Dict[Tuple[str, str], str] = {}
-    for key in ("gates", "regressions"):
+    for key in ("gates", "regressions", "references"):
         for g in suite.get(key) or ():
             if not isinstance(g, Mapping) or g.get("stratum"):
                 continue

@@ -18,13 +18,14 @@ from .suite_files import SUITE_PATTERNS, is_suite_file, suite_gates
 
 if TYPE_CHECKING:
     from ..gates.expectations import Expectation
-    from ..gates.floors import BaselineGate, Floor
+    from ..gates.floors import BaselineGate, Floor, ReferenceGate
 
 __all__ = [
     "SUITE_PATTERNS",
     "ExpectationItem",
     "GateFailed",
     "GateItem",
+    "ReferenceItem",
     "RegressionItem",
     "RetrievalSuiteFile",
     "RetrieverNode",
@@ -89,6 +90,7 @@ class RetrievalSuiteFile(pytest.File):
                 floors=floors,
                 regression=regression,
                 expectations=expectations,
+                reference=[g for g in state.suite.reference if g.retriever == name],
                 state=state,
             )
 
@@ -105,12 +107,14 @@ class RetrieverNode(pytest.Collector):
         retriever: str,
         regression: Sequence[BaselineGate] = (),
         expectations: Sequence[Expectation] = (),
+        reference: Sequence[ReferenceGate] = (),
         **kw: Any,
     ):
         super().__init__(**kw)
         self.retriever = retriever  # the suite's name for it (``name`` is its one-line form)
         self.floors = floors
         self.regression = list(regression)
+        self.reference = list(reference)
         self.expectations = list(expectations)
         self.state = state
 
@@ -119,6 +123,8 @@ class RetrieverNode(pytest.Collector):
             yield GateItem.from_parent(self, name=floor.name, floor=floor, state=self.state)
         for gate in self.regression:
             yield RegressionItem.from_parent(self, name=gate.name, gate=gate, state=self.state)
+        for ref_gate in self.reference:
+            yield ReferenceItem.from_parent(self, name=ref_gate.name, gate=ref_gate, state=self.state)
         for expectation in self.expectations:
             yield ExpectationItem.from_parent(
                 self, name=f"expect[{expectation.name}]", expectation=expectation, state=self.state
@@ -226,6 +232,30 @@ class RegressionItem(SuiteItem):
         outcome = evaluate(self.state.result, self.gate, baseline=baseline)
         self.state.regressions.append(outcome)
         self.user_properties.extend(regression_properties(outcome))
+        if not outcome.passed:
+            raise GateFailed(outcome.message)
+
+
+class ReferenceItem(SuiteItem):
+    """The cumulative budget against the pinned run of the history (``regression.reference``):
+    the baseline gate's paired comparison, against a stored run that does not move. A
+    reference that cannot be read or compared is an error, never a skip (gates/reference.py)."""
+
+    def __init__(self, *, gate: ReferenceGate, **kw: Any):
+        super().__init__(**kw)
+        self.gate = gate
+
+    def runtest(self) -> None:
+        from ..gates.reference import judge_against_reference
+        from ..reports.junit import regression_properties
+
+        if self.config.getoption("retrieval_baseline_update"):
+            pytest.skip("--retrieval-baseline-update: writing the baseline, not comparing")
+        reference, _, run_id = self.state.reference(self.config)
+        ref = self.state.suite.reference_run
+        outcome = judge_against_reference(self.state.ran, reference, self.gate, ref=ref, run_id=run_id)
+        self.state.references.append(outcome)
+        self.user_properties.extend(regression_properties(outcome, kind="reference"))
         if not outcome.passed:
             raise GateFailed(outcome.message)
 

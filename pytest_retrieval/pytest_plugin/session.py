@@ -127,7 +127,14 @@ class RetrievalSession:
         write = self._relative_lines(terminalreporter.write_line)
         write(session_headline(self.states, gates))
         for state in states:
-            for line in render_summary(state.result, state.outcomes, state.regressions, state.baseline_note):
+            for line in render_summary(
+                state.result,
+                state.outcomes,
+                state.regressions,
+                state.baseline_note,
+                state.references,
+                state.reference_note,
+            ):
                 write(line)
             if state.runs > 1:  # pytest-xdist with a --dist mode that split the suite's items
                 write(

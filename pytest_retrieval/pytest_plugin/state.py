@@ -37,6 +37,9 @@ class SuiteState:
         self.error: Optional[BaseException] = None
         self.outcomes: List[GateOutcome] = []
         self.regressions: List[RegressionOutcome] = []
+        self.references: List[RegressionOutcome] = []  # against the pinned run of the history
+        self._reference: Optional[Tuple[Baseline, str, str]] = None  # (values, note, run id)
+        self._reference_error: Optional[Exception] = None
         self._warned: Set[str] = set()
         self.items: List[Dict[str, Any]] = []  # every gate item's outcome and message, for reports
         self._baseline: Optional[Tuple[Optional[Baseline], str]] = None
@@ -55,6 +58,7 @@ class SuiteState:
         out = copy.copy(self)
         out._shared = None
         out._error_tb = None  # a traceback does not pickle
+        out._reference_error = None  # each item reported it; the controller does not read it again
         out.runs = 1
         if self.error is not None:
             try:
@@ -104,6 +108,28 @@ class SuiteState:
             except RetrievalError:
                 self._floor_baseline = (None,)
         return self._floor_baseline[0]
+
+    def reference(self, config: pytest.Config) -> Tuple[Baseline, str, str]:
+        """(the stored reference run's values, note, run id) of ``regression.reference``, read
+        once from the session's history store; ``ConfigError`` / ``HistoryError`` when there is
+        no store, no such run, or a run that cannot be the reference (gates/reference.py)."""
+        if self._reference is None:
+            from ..errors import RetrievalError
+            from .reference import read_reference
+
+            if self._reference_error is not None:  # read once: every reference item says the same line
+                raise self._reference_error
+            try:
+                self._reference = read_reference(config, self.suite, self.ran)
+            except RetrievalError as exc:
+                self._reference_error = exc
+                raise
+        return self._reference
+
+    @property
+    def reference_note(self) -> str:
+        """What the reference comparison said, once a reference gate asked for it ("" before)."""
+        return self._reference[1] if self._reference is not None else ""
 
     @property
     def loaded_baseline(self) -> Optional[Tuple[Optional[Baseline], str]]:

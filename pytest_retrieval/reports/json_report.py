@@ -106,6 +106,8 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "stages": [r.as_dict() for r in stage_rows(result)],
         "gates": [o.as_dict() for o in state.outcomes],
         "regressions": [r.as_dict() for r in getattr(state, "regressions", [])],
+        "references": [r.as_dict() for r in getattr(state, "references", [])],  # the pinned run's
+        "reference": {"note": getattr(state, "reference_note", "")},  # what its comparison said
         "expectations": expectation_records(getattr(state, "expectations", [])),
         "warnings": list(result.warnings),
         "retries": _retries_report(result),

@@ -23,13 +23,13 @@ def floor_properties(outcome: Any) -> Properties:
     ]
 
 
-def regression_properties(outcome: Any) -> Properties:
-    """A baseline gate's ``gates.regression.RegressionOutcome``: the mean difference, its lower
-    confidence bound and the allowed drop."""
+def regression_properties(outcome: Any, kind: str = "baseline") -> Properties:
+    """A baseline (or reference) gate's ``gates.regression.RegressionOutcome``: the mean
+    difference, its lower confidence bound and the allowed drop."""
     return [
         ("retrieval_suite", outcome.suite),
         ("retrieval_retriever", outcome.retriever),
-        ("retrieval_metric", f"baseline:{outcome.metric}"),
+        ("retrieval_metric", f"{kind}:{outcome.metric}"),
         ("retrieval_mean_diff", repr(outcome.overall.mean_diff)),
         ("retrieval_ci_low", repr(outcome.overall.ci_low)),
         ("retrieval_max_drop", repr(outcome.max_drop)),

@@ -45,12 +45,19 @@ def _verdict_entry(state: Any) -> Mapping[str, Any]:
 
 
 def render_summary(
-    result: Any, outcomes: Sequence[Any], regressions: Sequence[Any] = (), baseline_note: str = ""
+    result: Any,
+    outcomes: Sequence[Any],
+    regressions: Sequence[Any] = (),
+    baseline_note: str = "",
+    references: Sequence[Any] = (),
+    reference_note: str = "",
 ) -> List[str]:
-    """The summary lines of one suite run, without a trailing newline each."""
+    """The summary lines of one suite run, without a trailing newline each (``references``: the
+    verdicts against the pinned run of the history, gates/reference.py)."""
     lines = _header(result) + _retriever_table(result) + _latency_line(result) + _stage_table(result)
     lines += _gate_lines(outcomes)
     lines += _baseline_lines(regressions, baseline_note)
+    lines += _baseline_lines(references, reference_note, "the reference run")
     lines += _ab_lines(result)
     lines += _notes(result)
     return lines
@@ -150,10 +157,10 @@ def _gate_lines(outcomes: Sequence[Any]) -> List[str]:
     return lines
 
 
-def _baseline_lines(regressions: Sequence[Any], baseline_note: str) -> List[str]:
+def _baseline_lines(regressions: Sequence[Any], baseline_note: str, what: str = "the baseline") -> List[str]:
     if not (regressions or baseline_note):
         return []
-    lines = [f"  against the baseline: {baseline_note}" if baseline_note else "  against the baseline:"]
+    lines = [f"  against {what}: {baseline_note}" if baseline_note else f"  against {what}:"]
     for reg in regressions:
         lines += _regression_lines(reg)
     return lines

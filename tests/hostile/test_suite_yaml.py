@@ -90,6 +90,73 @@ ERRORS = [
         BASE + FLOORS + "regression:\n  max_drop: {ndcg@10: 0.01, NDCG@10: 0.5}\n",
         ["same metric"],
     ),
+    # regression.reference (issue #37): the same number rule for max_total_drop, a named run
+    *[
+        (
+            f"max_total_drop {v}",
+            BASE
+            + FLOORS
+            + f"regression:\n  max_drop: {{ndcg@10: 0.01}}\n  reference: {{run: v1, max_total_drop: {{ndcg@10: {v}}}}}\n",
+            ["regression.reference.max_total_drop.ndcg@10"],
+        )
+        for v in ("yes", ".nan", ".inf", "-0.1", "2", "'0.1'", "null")
+    ],
+    (
+        "max_total_drop same metric twice",
+        BASE
+        + FLOORS
+        + "regression:\n  max_drop: {ndcg@10: 0.01}\n  reference: {run: v1, max_total_drop: {ndcg@10: 0.01, NDCG@10: 0.5}}\n",
+        ["regression.reference.max_total_drop", "same metric"],
+    ),
+    (
+        "max_total_drop unknown metric",
+        BASE
+        + FLOORS
+        + "regression:\n  max_drop: {ndcg@10: 0.01}\n  reference: {run: v1, max_total_drop: {ndgc@10: 0.01}}\n",
+        ["regression.reference.max_total_drop.ndgc@10"],
+    ),
+    (
+        "max_total_drop empty",
+        BASE
+        + FLOORS
+        + "regression:\n  max_drop: {ndcg@10: 0.01}\n  reference: {run: v1, max_total_drop: {}}\n",
+        ["regression.reference.max_total_drop"],
+    ),
+    (
+        "reference without max_total_drop",
+        BASE + FLOORS + "regression:\n  max_drop: {ndcg@10: 0.01}\n  reference: {run: v1}\n",
+        ["regression.reference", "missing required key 'max_total_drop'"],
+    ),
+    *[
+        (
+            f"reference run {name}",
+            BASE
+            + FLOORS
+            + f"regression:\n  max_drop: {{ndcg@10: 0.01}}\n  reference: {{run: {v}, max_total_drop: {{ndcg@10: 0.02}}}}\n",
+            ["regression.reference.run"],
+        )
+        for name, v in (
+            ("empty", "''"),
+            ("blank", "'  '"),
+            ("control", '"v1\\u202e"'),
+            ("number", "1"),
+            ("list", "[v1]"),
+        )
+    ],
+    (
+        "reference allow_partial a string",
+        BASE
+        + FLOORS
+        + "regression:\n  max_drop: {ndcg@10: 0.01}\n  reference: {run: v1, allow_partial: 'true', max_total_drop: {ndcg@10: 0.02}}\n",
+        ["regression.reference.allow_partial"],
+    ),
+    (
+        "reference unknown key",
+        BASE
+        + FLOORS
+        + "regression:\n  max_drop: {ndcg@10: 0.01}\n  reference: {run: v1, max_drop: {ndcg@10: 0.02}}\n",
+        ["regression.reference"],
+    ),
     # other numbers of the schema
     ("depth zero", BASE + FLOORS + "evaluation:\n  depth: 0\n", ["evaluation.depth"]),
     ("depth boolean-ish", BASE + FLOORS + "evaluation:\n  depth: ten\n", ["evaluation.depth"]),

@@ -179,6 +179,65 @@ CASES = [
     ("compare --confidence", "compare r.json r.json --confidence 1.5", 2, ["--confidence", "< 1"]),
     ("compare --resamples", "compare r.json r.json --resamples 0", 2, ["--resamples", ">= 1"]),
     ("--version", "--version=1", 2, ["--version", "ignored explicit argument"]),
+    # history drift (issue #37): h.sqlite is an empty history
+    ("history drift --store", "history drift --store adir", 2, ["adir"]),
+    (
+        "history drift --suite",
+        f"history drift --store h.sqlite --suite {R}",
+        2,
+        ["no stored runs", "\\u202e"],
+    ),
+    (
+        "history drift --retriever",
+        f"history drift --store h.sqlite --retriever {R}",
+        2,
+        ["no stored runs", "\\u202e"],
+    ),
+    (
+        "history drift --branch",
+        f"history drift --store h.sqlite --branch {R}",
+        2,
+        ["no stored runs", "\\u202e"],
+    ),
+    (
+        "history drift --metric",
+        f"history drift --store h.sqlite --metric {R}",
+        2,
+        ["no stored runs", "\\u202e"],
+    ),
+    ("history drift --last", "history drift --store h.sqlite --last 1", 2, ["--last", ">= 2"]),
+    ("history drift --alpha", "history drift --store h.sqlite --alpha nan", 2, ["--alpha", "finite"]),
+    (
+        "history drift --min-shift",
+        "history drift --store h.sqlite --min-shift=-1",
+        2,
+        ["--min-shift", ">= 0"],
+    ),
+    (
+        "history drift --min-segment",
+        "history drift --store h.sqlite --min-segment 0",
+        2,
+        ["--min-segment", ">= 1"],
+    ),
+    (
+        "history drift --permutations",
+        "history drift --store h.sqlite --permutations 5",
+        2,
+        ["--permutations", ">= 99"],
+    ),
+    ("history drift --seed", "history drift --store h.sqlite --seed x", 2, ["--seed", "invalid int value"]),
+    (
+        "history drift --fail",
+        "history drift --store h.sqlite --fail=1",
+        2,
+        ["--fail", "ignored explicit argument"],
+    ),
+    (
+        "history drift --json",
+        "history drift --store h.sqlite --json=1",
+        2,
+        ["--json", "ignored explicit argument"],
+    ),
 ]
 
 
@@ -190,6 +249,11 @@ def files(tmp_path_factory) -> Path:
     (d / "r2.trec").write_text("1 Q0 d2 1 2.0 b\n1 Q0 d1 2 1.0 b\n")
     (d / "s.yaml").write_text(BASE + "floors:\n  bm25:\n    ndcg@10: 0.1\n")
     (d / "adir").mkdir()
+    from pytest_retrieval.history import open_store
+
+    store = open_store(str(d / "h.sqlite"))  # an empty history (history drift)
+    store.runs()
+    store.close()
     os.mkfifo(d / "fifo")
     (d / "a.csv").write_text(H + "q1,solar,d1,,t,1\nq2,river,d2,,t,0\n")
     (d / "b.csv").write_text(H + "q1,solar,d1,,t,1\nq2,river,d2,,t,1\n")
