@@ -211,9 +211,7 @@ class BackendConfig(_Strict):
     )
     timeout: Optional[Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]] = Field(
         default=None,
-        description="type python: seconds per call of function or batch_function (default 60); a "
-        "call still running then is an error naming the query (a coroutine is cancelled; a sync "
-        "function's thread cannot be stopped in Python and is left running).",
+        description="type python: seconds per call of function or batch_function (default 60), then an error.",
     )
     options: Optional[Dict[str, Any]] = Field(
         default=None,
@@ -461,9 +459,7 @@ class ReferenceConfig(_Strict):
         description="metric -> the largest mean drop since the reference run, e.g. {ndcg@10: 0.02}.",
         min_length=1,
     )
-    allow_partial: Annotated[bool, Field(strict=True)] = Field(
-        False, description="Accept a reference run stored as partial (by default refused)."
-    )
+    allow_partial: Annotated[bool, Field(strict=True)] = Field(False, description="A partial run may serve.")
 
 
 class RegressionConfig(_Strict):
