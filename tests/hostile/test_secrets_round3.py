@@ -325,6 +325,8 @@ def test_engine_hosts_credentials_are_sent_or_refused_never_dropped() -> None:
             ConnectionSettings({"hosts": ["http://es-user:Es-pa55-word@127.0.0.1:9200"], **other})
         one_line(str(err.value), "hosts[0]", "credentials")
         assert "Es-pa55-word" not in str(err.value)
+    same = {"username": "es-user", "password": "Es-pa55-word"}  # the same pair twice: sent
+    assert ConnectionSettings({"hosts": ["http://es-user:Es-pa55-word@h:9200"], **same}).username == "es-user"
     with pytest.raises(ConfigError, match=r"hosts\[1\]"):
         ConnectionSettings({"hosts": ["http://a:Pa55-one@h1:9200", "http://b:Pa55-two@h2:9200"]})
     assert (
