@@ -108,6 +108,11 @@ class HttpBackend(PipelineBackend):
         if credentials is None:
             return url, {}
         register_basic_auth(*credentials)
+        if any(name.lower() == "authorization" for name in self.request.headers):
+            raise ConfigError(
+                "backend.batch.url carries credentials (user:password@, sent as basic auth) and "
+                "request.headers gives an Authorization header too: keep one"
+            )
         self.redact.add_all([credentials[1], f"{credentials[0]}:{credentials[1]}"])
         return bare, {"Authorization": "Basic " + basic_auth_token(*credentials)}
 
