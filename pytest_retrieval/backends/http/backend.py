@@ -12,7 +12,9 @@ and timeouts are retried with backoff and counted; any other status, an answer t
 naming the endpoint without its credentials, never a ranking with no hits.
 
 Header values (tokens) and every ``${VAR}`` value of the template are secrets: they are removed
-from every message, log line and ``repr``, percent-encoded and JSON-escaped forms included.
+from every message, log line and ``repr``, in every encoded form (``redaction``); the endpoint is
+named by its template (``/t/${T}/search``). A URL's ``user:pass@`` is sent as basic auth, never
+dropped; a redirect (301/302/303/307/308) is an error saying where to, never followed.
 """
 
 from __future__ import annotations
