@@ -313,6 +313,25 @@ def test_url_credentials_beside_an_authorization_header_are_refused_by_name() ->
     assert "credentials" in str(err.value) and "Zx9-secret" not in str(err.value)
 
 
+def test_batch_url_credentials_beside_an_authorization_header_are_refused_by_name() -> None:
+    from pytest_retrieval.backends.http.config import HttpBatchConfig
+
+    request = {
+        "url": "https://svc/s",
+        "method": "POST",
+        "body": {"q": "{query}"},
+        "headers": {"Authorization": "t"},
+    }
+    with pytest.raises(ConfigError) as err:
+        HttpBackend(
+            HttpRequestConfig.model_validate(request),
+            HttpResponseConfig(hits="results"),
+            batch=HttpBatchConfig.model_validate({"size": 2, "url": "https://u:Zx9-batch-pw@svc/m"}),
+        )
+    one_line(str(err.value), "batch.url", "credentials")
+    assert "Zx9-batch-pw" not in str(err.value)
+
+
 def test_engine_hosts_credentials_are_sent_or_refused_never_dropped() -> None:
     conn = ConnectionSettings({"hosts": ["http://es-user:Es-pa55-word@127.0.0.1:9200"]})
     assert (conn.username, conn.password, conn.hosts) == (
@@ -325,6 +344,8 @@ def test_engine_hosts_credentials_are_sent_or_refused_never_dropped() -> None:
             ConnectionSettings({"hosts": ["http://es-user:Es-pa55-word@127.0.0.1:9200"], **other})
         one_line(str(err.value), "hosts[0]", "credentials")
         assert "Es-pa55-word" not in str(err.value)
+    same = {"username": "es-user", "password": "Es-pa55-word"}  # the same pair twice: sent
+    assert ConnectionSettings({"hosts": ["http://es-user:Es-pa55-word@h:9200"], **same}).username == "es-user"
     with pytest.raises(ConfigError, match=r"hosts\[1\]"):
         ConnectionSettings({"hosts": ["http://a:Pa55-one@h1:9200", "http://b:Pa55-two@h2:9200"]})
     assert (

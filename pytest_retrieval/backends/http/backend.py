@@ -12,7 +12,9 @@ and timeouts are retried with backoff and counted; any other status, an answer t
 naming the endpoint without its credentials, never a ranking with no hits.
 
 Header values (tokens) and every ``${VAR}`` value of the template are secrets: they are removed
-from every message, log line and ``repr``, percent-encoded and JSON-escaped forms included.
+from every message, log line and ``repr``, in every encoded form (``redaction``); the endpoint is
+named by its template (``/t/${T}/search``). A URL's ``user:pass@`` is sent as basic auth, never
+dropped; a redirect (301/302/303/307/308) is an error saying where to, never followed.
 """
 
 from __future__ import annotations
@@ -111,6 +113,11 @@ class HttpBackend(PipelineBackend):
         if credentials is None:
             return url, {}
         register_basic_auth(*credentials)
+        if any(name.lower() == "authorization" for name in self.request.headers):
+            raise ConfigError(
+                "backend.batch.url carries credentials (user:password@, sent as basic auth) and "
+                "request.headers gives an Authorization header too: keep one"
+            )
         self.redact.add_all([credentials[1], f"{credentials[0]}:{credentials[1]}"])
         return bare, {"Authorization": "Basic " + basic_auth_token(*credentials)}
 

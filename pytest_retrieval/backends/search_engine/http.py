@@ -296,12 +296,13 @@ class ConnectionSettings:
     def _clean_hosts(self, hosts: Any, api_key: Any) -> List[str]:
         """Host URLs with a scheme, without a trailing slash, and without credentials (taken
         out into username/password and sent as basic auth). Credentials in a URL that would not
-        be sent (username or api_key given too, another host's other credentials) are refused,
+        be sent (an api_key, another username/password, another host's other credentials) are refused,
         naming the host by its position: never silently dropped."""
         if isinstance(hosts, str):
             hosts = [hosts]
         clean: List[str] = []
-        given = self.username is not None or bool(api_key)
+        # the credentials sent: username/password as given, else a host's (all hosts the same)
+        sent = (self.username, self.password or "") if self.username is not None else None
         for i, host in enumerate(hosts):
             host = str(host)
             if "://" not in host:
@@ -310,13 +311,14 @@ class ConnectionSettings:
             if credentials is not None:  # inside the URL: taken out, decoded
                 register_basic_auth(*credentials)
                 self.redact.add(credentials[1], quote(credentials[1], safe=""))
-                taken = (self.username, self.password or "")
-                if given or (taken != (None, "") and taken != credentials):
+                if api_key or (sent is not None and sent != credentials):
                     raise ConfigError(
                         f"hosts[{i}] carries credentials (user:password@) that would not be sent: "
-                        "username, api_key or another host's credentials are given too; keep one",
+                        "api_key, other username/password or another host's credentials are given "
+                        "too; keep one",
                         key="connection.hosts",
                     )
+                sent = credentials
                 self.username, self.password = credentials[0], credentials[1] or None
             clean.append(host.rstrip("/"))
         return clean
