@@ -187,10 +187,12 @@ def write_outputs(
     writer: Optional[OutputWriter] = None,
     gates: Optional[Dict[str, int]] = None,
     label: Callable[[str], str] = "--retrieval-{}".format,
+    doc: Optional[Dict[str, Any]] = None,
 ) -> None:
     """End of a pytest session: the run files, the JSON report and every requested rendering.
     ``label(name)`` names an output's option in a problem (default ``--retrieval-<name>``; the
-    plugin passes the ini key when the value came from the ini file)."""
+    plugin passes the ini key when the value came from the ini file); ``doc``: the report
+    document when the caller made it already (``session_document``)."""
     config = session.config
     writer = writer or OutputWriter(terminal_say(config), session)
     name = label
@@ -203,7 +205,7 @@ def write_outputs(
     }
     if not (any(paths.values()) or step):
         return
-    doc = _document(writer, session, states, gates)
+    doc = doc if doc is not None else session_document(writer, session, states, gates)
     if doc is None:
         return
     if paths["report"]:
@@ -221,7 +223,7 @@ def write_outputs(
     )
 
 
-def _document(
+def session_document(
     writer: OutputWriter, session: Any, states: Sequence[Any], gates: Optional[Dict[str, int]]
 ) -> Optional[Dict[str, Any]]:
     """The report document (with the baselines' rankings and values, for diffs), or None (said)."""
