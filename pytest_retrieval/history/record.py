@@ -5,7 +5,7 @@ The ``run`` section: ``id`` (a UUID4 hex, made once per session), ``time`` (UTC,
 ``host``, ``commit``, ``branch``, ``ci`` (the CI system), ``ci_job``, ``pull_request`` (from the
 usual CI variables, else ``git rev-parse`` in the rootdir with a short timeout; never an error),
 ``tags`` (``--retrieval-history-tag``), ``partial`` (some gates of the session got no verdict:
-``pytest_plugin/coverage.py``), ``exitstatus`` and ``gates`` (the session's gate counts).
+``pytest_plugin/coverage.py``; the counts are the report's ``session.gates``) and ``exitstatus``.
 
 :func:`summarize` turns a record into what a store keeps beside it: the ``RunEntry`` and one
 ``MetricPoint`` per (suite, retriever, metric), each with the 95% interval of its mean
@@ -49,7 +49,6 @@ RUN_KEYS = (
     "tags",
     "partial",
     "exitstatus",
-    "gates",
 )
 GIT_TIMEOUT = 2.0  # seconds: a slow or hung git is no commit, never a slow session
 _LATENCY = ("p50", "p95", "p99")  # latency_ms keys kept as points, as p50_ms, ... (the floors' names)
@@ -209,7 +208,6 @@ def run_section(
         "tags": list(dict.fromkeys(tags)),
         "partial": partial,
         "exitstatus": int(exitstatus),
-        "gates": counts,
     }
     return {k: run[k] for k in RUN_KEYS}
 
@@ -240,7 +238,13 @@ def entry_of(record: Mapping[str, Any]) -> RunEntry:
         exitstatus=int(run.get("exitstatus") or 0),
         tags=tuple(run.get("tags") or ()),
         suites=tuple(str(s.get("suite")) for s in suites),
-        fingerprints={str(s.get("suite")): dict(s.get("fingerprint") or {}) for s in suites},
+        # without the per-query hashes (thousands of them): ``load`` has the whole record
+        fingerprints={
+            str(s.get("suite")): {
+                k: v for k, v in (s.get("fingerprint") or {}).items() if k != "query_hashes"
+            }
+            for s in suites
+        },
     )
 
 

@@ -31,7 +31,8 @@ class RunEntry:
     exitstatus: int = 0
     tags: Sequence[str] = ()
     suites: Sequence[str] = ()  # suite names in the run
-    #: per suite name: the suite's fingerprint components (gates/fingerprint.py), as stored
+    #: per suite name: the suite's fingerprint components (gates/fingerprint.py), as stored, but
+    #: for ``query_hashes`` (thousands of them: ``load`` has the whole record)
     fingerprints: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 

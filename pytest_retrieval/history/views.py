@@ -19,6 +19,7 @@ __all__ = [
     "BLOCKS",
     "Series",
     "fingerprint_changes",
+    "recent_section",
     "recent_values",
     "run_verdict",
     "series_of",
@@ -145,3 +146,32 @@ def recent_values(
         if s.gated:
             out[(s.suite, s.retriever, s.metric)] = s.points[-last:] if last > 0 else []
     return out
+
+
+def recent_section(
+    points: Iterable[MetricPoint], *, location: str, last: int, exclude_run: Optional[str] = None
+) -> Optional[Dict[str, Any]]:
+    """The ``history`` section of a report: the newest ``last`` stored values of every gated
+    metric, for the Markdown and HTML reports to show beside the run's own; None when the
+    store has none."""
+    from .record import format_time
+
+    recent = recent_values(points, exclude_run=exclude_run, last=last)
+    if not recent:
+        return None
+    return {
+        "store": location,
+        "last": last,
+        "series": [
+            {
+                "suite": suite,
+                "retriever": retriever,
+                "metric": metric,
+                "runs": [
+                    {"id": p.run_id, "time": format_time(p.time), "value": p.value, "verdict": p.verdict}
+                    for p in pts
+                ],
+            }
+            for (suite, retriever, metric), pts in recent.items()
+        ],
+    }

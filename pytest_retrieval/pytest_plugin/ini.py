@@ -17,6 +17,9 @@ import pytest
 __all__ = ["INI_KEYS", "add_ini", "apply_ini", "option_label"]
 
 PATH, PATHS, FLAG = "path", "paths", "flag"
+STORE, NAMES = "store", "names"  # a path or an engine URL; names, one a line
+COUNT = "count"  # a whole number of runs, 0 to MAX_COUNT (``history_view.last_runs``)
+MAX_COUNT = 1000
 # ini key (= the option's dest) -> its kind: a path, a list of paths, a flag or the option's choices
 INI_KEYS: Dict[str, Union[str, Tuple[str, ...]]] = {
     "retrieval_report": PATH,
@@ -31,6 +34,10 @@ INI_KEYS: Dict[str, Union[str, Tuple[str, ...]]] = {
     "retrieval_html": PATH,
     "retrieval_openmetrics": PATH,
     "retrieval_no_step_summary": FLAG,
+    "retrieval_history": STORE,
+    "retrieval_history_tag": NAMES,
+    "retrieval_history_strict": FLAG,
+    "retrieval_history_last": COUNT,
 }
 _TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
 _FROM_INI = pytest.StashKey[Dict[str, str]]()
@@ -42,11 +49,16 @@ def _flag(key: str) -> str:
 
 def add_ini(parser: pytest.Parser) -> None:
     for key, kind in INI_KEYS.items():
-        what = {PATH: "a path", PATHS: "paths, one a line", FLAG: "true or false"}.get(
-            kind if isinstance(kind, str) else "", " or ".join(kind)
-        )
+        what = {
+            PATH: "a path",
+            PATHS: "paths, one a line",
+            FLAG: "true or false",
+            STORE: "a path or an elasticsearch+https://... / opensearch+https://... URL",
+            NAMES: "names, one a line",
+            COUNT: "a whole number",
+        }.get(kind if isinstance(kind, str) else "", " or ".join(kind))
         help_text = f"{_flag(key)} for every run: {what} (paths against the rootdir; the command line wins)"
-        if kind == PATHS:
+        if kind in (PATHS, NAMES):
             parser.addini(key, help=help_text, type="linelist", default=[])
         else:
             parser.addini(key, help=help_text, type="string", default="")
@@ -74,9 +86,17 @@ def option_label(config: pytest.Config, key: str) -> str:
 def _value(config: pytest.Config, key: str, kind: Union[str, Tuple[str, ...]], raw: Any) -> Any:
     if kind == PATHS:
         return [_path(config, key, line) for line in raw]
+    if kind == NAMES:
+        return [str(line).strip() for line in raw if str(line).strip()]
     text = str(raw).strip()
-    if kind == PATH:
+    if kind == PATH or (kind == STORE and "://" not in text):
         return _path(config, key, text)
+    if kind == STORE:
+        return text
+    if kind == COUNT:
+        if not (text.isdigit() and int(text) <= MAX_COUNT):
+            _refuse(config, key, text, f"expected a whole number from 0 to {MAX_COUNT}")
+        return int(text)
     if kind == FLAG:
         if text.lower() in _TRUE + _FALSE:
             return text.lower() in _TRUE

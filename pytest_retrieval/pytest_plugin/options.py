@@ -8,6 +8,8 @@ from typing import Any, Dict, Optional
 
 import pytest
 
+from .history import add_history_options, check_history_options
+from .history_view import add_recent_option
 from .ini import add_ini, option_label
 
 __all__ = ["add_options", "check_output_paths", "suite_overrides"]
@@ -68,6 +70,8 @@ def add_options(parser: pytest.Parser) -> None:
         help="skip the latency pass (latency floors are then skipped with that reason)",
     )
     _add_report_options(g)
+    add_history_options(g)
+    add_recent_option(g)
     add_ini(parser)  # an ini key for each (ini.py)
 
 
@@ -115,6 +119,7 @@ def check_output_paths(config: pytest.Config) -> None:
     """The output files are checked when pytest starts, not after the run (issue #11)."""
     for option in ("retrieval_report", "retrieval_export_unjudged"):
         _check_output_path(config.getoption(option, None), option_label(config, option))
+    check_history_options(config)
 
 
 def _check_output_path(value: Optional[str], flag: str) -> None:

@@ -158,14 +158,27 @@ class RetrievalSession:
                 f"{self._label('export_unjudged')} {unjudged}",
                 lambda: write_unjudged(Path(unjudged), self.states),
             )
-        # the report document: the terminal summary and every rendering read it
+        # the report document (the run record): the terminal summary, every rendering and the
+        # run history read it; then run files, JSON, Markdown, HTML, ..., then the run history
         from ..reports.outputs import session_document
+        from .history import run_of, write_history
+        from .history_view import recent_history
 
         gates = self.gates()
-        if any(s.result is not None for s in self.states) or gates["total"]:
-            self.document = session_document(writer, session, self.states, gates)
-        # run files, JSON, Markdown, HTML, ...
-        write_outputs(session, self.states, writer, gates=gates, label=self._label, doc=self.document)
+        ran = bool(self.states or gates["total"])
+        if ran:
+            run = run_of(self.config, gates, int(session.exitstatus))
+            self.document = session_document(writer, session, self.states, gates, run)
+        write_outputs(
+            session,
+            self.states,
+            writer,
+            gates=gates,
+            label=self._label,
+            doc=self.document,
+            recent=lambda w, doc: recent_history(w, self.config, doc),
+            history=(lambda w, doc: write_history(w, self.config, doc)) if ran else None,
+        )
 
     def _label(self, name: str) -> str:
         """``--retrieval-<name>``, or ``retrieval_<name> in pyproject.toml`` for an ini value."""

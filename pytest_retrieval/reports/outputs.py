@@ -24,18 +24,22 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 
 def report_document(
-    states: Sequence[Any], session: Any = None, gates: Optional[Dict[str, int]] = None
+    states: Sequence[Any],
+    session: Any = None,
+    gates: Optional[Dict[str, int]] = None,
+    run: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, Any]:
     """The JSON report as a plain dict (what ``--retrieval-report`` writes); ``gates``: the
-    session's gate counts (``session.gates``: how many of them ran)."""
+    session's gate counts (``session.gates``: how many of them ran); ``run``: the session's
+    ``run`` section (``history/record.py``: id, time, where it ran, partial), which makes the
+    document the run record a history keeps."""
     from .. import __version__
     from .json_report import REPORT_VERSION, finite_only, json_default, suite_report
 
-    doc: Dict[str, Any] = {
-        "version": REPORT_VERSION,
-        "plugin_version": __version__,
-        "suites": [suite_report(s) for s in states],
-    }
+    doc: Dict[str, Any] = {"version": REPORT_VERSION}
+    if run is not None:
+        doc["run"] = dict(run)
+    doc.update(plugin_version=__version__, suites=[suite_report(s) for s in states])
     if session is not None:
         doc["session"] = _session_info(session)
         if gates is not None:
@@ -188,11 +192,18 @@ def write_outputs(
     gates: Optional[Dict[str, int]] = None,
     label: Callable[[str], str] = "--retrieval-{}".format,
     doc: Optional[Dict[str, Any]] = None,
+    run: Optional[Callable[[], Dict[str, Any]]] = None,
+    recent: Optional[Callable[[OutputWriter, Dict[str, Any]], Optional[Dict[str, Any]]]] = None,
+    history: Optional[Callable[[OutputWriter, Dict[str, Any]], None]] = None,
 ) -> None:
     """End of a pytest session: the run files, the JSON report and every requested rendering.
     ``label(name)`` names an output's option in a problem (default ``--retrieval-<name>``; the
-    plugin passes the ini key when the value came from the ini file); ``doc``: the report
-    document when the caller made it already (``session_document``)."""
+    plugin passes the ini key when the value came from the ini file). ``doc``: the report
+    document when the caller made it already (``session_document``); else ``run()`` gives its
+    ``run`` section (asked for only when a document is made). ``recent(writer, doc)``: the last
+    runs of the gated metrics from the run history (``history`` of the JSON report, Markdown
+    and HTML; never in the stored record); ``history(writer, doc)``: the run history's write,
+    last (the plugin's ``pytest_plugin/history.write_history``)."""
     config = session.config
     writer = writer or OutputWriter(terminal_say(config), session)
     name = label
@@ -203,16 +214,18 @@ def write_outputs(
     paths = {
         k: config.getoption(f"retrieval_{k}", None) for k in ("report", "markdown", "html", "openmetrics")
     }
-    if not (any(paths.values()) or step):
+    if not (any(paths.values()) or step or history):
         return
-    doc = doc if doc is not None else session_document(writer, session, states, gates)
+    if doc is None:
+        doc = session_document(writer, session, states, gates, run() if run else None)
     if doc is None:
         return
+    shown = _with_recent(writer, doc, recent)
     if paths["report"]:
-        text = json.dumps(doc, indent=2, allow_nan=False) + "\n"
+        text = json.dumps(shown, indent=2, allow_nan=False) + "\n"
         writer.write(f"{name('report')} {paths['report']}", lambda: _write(Path(paths["report"]), text))
     render_outputs(
-        doc,
+        shown,
         markdown=_as_path(paths["markdown"]),
         html=_as_path(paths["html"]),
         openmetrics=_as_path(paths["openmetrics"]),
@@ -221,10 +234,16 @@ def write_outputs(
         flag=name,
         writer=writer,
     )
+    if history is not None:
+        history(writer, doc)
 
 
 def session_document(
-    writer: OutputWriter, session: Any, states: Sequence[Any], gates: Optional[Dict[str, int]]
+    writer: OutputWriter,
+    session: Any,
+    states: Sequence[Any],
+    gates: Optional[Dict[str, int]],
+    run: Optional[Dict[str, Any]] = None,
 ) -> Optional[Dict[str, Any]]:
     """The report document (with the baselines' rankings and values, for diffs), or None (said)."""
     if not session.config.getoption("retrieval_baseline_update", None):
@@ -232,8 +251,21 @@ def session_document(
     from .paths import relative_to_root
 
     doc: Dict[str, Any] = {}
-    built = writer.write("the report document", lambda: doc.update(report_document(states, session, gates)))
+    built = writer.write(
+        "the report document", lambda: doc.update(report_document(states, session, gates, run))
+    )
     return relative_to_root(doc, session.config.rootpath) if built else None
+
+
+def _with_recent(
+    writer: OutputWriter,
+    doc: Dict[str, Any],
+    recent: Optional[Callable[[OutputWriter, Dict[str, Any]], Optional[Dict[str, Any]]]],
+) -> Dict[str, Any]:
+    """``doc`` with its ``history`` section (the last runs of its gated metrics) when a run
+    history is configured and could be read; ``doc`` itself otherwise."""
+    section = recent(writer, doc) if recent is not None else None
+    return {**doc, "history": section} if section else doc
 
 
 def write_run_files(
