@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import sys
 import tempfile
 import time
@@ -29,13 +30,16 @@ from pytest_retrieval.history import open_store  # noqa: E402
 from tests.cli.history_data import record  # noqa: E402
 
 
-def best_of(n: int, work: Callable[[], object]) -> float:
-    times = []
+def best_of(n: int, work: Callable[[], object]) -> tuple:
+    """(wall seconds, CPU seconds of this process), each the best of ``n``: on a shared machine
+    the wall time waits for a core; the CPU time is what the command costs."""
+    wall, cpu = [], []
     for _ in range(n):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         work()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return min(wall), min(cpu)
 
 
 def quiet(argv: list) -> Callable[[], None]:
@@ -83,7 +87,7 @@ def main_() -> None:
     print(f"{args.runs} runs of {args.queries} queries x 3 retrievers written in {fill:.1f} s")
     print(f"  SQLite store {size_db:.1f} MB; the same records as JSON report files {size_json:.1f} MB")
 
-    peer = best_of(3, json_trend(reports))
+    peer, peer_cpu = best_of(3, json_trend(reports))
     every = ["--limit", str(args.runs)]
     rows = [
         ("history list", quiet(["history", "list", "--store", str(db)])),
@@ -94,11 +98,16 @@ def main_() -> None:
             quiet(["history", "trend", "--store", str(db), *every, "--html", str(tmp / "h.html")]),
         ),
     ]
-    print(f"peer: the trend read from {args.runs} JSON report files: {peer:.3f} s")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"load average {load:.1f} on {os.cpu_count()} cores (wall times wait for a core; CPU times do not)")
+    print(f"peer: the trend read from {args.runs} JSON report files: {peer:.3f} s wall, {peer_cpu:.3f} s CPU")
     for label, work in rows:
-        t = best_of(3, work)
+        t, c = best_of(3, work)
         verdict = "under a second" if t < 1.0 else "OVER A SECOND"
-        print(f"{label:<22} {t:.3f} s ({verdict}); {peer / t:.1f}x faster than reading the JSON files")
+        print(
+            f"{label:<22} {t:.3f} s wall ({verdict}), {c:.3f} s CPU; "
+            f"{peer / t:.1f}x faster than reading the JSON files (CPU {peer_cpu / c:.1f}x)"
+        )
 
 
 if __name__ == "__main__":

@@ -87,9 +87,7 @@ class Series:
     metric: str
     points: List[MetricPoint] = field(default_factory=list)
 
-    @property
-    def gated(self) -> bool:
-        return any(p.gated for p in self.points)
+    gated: bool = False  # some run gated it
 
     @property
     def values(self) -> List[float]:
@@ -109,6 +107,7 @@ def series_of(points: Iterable[MetricPoint], *, gated_only: bool = False) -> Lis
         if key not in by_key:
             by_key[key] = Series(*key)
         by_key[key].points.append(p)
+        by_key[key].gated = by_key[key].gated or p.gated
     out = list(by_key.values())
     if gated_only and any(s.gated for s in out):
         out = [s for s in out if s.gated]
