@@ -35,10 +35,9 @@ def open_store(url: str, **options: Any) -> HistoryStore:
     if not text:
         raise HistoryError("history: an empty store location")
     if is_engine_url(text):
-        # UNFINISHED (issue #37, t37-store): the engine index store lands in engine_store.py
-        raise HistoryError(
-            f"history: the Elasticsearch/OpenSearch store is not in this build yet ({text.split('://')[0]})"
-        )
+        from .engine_store import EngineStore
+
+        return EngineStore.from_url(text, **options)
     from pathlib import Path
 
     from .sqlite import SQLiteStore

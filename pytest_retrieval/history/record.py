@@ -294,10 +294,12 @@ def _suite_points(entry: RunEntry, suite: Mapping[str, Any]) -> List[MetricPoint
         if not isinstance(r, Mapping):
             continue
         rname = str(r.get("name"))
-        per_query = r.get("per_query") or {}
+        per_query = r.get("per_query")
+        # plain dict and type checks: typing's Mapping check costs 10x, over 10,000s of values
+        rows = [v for v in per_query.values() if type(v) is dict] if type(per_query) is dict else []
         for metric, value in (r.get("metrics") or {}).items():
-            values = [v.get(metric) for v in per_query.values() if isinstance(v, Mapping)]
-            point(rname, metric, value, mean_interval([v for v in values if isinstance(v, (int, float))]))
+            values = [x for x in (row.get(metric) for row in rows) if type(x) is float or type(x) is int]
+            point(rname, metric, value, mean_interval(values))
         for q in _LATENCY:
             point(rname, f"{q}_ms", (r.get("latency_ms") or {}).get(q), (None, None))
         if isinstance(share, Mapping):

@@ -135,6 +135,8 @@ class SQLiteStore:
     def _open(self) -> sqlite3.Connection:
         if self.path.is_dir():
             raise HistoryError(f"history {self.location}: is a folder, expected a SQLite file")
+        if self.path.exists() and not self.path.is_file():  # a FIFO would block the open
+            raise HistoryError(f"history {self.location}: not a regular file, expected a SQLite file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None)
         try:
@@ -211,7 +213,9 @@ class SQLiteStore:
             entry, points = summarize(record)
         except (TypeError, ValueError) as exc:
             raise HistoryError(f"history {self.location}: not a run record ({exc})") from None
-        blob = zlib.compress(json.dumps(record, allow_nan=False, separators=(",", ":")).encode("utf-8"), 6)
+        blob = zlib.compress(
+            json.dumps(record, allow_nan=False, separators=(",", ":")).encode("utf-8"), 1
+        )  # level 1: a tenth larger, 4x faster
 
         def write() -> None:
             with self._transaction() as conn:

@@ -87,7 +87,7 @@ def _value(config: pytest.Config, key: str, kind: Union[str, Tuple[str, ...]], r
     if kind == PATHS:
         return [_path(config, key, line) for line in raw]
     if kind == NAMES:
-        return [str(line).strip() for line in raw if str(line).strip()]
+        return [str(line).strip() for line in raw]  # an empty one is refused (history.py), never dropped
     text = str(raw).strip()
     if kind == PATH or (kind == STORE and "://" not in text):
         return _path(config, key, text)

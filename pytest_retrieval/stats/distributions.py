@@ -212,10 +212,12 @@ def mean_interval(
     the band a run history draws around each run's value; (None, None) for fewer than 2 values.
     Queries are the sampling unit, as in the paired gate (Sakai, "Statistical Reform in
     Information Retrieval?", SIGIR Forum 2014: t intervals over per-topic values)."""
-    n = len(values)
+    import numpy as np
+
+    x = np.asarray(values, dtype=float)
+    n = int(x.size)
     if n < 2:
         return None, None
-    mean = math.fsum(values) / n
-    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
-    half = -t_ppf((1.0 - confidence) / 2.0, n - 1) * sd / math.sqrt(n)
+    mean = float(x.mean())
+    half = -t_ppf((1.0 - confidence) / 2.0, n - 1) * float(x.std(ddof=1)) / math.sqrt(n)
     return mean - half, mean + half

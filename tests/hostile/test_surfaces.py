@@ -159,6 +159,11 @@ FILE_CASES: Dict[str, List[str]] = {
     "file:llm-cache": ["test_surfaces_cli.py::test_a_hostile_command_line_is_refused_in_one_line"],
     "file:prompt": ["test_surfaces_cli.py::test_a_hostile_command_line_is_refused_in_one_line"],
     "file:runs-dir": ["test_outputs.py::test_hostile_output_is_one_line"],
+    # the run history (docs/how-to/history.md): a SQLite file, or an engine index URL
+    "file:history": [
+        "test_history.py::test_hostile_history_option",
+        "test_history.py::test_a_hostile_history_command_is_one_line",
+    ],
     "file:unjudged-queue": ["test_surfaces_pytest.py::test_hostile_pytest_option"],
     # precomputed sparse vectors (docs/how-to/sparse.md): JSONL, .npz, its id file and vocabulary
     "file:sparse-jsonl": [

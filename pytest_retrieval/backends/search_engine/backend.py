@@ -177,6 +177,12 @@ class SearchEngineBackend(SparseSearch, Backend):
         """(distribution, version) of the engine."""
         return self._http.engine_info()
 
+    def request(self, method: str, path: str, **options: Any) -> Any:
+        """One request to the engine through the backend's connection, retry policy and
+        redaction (``http.EngineHTTP.request``: ``params``, ``body``, ``what``, ``ok_status``); the
+        run history's index store (``history/engine_store.py``) talks to the engine with it."""
+        return self._http.request(method, path, **options)
+
     def retries(self) -> Dict[str, int]:
         """Every retry this backend's requests made so far, by reason (the runner counts a
         pass's retries as the difference, ``execution/runner.py``)."""
