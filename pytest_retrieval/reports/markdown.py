@@ -457,7 +457,13 @@ def _recent(sv: SuiteView) -> str:
         now = [today] if isinstance(today, (int, float)) else []
         shown = " ".join(metric_value(metric, x) for x in values[-RECENT_SHOWN:])
         rows.append(
-            [code(retriever), esc(metric), f"`{sparkline(values + now)}`", shown, f"**{metric_value(metric, today)}**"]
+            [
+                code(retriever),
+                esc(metric),
+                f"`{sparkline(values + now)}`",
+                shown,
+                f"**{metric_value(metric, today)}**",
+            ]
         )
     if not rows:
         return ""
