@@ -1,8 +1,9 @@
 """Hostile input at every option of ``pytest-retrieval history list|trend|compare`` and at
 ``--retrieval-history-last`` / ``retrieval_history_last`` (issue #37, "Look back"): dates that
 do not parse, counts out of range, a URL template that is not one, folders and FIFOs where a
-file is written, run references that name nothing, an empty store, and runs whose branch, tag
-or suite name carries markup and control characters. Each refused value is exit 2 and one clear
+file is written, run references that name nothing (``history compare <run_a>``,
+``history compare <run_b>``), an empty store, and runs whose branch, tag or suite name carries
+markup and control characters. Each refused value is exit 2 and one clear
 last line naming the option, never a traceback; stored names are written escaped (one terminal
 line, HTML text)."""
 
@@ -27,48 +28,51 @@ from .conftest import BASE, FLOORS, one_line
 R = "\u202e"  # a right-to-left override
 HOSTILE = "<b>x</b>\x1b[31m\r\nFAIL" + R  # markup, an escape sequence, a forged line, an override
 
-# (argv after "history", fragments of the last line of stderr); every case exits 2
+# (the command line, fragments of the last line of stderr); every case exits 2
 CASES = [
-    ("list --since 2026-13-45", ["--since", "'2026-13-45' is not a date"]),
-    ("list --until yesterday", ["--until", "'yesterday' is not a date"]),
-    (f"list --until 2026-02-30{R}", ["--until", "is not a date", "\\u202e"]),
-    ("list --limit 0", ["--limit", ">= 1"]),
-    ("list --limit many", ["--limit"]),
-    ("list --json=1", ["--json", "ignored explicit argument"]),
-    ("list --store adir", ["adir", "a folder"]),
-    ("list --store missing.sqlite", ["missing.sqlite", "no such store"]),
-    ("list --suite", ["--suite", "expected one argument"]),
-    ("list --branch", ["--branch", "expected one argument"]),
-    ("trend --since ''", ["--since", "is not a date"]),
-    ("trend --until 31/12/2026", ["--until", "is not a date"]),
-    ("trend --limit -1", ["--limit"]),
-    ("trend --metric ndgc@10", ["--metric", "ndgc@10"]),
-    ("trend --retriever", ["--retriever", "expected one argument"]),
-    ("trend --suite", ["--suite", "expected one argument"]),
-    ("trend --branch", ["--branch", "expected one argument"]),
-    ("trend --all=yes", ["--all", "ignored explicit argument"]),
-    ("trend --include-partial=1", ["--include-partial", "ignored explicit argument"]),
-    ("trend --ascii=no", ["--ascii", "ignored explicit argument"]),
-    ("trend --html adir", ["adir", "a folder"]),
-    ("trend --html fifo", ["fifo", "not a regular file"]),
-    ("trend --commit-url 'javascript:alert(1)//{commit}'", ["--commit-url", "not an http(s) URL"]),
-    ("trend --commit-url https://git.example/c/", ["--commit-url", "{commit} once"]),
-    ("trend --commit-url 'https://x/{commit}/{other}'", ["--commit-url", "{commit} once"]),
-    ("trend --commit-url 'https://x/{commit'", ["--commit-url", "not an http(s) URL"]),
-    ("trend --store fifo", ["fifo"]),
-    ("compare 0000 zzzz", ["no run, tag or commit 'zzzz'"]),
-    ("compare '' 0001", ["an empty run reference"]),
-    ("compare 0 0001", ["run id prefix '0' names"]),
-    (f"compare 0000 {R}", ["no run, tag or commit", "\\u202e"]),
-    ("compare 0000 0001 --max-drop nan", ["--max-drop"]),
-    ("compare 0000 0001 --confidence 2", ["--confidence"]),
-    ("compare 0000 0001 --resamples 0", ["--resamples"]),
-    ("compare 0000 0001 --metric ndgc@10", ["--metric", "ndgc@10"]),
-    ("compare 0000 0001 --markdown adir", ["adir"]),
-    ("compare 0000 0001 --json=1", ["--json", "ignored explicit argument"]),
-    ("compare 0000 0001 --fail-on-regression=1", ["--fail-on-regression", "ignored explicit argument"]),
-    ("compare 0000", ["RUN_B"]),
-    ("compare --store adir 0000 0001", ["adir", "a folder"]),
+    ("history list --since 2026-13-45", ["--since", "'2026-13-45' is not a date"]),
+    ("history list --until yesterday", ["--until", "'yesterday' is not a date"]),
+    (f"history list --until 2026-02-30{R}", ["--until", "is not a date", "\\u202e"]),
+    ("history list --limit 0", ["--limit", ">= 1"]),
+    ("history list --limit many", ["--limit"]),
+    ("history list --json=1", ["--json", "ignored explicit argument"]),
+    ("history list --store adir", ["adir", "a folder"]),
+    ("history list --store missing.sqlite", ["missing.sqlite", "no such store"]),
+    ("history list --suite", ["--suite", "expected one argument"]),
+    ("history list --branch", ["--branch", "expected one argument"]),
+    ("history trend --since ''", ["--since", "is not a date"]),
+    ("history trend --until 31/12/2026", ["--until", "is not a date"]),
+    ("history trend --limit -1", ["--limit"]),
+    ("history trend --metric ndgc@10", ["--metric", "ndgc@10"]),
+    ("history trend --retriever", ["--retriever", "expected one argument"]),
+    ("history trend --suite", ["--suite", "expected one argument"]),
+    ("history trend --branch", ["--branch", "expected one argument"]),
+    ("history trend --all=yes", ["--all", "ignored explicit argument"]),
+    ("history trend --include-partial=1", ["--include-partial", "ignored explicit argument"]),
+    ("history trend --ascii=no", ["--ascii", "ignored explicit argument"]),
+    ("history trend --html adir", ["adir", "a folder"]),
+    ("history trend --html fifo", ["fifo", "not a regular file"]),
+    ("history trend --commit-url 'javascript:alert(1)//{commit}'", ["--commit-url", "not an http(s) URL"]),
+    ("history trend --commit-url https://git.example/c/", ["--commit-url", "{commit} once"]),
+    ("history trend --commit-url 'https://x/{commit}/{other}'", ["--commit-url", "{commit} once"]),
+    ("history trend --commit-url 'https://x/{commit'", ["--commit-url", "not an http(s) URL"]),
+    ("history trend --store fifo", ["fifo"]),
+    ("history compare 0000 zzzz", ["no run, tag or commit 'zzzz'"]),
+    ("history compare '' 0001", ["an empty run reference"]),
+    ("history compare 0 0001", ["run id prefix '0' names"]),
+    (f"history compare 0000 {R}", ["no run, tag or commit", "\\u202e"]),
+    ("history compare 0000 0001 --max-drop nan", ["--max-drop"]),
+    ("history compare 0000 0001 --confidence 2", ["--confidence"]),
+    ("history compare 0000 0001 --resamples 0", ["--resamples"]),
+    ("history compare 0000 0001 --metric ndgc@10", ["--metric", "ndgc@10"]),
+    ("history compare 0000 0001 --markdown adir", ["adir"]),
+    ("history compare 0000 0001 --json=1", ["--json", "ignored explicit argument"]),
+    (
+        "history compare 0000 0001 --fail-on-regression=1",
+        ["--fail-on-regression", "ignored explicit argument"],
+    ),
+    ("history compare 0000", ["RUN_B"]),
+    ("history compare --store adir 0000 0001", ["adir", "a folder"]),
 ]
 
 
@@ -88,8 +92,8 @@ def folder(tmp_path_factory) -> Path:
 def _argv(folder: Path, case: str) -> List[str]:
     argv = shlex.split(case)
     if "--store" not in argv:
-        argv[1:1] = ["--store", str(folder / "h.sqlite")]
-    return ["history", *argv]
+        argv[2:2] = ["--store", str(folder / "h.sqlite")]
+    return argv
 
 
 @needs_fifos
