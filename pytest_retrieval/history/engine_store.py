@@ -176,7 +176,9 @@ class EngineStore:
     def _request(self, method: str, path: str, **options: Any) -> Any:
         """One request; an engine that cannot be reached or refuses is one HistoryError line."""
         try:
-            return self.backend.request(method, path, **options)
+            from ..backends.search_engine.backend import engine_request
+
+            return engine_request(self.backend, method, path, **options)
         except HistoryError:
             raise
         except RetrievalError as exc:  # InfrastructureError / ConfigError, already redacted

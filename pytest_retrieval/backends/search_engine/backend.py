@@ -34,7 +34,7 @@ from .versions import bm25_similarity_type, client_version, older_than
 
 log = logging.getLogger("pytest_retrieval.backends")
 
-__all__ = ["SearchEngineBackend"]
+__all__ = ["SearchEngineBackend", "engine_request"]
 
 
 class SearchEngineBackend(SparseSearch, Backend):
@@ -176,12 +176,6 @@ class SearchEngineBackend(SparseSearch, Backend):
     def engine_info(self) -> Tuple[str, str]:
         """(distribution, version) of the engine."""
         return self._http.engine_info()
-
-    def request(self, method: str, path: str, **options: Any) -> Any:
-        """One request to the engine through the backend's connection, retry policy and
-        redaction (``http.EngineHTTP.request``: ``params``, ``body``, ``what``, ``ok_status``); the
-        run history's index store (``history/engine_store.py``) talks to the engine with it."""
-        return self._http.request(method, path, **options)
 
     def retries(self) -> Dict[str, int]:
         """Every retry this backend's requests made so far, by reason (the runner counts a
@@ -361,3 +355,10 @@ def _exact_top_k(queries: Sequence[Query], vectors: DocVectors, similarity: str,
     matrix = np.stack([np.asarray(q.vector, dtype=np.float32) for q in with_vectors])
     qids = [q.qid for q in with_vectors]
     return exact_top_k(qids, matrix, vectors.doc_ids, vectors.matrix, similarity, k)
+
+
+def engine_request(backend: SearchEngineBackend, method: str, path: str, **options: Any) -> Any:
+    """One request to the engine through ``backend``'s connection, retry policy and redaction
+    (``http.EngineHTTP.request``: ``params``, ``body``, ``what``, ``ok_status``): the run
+    history's index store (``history/engine_store.py``) talks to the engine with it."""
+    return backend._http.request(method, path, **options)
