@@ -131,6 +131,7 @@ def _metrics(v: SuiteView) -> str:
 def _recent(v: SuiteView) -> str:
     """The last runs of every gated metric (the run history) beside this run's value."""
     from ..history.views import sparkline
+    from ..safe_names import one_line
 
     rows = []
     for retriever, metric, values, today in v.recent():
@@ -138,8 +139,8 @@ def _recent(v: SuiteView) -> str:
         title = " → ".join(metric_value(metric, x) for x in values + now)
         rows.append(
             [
-                f"<code>{e(retriever)}</code>",
-                e(metric),
+                f"<code>{e(one_line(retriever))}</code>",
+                e(one_line(metric)),
                 f'<span class="spark" title="{e(title)}">{e(sparkline(values + now))}</span>',
                 e(" ".join(metric_value(metric, x) for x in values[-10:])),
                 f"<strong>{e(metric_value(metric, today))}</strong>",
@@ -147,11 +148,11 @@ def _recent(v: SuiteView) -> str:
         )
     if not rows:
         return ""
-    n = int(v.history.get("last") or 0) or max(len(r) for _, _, r, _ in v.recent())
+    n = v.recent_last()
     return (
         f'<h3>The last {n} runs</h3><div class="recent">'
         + _table(["retriever", "metric", "trend", "last runs", "this run"], rows, numeric_from=3)
-        + f'</div><p class="note">Gated metrics in the run history <code>{e(v.history.get("store", "?"))}</code>, '
+        + f'</div><p class="note">Gated metrics in the run history <code>{e(one_line(str(v.history.get("store", "?"))))}</code>, '
         "oldest first; the trend ends with this run.</p>"
     )
 

@@ -451,6 +451,7 @@ def _recent(sv: SuiteView) -> str:
     """The last runs of every gated metric (the run history) beside this run's value: a
     sparkline of them and this run, and the last values."""
     from ..history.views import sparkline
+    from ..safe_names import one_line
 
     rows = []
     for retriever, metric, values, today in sv.recent():
@@ -458,8 +459,8 @@ def _recent(sv: SuiteView) -> str:
         shown = " ".join(metric_value(metric, x) for x in values[-RECENT_SHOWN:])
         rows.append(
             [
-                code(retriever),
-                esc(metric),
+                code(one_line(retriever)),
+                esc(one_line(metric)),
                 f"`{sparkline(values + now)}`",
                 shown,
                 f"**{metric_value(metric, today)}**",
@@ -467,8 +468,8 @@ def _recent(sv: SuiteView) -> str:
         )
     if not rows:
         return ""
-    n = int(sv.history.get("last") or 0) or max(len(r) for _, _, r, _ in sv.recent())
-    head = f"**The last {n} runs** of the gated metrics (run history {code(sv.history.get('store', '?'))}; the trend ends with this run):"
+    n = sv.recent_last()
+    head = f"**The last {n} runs** of the gated metrics (run history {code(one_line(str(sv.history.get('store', '?'))))}; the trend ends with this run):"
     return head + "\n\n" + table(["retriever", "metric", "trend", "last runs", "this run"], rows)
 
 

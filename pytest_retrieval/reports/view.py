@@ -182,6 +182,14 @@ class SuiteView:
         self.history = history if isinstance(history, Mapping) else {}  # the report's ``history``
 
     # ---- the run history
+    def recent_last(self) -> int:
+        """How many last runs the ``history`` section asked for (the longest series when it
+        does not say, or says something that is not a count)."""
+        last = self.history.get("last")
+        if isinstance(last, int) and not isinstance(last, bool) and last > 0:
+            return last
+        return max((len(values) for _, _, values, _ in self.recent()), default=0)
+
     def recent(self) -> List[Tuple[str, str, List[float], Any]]:
         """(retriever, metric, the stored runs' values oldest first, this run's value) of every
         gated metric of this suite the report's ``history`` section has (the last runs of the

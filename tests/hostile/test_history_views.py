@@ -183,3 +183,29 @@ def test_hostile_history_last_is_refused_before_the_run(tmp_path, args, ini, fra
     lines = [x for x in said.splitlines() if fragments[0] in x]
     assert lines, said
     one_line(lines[0][lines[0].index(fragments[0]) :], *fragments)
+
+
+def test_a_hand_edited_history_section_renders_escaped() -> None:
+    """The JSON report's ``history`` (read back by ``pytest-retrieval report``) with odd values:
+    the Markdown and HTML are written, names escaped, what is not a number left out."""
+    from pytest_retrieval.reports.html import render_html
+    from pytest_retrieval.reports.markdown import render_markdown
+
+    doc = record(0, 0.5)
+    runs = [{"value": 0.4}, {"value": "x"}, {"value": None}, {"value": True}, "no", {"value": 0.45}]
+    doc["history"] = {
+        "store": HOSTILE,
+        "last": "abc",
+        "series": [
+            {"suite": "tiny", "retriever": "bm25", "metric": "ndcg@10", "runs": runs},
+            {"suite": "tiny", "retriever": HOSTILE, "metric": HOSTILE, "runs": [{"value": 1.0}]},
+            "not a series",
+        ],
+    }
+    md = render_markdown(doc)
+    assert "**The last 2 runs**" in md and "<b>x</b>" not in md and "\x1b" not in md
+    row = next(line for line in md.splitlines() if line.startswith("| `bm25` | ndcg@10 |"))
+    assert "0.4000 0.4500" in row and row.endswith("| **0.5000** |")
+    html = render_html(doc)
+    assert "<h3>The last 2 runs</h3>" in html and "<b>x</b>" not in html
+    assert "&lt;b&gt;x&lt;/b&gt;" in html
