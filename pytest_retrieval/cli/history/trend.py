@@ -56,9 +56,11 @@ def _points(store: Any, args: argparse.Namespace, ids: Any) -> List[Any]:
     if not metrics and not args.all:
         newest = store.points(**kw, limit_runs=GATED_FROM)
         metrics = list(dict.fromkeys(p.metric for p in newest if p.gated))
+    # without --until, the newest --limit runs of the same filters are the runs listed
+    limit = args.limit if args.until is None else None
     out = []
     for metric in metrics or [None]:
-        out += [p for p in store.points(**kw, metric=metric) if p.run_id in ids]
+        out += [p for p in store.points(**kw, metric=metric, limit_runs=limit) if p.run_id in ids]
     if len(metrics) > 1:
         out.sort(key=lambda p: p.time)  # stable: oldest run first, each run's points as stored
     return out
