@@ -115,7 +115,7 @@ def test_json_report_and_junit_properties(pytester, suite) -> None:
     result = pytester.runpytest_subprocess("-q", f"--retrieval-report={report}", f"--junitxml={junit}")
     result.assert_outcomes(passed=3)
     doc = json.loads(report.read_text())
-    assert doc["version"] == 1
+    assert doc["version"] == 2  # report version 2 (#37): fingerprints and the run section
     (s,) = doc["suites"]
     assert s["suite"] == "tiny"
     names = [r["name"] for r in s["retrievers"]]

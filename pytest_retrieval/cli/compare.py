@@ -11,17 +11,24 @@ from typing import Any
 from .options import metric_name, number
 from .report_file import load_report
 
-__all__ = ["register", "run"]
+__all__ = ["add_compare_options", "compare_documents", "register", "run"]
 
 
 def run(args: argparse.Namespace) -> int:
     from ..output_paths import Output, check_outputs
-    from ..reports.compare import compare_reports, render_compare_markdown, render_compare_text
 
     check_outputs(  # a folder or FIFO: the writer's own line (a rendering not written)
         [Output("--markdown", args.markdown, "markdown")], [("the report", args.a), ("the report", args.b)]
     )
     a, b = load_report(args.a), load_report(args.b)
+    return compare_documents(args, a, b, (Path(args.a).name, Path(args.b).name))
+
+
+def compare_documents(args: argparse.Namespace, a: Any, b: Any, names: Any) -> int:
+    """Compare two report documents (files, or two stored runs' records: ``history
+    compare``) with the options of :func:`add_compare_options`; the exit status."""
+    from ..reports.compare import compare_reports, render_compare_markdown, render_compare_text
+
     cmp = compare_reports(
         a,
         b,
@@ -29,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         max_drop=args.max_drop,
         confidence=args.confidence,
         resamples=args.resamples,
-        names=(Path(args.a).name, Path(args.b).name),
+        names=names,
     )
     if args.json:
         print(json.dumps(cmp.as_dict(), indent=2))
@@ -54,6 +61,12 @@ def register(sub: Any) -> None:
     )
     c.add_argument("a", help="the reference JSON report (e.g. main)")
     c.add_argument("b", help="the JSON report compared with it (e.g. the pull request)")
+    add_compare_options(c)
+    c.set_defaults(func=run)
+
+
+def add_compare_options(c: argparse.ArgumentParser) -> None:
+    """The options of a comparison (metrics, margin, test, exit status, outputs)."""
     c.add_argument(
         "-m", "--metric", action="append", type=metric_name, help="metrics compared (default: the gated ones)"
     )
@@ -84,4 +97,3 @@ def register(sub: Any) -> None:
     )
     c.add_argument("--markdown", metavar="OUT.md", help="also write the comparison as Markdown")
     c.add_argument("--json", action="store_true", help="print JSON")
-    c.set_defaults(func=run)

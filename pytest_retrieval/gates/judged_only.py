@@ -78,6 +78,7 @@ class JudgedOnlyChange:
             "current": self.now,
             "queries": self.queries,
             "compared": self.compared,
+            "depth": self.depth,
         }
 
 

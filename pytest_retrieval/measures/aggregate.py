@@ -22,7 +22,7 @@ decides which of them make the mean (``Evaluation.evaluated``):
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Iterable, List, Optional
+from typing import TYPE_CHECKING, Any, Iterable, List, Optional, Sequence
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,6 +35,7 @@ __all__ = [
     "averaged",
     "mean",
     "averaging_note",
+    "averaging_note_of",
 ]
 
 AVERAGE_OVER = ("relevant", "judged", "run")
@@ -77,11 +78,25 @@ def averaging_note(ev: Any, default: Optional[str] = None) -> str:
     """One line: over which of the judged queries the means were taken, and why the others
     were not (or why some count as 0). Empty when every judged query is averaged from a
     ranking of its own and ``average_over`` is ``default``."""
-    mode = ev.average_over
-    parts = _reasons(ev)
+    return averaging_note_of(
+        ev.average_over, len(ev.evaluated), ev.judged, ev.no_relevant, ev.not_in_run, default=default
+    )
+
+
+def averaging_note_of(
+    mode: str,
+    n: int,
+    judged: int,
+    no_relevant: Sequence[str],
+    not_in_run: Iterable[str],
+    default: Optional[str] = None,
+) -> str:
+    """:func:`averaging_note` from the values the JSON report keeps (``queries``: the mode, the
+    queries averaged, those judged, those without a relevant judgment; a retriever's
+    ``queries_not_in_run``), so the terminal summary renders it from the report."""
+    parts = _reasons(mode, no_relevant, not_in_run)
     if not parts and mode == default:
         return ""
-    n, judged = len(ev.evaluated), ev.judged
     head = (
         f"averaged over all {n} judged queries"
         if n == judged
@@ -90,15 +105,14 @@ def averaging_note(ev: Any, default: Optional[str] = None) -> str:
     return head + (": " + ", ".join(parts) if parts else "") + f" (average_over: {mode}{_like(mode)})"
 
 
-def _reasons(ev: Any) -> List[str]:
+def _reasons(mode: str, no_rel: Sequence[str], not_in_run: Iterable[str]) -> List[str]:
     """Why queries were left out of the means, or count as 0 there."""
-    mode, no_rel = ev.average_over, ev.no_relevant
     parts: List[str] = []
     if no_rel:
         how = "left out" if mode == "relevant" else "averaged in (as 0)"
         parts.append(f"{len(no_rel)} judged without a relevant document {how}")
     skipped = set(no_rel) if mode == "relevant" else set()
-    absent = [q for q in ev.not_in_run if q not in skipped]
+    absent = [q for q in not_in_run if q not in skipped]
     if absent:
         parts.append(f"{len(absent)} absent from the run " + ("left out" if mode == "run" else "scored 0"))
     return parts

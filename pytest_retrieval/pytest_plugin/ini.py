@@ -18,6 +18,8 @@ __all__ = ["INI_KEYS", "add_ini", "apply_ini", "option_label"]
 
 PATH, PATHS, FLAG = "path", "paths", "flag"
 STORE, NAMES = "store", "names"  # a path or an engine URL; names, one a line
+COUNT = "count"  # a whole number of runs, 0 to MAX_COUNT (``history_view.last_runs``)
+MAX_COUNT = 1000
 # ini key (= the option's dest) -> its kind: a path, a list of paths, a flag or the option's choices
 INI_KEYS: Dict[str, Union[str, Tuple[str, ...]]] = {
     "retrieval_report": PATH,
@@ -35,6 +37,7 @@ INI_KEYS: Dict[str, Union[str, Tuple[str, ...]]] = {
     "retrieval_history": STORE,
     "retrieval_history_tag": NAMES,
     "retrieval_history_strict": FLAG,
+    "retrieval_history_last": COUNT,
 }
 _TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
 _FROM_INI = pytest.StashKey[Dict[str, str]]()
@@ -52,6 +55,7 @@ def add_ini(parser: pytest.Parser) -> None:
             FLAG: "true or false",
             STORE: "a path or an elasticsearch+https://... / opensearch+https://... URL",
             NAMES: "names, one a line",
+            COUNT: "a whole number",
         }.get(kind if isinstance(kind, str) else "", " or ".join(kind))
         if key == "retrieval_baseline_update":
             what = "false, or always (true is refused: every run would rewrite the baselines)"
@@ -94,6 +98,10 @@ def _value(config: pytest.Config, key: str, kind: Union[str, Tuple[str, ...]], r
         return _path(config, key, text)
     if kind == STORE:
         return text
+    if kind == COUNT:
+        if not (text.isdigit() and int(text) <= MAX_COUNT):
+            _refuse(config, key, text, f"expected a whole number from 0 to {MAX_COUNT}")
+        return int(text)
     if kind == FLAG:
         if key == "retrieval_baseline_update":
             return _baseline_update(config, key, text)

@@ -9,6 +9,7 @@ from typing import Any, Dict, Optional
 import pytest
 
 from .history import add_history_options, check_history_options
+from .history_view import add_recent_option
 from .ini import add_ini, option_label
 
 __all__ = ["add_options", "check_output_paths", "suite_overrides"]
@@ -70,6 +71,7 @@ def add_options(parser: pytest.Parser) -> None:
     )
     _add_report_options(g)
     add_history_options(g)
+    add_recent_option(g)
     add_ini(parser)  # an ini key for each (ini.py)
 
 

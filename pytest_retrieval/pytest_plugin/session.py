@@ -6,7 +6,7 @@ files, reports). pytest-benchmark's ``BenchmarkSession`` is the model: made in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 import pytest
 
@@ -28,6 +28,7 @@ class RetrievalSession:
         self.config = config
         self.suites: Dict[str, SuiteState] = {}
         self.coverage = GateCoverage()  # which gates got a verdict (a partial run says so)
+        self.document: Optional[Dict[str, Any]] = None  # the JSON report, made once at the end
 
     @classmethod
     def start(cls, config: pytest.Config) -> RetrievalSession:
@@ -115,35 +116,22 @@ class RetrievalSession:
     # ------------------------------------------------------------ the end of the session
 
     def write_summary(self, terminalreporter: Any) -> None:
-        """The ``retrieval summary`` section: the verdict (with the gates not judged), then
-        each suite that ran, its gates and golden queries."""
-        states = [s for s in self.suites.values() if s.result is not None]
+        """The ``retrieval summary`` section, rendered from the session's JSON report document
+        (``reports/terminal.py``): the verdict (with the gates not judged), then each suite
+        that ran, its gates and golden queries."""
         gates = self.gates()
-        if not (states or gates["total"]):
+        if not (any(s.result is not None for s in self.states) or gates["total"]):
             return
-        from ..reports.terminal import expectation_lines, render_summary, session_headline
+        from ..reports.terminal import summary_lines
 
         terminalreporter.section("retrieval summary")
         write = self._relative_lines(terminalreporter.write_line)
-        write(session_headline(self.states, gates))
-        for state in states:
-            for line in render_summary(
-                state.result,
-                state.outcomes,
-                state.regressions,
-                state.baseline_note,
-                state.references,
-                state.reference_note,
-            ):
-                write(line)
-            if state.runs > 1:  # pytest-xdist with a --dist mode that split the suite's items
-                write(
-                    f"  note: the suite ran {state.runs} times, on {state.runs} xdist workers (a Python test "
-                    "built its path at run time, or a --dist mode split its items; the default `-n N` keeps a "
-                    "suite, the Python tests beside it and those naming its file on one worker)"
-                )
-            for line in expectation_lines(state.expectations):
-                write(line)
+        doc = self.document
+        if doc is None:  # said where it was made (``the report document: not written``)
+            write("the summary cannot be rendered: the report document could not be made")
+            return
+        for line in summary_lines(doc):
+            write(line)
 
     def _relative_lines(self, write: Callable[[str], Any]) -> Callable[[str], Any]:
         """``write`` with the paths under the rootdir made relative, as in the reports, and each
@@ -171,18 +159,25 @@ class RetrievalSession:
                 f"{self._label('export_unjudged')} {unjudged}",
                 lambda: write_unjudged(Path(unjudged), self.states),
             )
-        # run files, JSON, Markdown, HTML, ..., then the run history
+        # the report document (the run record): the terminal summary, every rendering and the
+        # run history read it; then run files, JSON, Markdown, HTML, ..., then the run history
+        from ..reports.outputs import session_document
         from .history import run_of, write_history
+        from .history_view import recent_history
 
         gates = self.gates()
         ran = bool(self.states or gates["total"])
+        if ran:
+            run = run_of(self.config, gates, int(session.exitstatus))
+            self.document = session_document(writer, session, self.states, gates, run)
         write_outputs(
             session,
             self.states,
             writer,
             gates=gates,
             label=self._label,
-            run=lambda: run_of(self.config, gates, int(session.exitstatus)),
+            doc=self.document,
+            recent=lambda w, doc: recent_history(w, self.config, doc),
             history=(lambda w, doc: write_history(w, self.config, doc)) if ran else None,
         )
 

@@ -128,6 +128,35 @@ def _metrics(v: SuiteView) -> str:
     )
 
 
+def _recent(v: SuiteView) -> str:
+    """The last runs of every gated metric (the run history) beside this run's value."""
+    from ..history.views import sparkline
+    from ..safe_names import one_line
+
+    rows = []
+    for retriever, metric, values, today in v.recent():
+        now = [today] if isinstance(today, (int, float)) else []
+        title = " → ".join(metric_value(metric, x) for x in values + now)
+        rows.append(
+            [
+                f"<code>{e(one_line(retriever))}</code>",
+                e(one_line(metric)),
+                f'<span class="spark" title="{e(title)}">{e(sparkline(values + now))}</span>',
+                e(" ".join(metric_value(metric, x) for x in values[-10:])),
+                f"<strong>{e(metric_value(metric, today))}</strong>",
+            ]
+        )
+    if not rows:
+        return ""
+    n = v.recent_last()
+    return (
+        f'<h3>The last {n} runs</h3><div class="recent">'
+        + _table(["retriever", "metric", "trend", "last runs", "this run"], rows, numeric_from=3)
+        + f'</div><p class="note">Gated metrics in the run history <code>{e(one_line(str(v.history.get("store", "?"))))}</code>, '
+        "oldest first; the trend ends with this run.</p>"
+    )
+
+
 def _stages(v: SuiteView) -> str:
     st = v.s.get("stages", [])
     if not any(r.get("builds_on") for r in st):
@@ -350,7 +379,8 @@ def _suite(v: SuiteView, idx: int) -> str:
     parts.append(
         f'<p class="note">{e(engine)} · {count(n)} judged queries · profile {e(v.s.get("profile", ""))} · baseline: {e(note)}</p>'
     )
-    parts += [_problems(v), _metrics(v), _plots(v), _stages(v), _strata(v), _notes(v), _queries(v, idx)]
+    parts += [_problems(v), _metrics(v), _recent(v), _plots(v), _stages(v), _strata(v), _notes(v)]
+    parts.append(_queries(v, idx))
     return "\n".join(p for p in parts if p) + "</section>"
 
 
@@ -364,7 +394,7 @@ def _not_run(error: Any) -> str:
 
 def render_html(doc: Mapping[str, Any]) -> str:
     vd = verdict(doc)
-    views = [SuiteView(s) for s in doc.get("suites", [])]
+    views = [SuiteView(s, doc.get("history")) for s in doc.get("suites", [])]
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     coll = "".join(
         f'<p class="err">Collection error {e(n)}: {e(redact(msg))}</p>' for n, msg in vd.collection_errors

@@ -85,6 +85,8 @@ def suite_report(state: Any) -> Dict[str, Any]:
             "error": str(state.error) if state.error else "not run",
             **report_extras(state),
         }
+    from ..gates.verdicts import latency_sample_notes
+
     result = state.result
     retrievers = [_retriever_report(result, name, r) for name, r in result.retrievers.items()]
     first = next(iter(result.retrievers.values()), None)
@@ -94,7 +96,8 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "backend": result.backend_info,  # never holds credentials (backends describe() only facts)
         "profile": result.suite.model.evaluation.profile,
         "ties": result.suite.model.evaluation.ties,
-        "judgment_checks": result.checks_dict(),
+        # the checks as the summary words them (their text reads several objects' facts)
+        "judgment_checks": {**result.checks_dict(), "lines": result.check_lines()},
         "overlap": {
             "queries": result.overlap.queries,
             "qrels": result.overlap.qrels,
@@ -110,6 +113,9 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "reference": {"note": getattr(state, "reference_note", "")},  # what its comparison said
         "expectations": expectation_records(getattr(state, "expectations", [])),
         "warnings": list(result.warnings),
+        "latency_notes": latency_sample_notes(result),  # latency gates timed too few times
+        "unanswerable": result.suite.model.unanswerable is not None,
+        "runs": getattr(state, "runs", 1),  # more than 1: an xdist --dist mode split the suite
         "retries": _retries_report(result),
         "fingerprint": _fingerprint(result),
         **report_extras(state),
@@ -149,8 +155,29 @@ def _retriever_report(result: Any, name: str, r: Any) -> Dict[str, Any]:
         "latency_ab": _ab_dict(result, name, r),
         "per_query": per_query,
         "queries_without_hits": list(ev.missing),
+        "queries_not_in_run": list(ev.not_in_run),
+        "abstention": _abstention_report(r.abstention),
         "warnings": list(r.warnings),
         "sparse": r.sparse.as_dict() if getattr(r, "sparse", None) is not None else None,
+    }
+
+
+def _abstention_report(ab: Any) -> Optional[Dict[str, Any]]:
+    """Abstention on the unanswerable queries (and, wrongly, on answerable ones), or None."""
+    if ab is None:
+        return None
+    import math
+
+    def finite(x: float) -> Optional[float]:
+        return x if math.isfinite(x) else None  # no unanswerable (answerable) query: no rate
+
+    return {
+        "rate": finite(ab.rate),
+        "unanswerable": len(ab.abstained),
+        "abstained": sum(1 for a in ab.abstained.values() if a),
+        "false_rate": finite(ab.false_rate),
+        "answerable": len(ab.false_abstained),
+        "false_abstained": sum(1 for a in ab.false_abstained.values() if a),
     }
 
 

@@ -37,6 +37,7 @@ from .view import SuiteView, verdict
 LIMIT = 60_000
 NAME_CHARS = 80  # a suite, retriever, metric, tag or id as shown; texts get TEXT_CHARS
 TEXT_CHARS = 300
+RECENT_SHOWN = 5  # the last runs' values a Markdown history row writes (its sparkline has them all)
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 # "@" not after a letter or digit (not ``ndcg@10``) would be a mention (html-pipeline's
 # MentionFilter): a zero-width space after it notifies no one (Renovate's way of quoting)
@@ -374,7 +375,7 @@ def render_markdown(
 
     ``full_report``: where the rest is (e.g. ``"the HTML report (report.html, a CI artefact)"``),
     named in the note that says what was left out."""
-    views = [SuiteView(s) for s in doc.get("suites", [])]
+    views = [SuiteView(s, doc.get("history")) for s in doc.get("suites", [])]
     v = verdict(doc)
     where = full_report or "the JSON report (`--retrieval-report`) and the HTML report (`--retrieval-html`)"
     reserve = 1500  # the note on what was left out
@@ -441,6 +442,11 @@ def _not_run(error: Any) -> str:
 def _result_blocks(sv: SuiteView, level: int, left: List[str]) -> List[str]:
     """The tables of a suite that ran (stages and strata only below level 2) and its notes."""
     blocks = [_metrics_table(sv)]
+    recent = _recent(sv)
+    if recent and level < 3:
+        blocks.append(recent)
+    elif recent:
+        left.append(f"the last runs of {sv.name}")
     if level < 2:
         blocks += [extra for extra in (_stages(sv), _strata(sv)) if extra]
     elif _stages(sv) or _strata(sv):
@@ -449,6 +455,32 @@ def _result_blocks(sv: SuiteView, level: int, left: List[str]) -> List[str]:
     if u:
         blocks.append(u)
     return blocks
+
+
+def _recent(sv: SuiteView) -> str:
+    """The last runs of every gated metric (the run history) beside this run's value: a
+    sparkline of them and this run, and the last values."""
+    from ..history.views import sparkline
+    from ..safe_names import one_line
+
+    rows = []
+    for retriever, metric, values, today in sv.recent():
+        now = [today] if isinstance(today, (int, float)) else []
+        shown = " ".join(metric_value(metric, x) for x in values[-RECENT_SHOWN:])
+        rows.append(
+            [
+                code(one_line(retriever)),
+                esc(one_line(metric)),
+                f"`{sparkline(values + now)}`",
+                shown,
+                f"**{metric_value(metric, today)}**",
+            ]
+        )
+    if not rows:
+        return ""
+    n = sv.recent_last()
+    head = f"**The last {n} runs** of the gated metrics (run history {code(one_line(str(sv.history.get('store', '?'))))}; the trend ends with this run):"
+    return head + "\n\n" + table(["retriever", "metric", "trend", "last runs", "this run"], rows)
 
 
 def _moved_details(views: List[SuiteView], worst: int) -> List[Tuple[str, str]]:

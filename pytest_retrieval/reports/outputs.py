@@ -198,14 +198,19 @@ def write_outputs(
     writer: Optional[OutputWriter] = None,
     gates: Optional[Dict[str, int]] = None,
     label: Callable[[str], str] = "--retrieval-{}".format,
+    doc: Optional[Dict[str, Any]] = None,
     run: Optional[Callable[[], Dict[str, Any]]] = None,
+    recent: Optional[Callable[[OutputWriter, Dict[str, Any]], Optional[Dict[str, Any]]]] = None,
     history: Optional[Callable[[OutputWriter, Dict[str, Any]], None]] = None,
 ) -> None:
     """End of a pytest session: the run files, the JSON report and every requested rendering.
     ``label(name)`` names an output's option in a problem (default ``--retrieval-<name>``; the
-    plugin passes the ini key when the value came from the ini file). ``run()``: the document's
-    ``run`` section (asked for only when a document is made); ``history(writer, doc)``: the run history's write, last (the plugin's
-    ``pytest_plugin/history.write_history``)."""
+    plugin passes the ini key when the value came from the ini file). ``doc``: the report
+    document when the caller made it already (``session_document``); else ``run()`` gives its
+    ``run`` section (asked for only when a document is made). ``recent(writer, doc)``: the last
+    runs of the gated metrics from the run history (``history`` of the JSON report, Markdown
+    and HTML; never in the stored record); ``history(writer, doc)``: the run history's write,
+    last (the plugin's ``pytest_plugin/history.write_history``)."""
     config = session.config
     writer = writer or OutputWriter(terminal_say(config), session)
     name = label
@@ -218,14 +223,16 @@ def write_outputs(
     }
     if not (any(paths.values()) or step or history):
         return
-    doc = _document(writer, session, states, gates, run() if run else None)
+    if doc is None:
+        doc = session_document(writer, session, states, gates, run() if run else None)
     if doc is None:
         return
+    shown = _with_recent(writer, doc, recent)
     if paths["report"]:
-        text = json.dumps(doc, indent=2, allow_nan=False) + "\n"
+        text = json.dumps(shown, indent=2, allow_nan=False) + "\n"
         writer.write(f"{name('report')} {paths['report']}", lambda: _write(Path(paths["report"]), text))
     render_outputs(
-        doc,
+        shown,
         markdown=_as_path(paths["markdown"]),
         html=_as_path(paths["html"]),
         openmetrics=_as_path(paths["openmetrics"]),
@@ -238,7 +245,7 @@ def write_outputs(
         history(writer, doc)
 
 
-def _document(
+def session_document(
     writer: OutputWriter,
     session: Any,
     states: Sequence[Any],
@@ -255,6 +262,17 @@ def _document(
         "the report document", lambda: doc.update(report_document(states, session, gates, run))
     )
     return relative_to_root(doc, session.config.rootpath) if built else None
+
+
+def _with_recent(
+    writer: OutputWriter,
+    doc: Dict[str, Any],
+    recent: Optional[Callable[[OutputWriter, Dict[str, Any]], Optional[Dict[str, Any]]]],
+) -> Dict[str, Any]:
+    """``doc`` with its ``history`` section (the last runs of its gated metrics) when a run
+    history is configured and could be read; ``doc`` itself otherwise."""
+    section = recent(writer, doc) if recent is not None else None
+    return {**doc, "history": section} if section else doc
 
 
 def write_run_files(

@@ -1,14 +1,17 @@
 """The terminal summary (``retrieval summary`` section): a table per suite, the stages, the
-gates, the baseline comparison and the notes a reader needs. A writer only: the verdicts come
-from ``gates``, the statistics from ``stats``."""
+gates, the baseline comparison and the notes a reader needs. A renderer of the JSON report
+(``outputs.report_document``), as the Markdown, HTML and OpenMetrics ones are: every line reads
+a suite's entry of the report, never the live run, so the run record (issue #37) is the one
+model of every view."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Mapping, Sequence
+import math
+import re
+from pathlib import Path
+from typing import Any, Callable, List, Mapping, Optional
 
-from ..gates.floors import GateKind, ab_percentiles
-from ..gates.stages import stage_rows
-from ..gates.verdicts import latency_sample_notes
+from ..gates.floors import GateKind, kind_of
 from .formats import (
     candidate_recall,
     delta,
@@ -18,104 +21,119 @@ from .formats import (
     sparse_precision_lines,
     text_table,
 )
-from .power import power_line
+from .view import gate_name, verdict
 
-__all__ = ["expectation_lines", "render_summary", "session_headline"]
+__all__ = ["expectation_lines", "render_summary", "session_headline", "summary_lines"]
 
 
-def session_headline(states: Sequence[Any], gates: Mapping[str, int]) -> str:
+def session_headline(doc: Mapping[str, Any]) -> str:
     """The verdict of the session, the first line of the summary: the Markdown and HTML
     headline in plain text, so a partial run says how many gates ran there too."""
-    from .view import verdict
-
-    doc = {"suites": [_verdict_entry(s) for s in states], "session": {"gates": dict(gates)}}
     return verdict(doc).headline(icon=False)
 
 
-def _verdict_entry(state: Any) -> Mapping[str, Any]:
-    """What the verdict reads of a suite (as the JSON report has it): did it run, and its
-    baseline comparisons."""
-    entry: dict = {"suite": state.suite.name, "regressions": [r.as_dict() for r in state.regressions]}
-    if state.result is None:
-        entry["error"] = str(state.error) if state.error is not None else "not run"
-    loaded = state.loaded_baseline
-    if loaded is not None and loaded[0] is not None:
-        entry["baseline"] = {"retrievers": {}}
-    return entry
+def summary_lines(doc: Mapping[str, Any]) -> List[str]:
+    """The whole ``retrieval summary`` section of a report: the headline, then every suite
+    that ran, its gates and golden queries."""
+    lines = [session_headline(doc)]
+    for s in doc.get("suites", []):
+        if s.get("error") is not None or "retrievers" not in s:
+            continue
+        lines += render_summary(s)
+        runs = s.get("runs") or 1
+        if runs > 1:  # pytest-xdist with a --dist mode that split the suite's items
+            lines.append(
+                f"  note: the suite ran {runs} times, on {runs} xdist workers (a Python test "
+                "built its path at run time, or a --dist mode split its items; the default `-n N` keeps a "
+                "suite, the Python tests beside it and those naming its file on one worker)"
+            )
+        lines += expectation_lines(s.get("expectations") or [])
+    return lines
 
 
-def render_summary(
-    result: Any,
-    outcomes: Sequence[Any],
-    regressions: Sequence[Any] = (),
-    baseline_note: str = "",
-    references: Sequence[Any] = (),
-    reference_note: str = "",
-) -> List[str]:
-    """The summary lines of one suite run, without a trailing newline each (``references``: the
-    verdicts against the pinned run of the history, gates/reference.py)."""
-    lines = _header(result) + _retriever_table(result) + _latency_line(result) + _stage_table(result)
-    lines += _gate_lines(outcomes)
-    lines += _baseline_lines(regressions, baseline_note)
-    lines += _baseline_lines(references, reference_note, "the reference run")
-    lines += _ab_lines(result)
-    lines += _notes(result)
+def render_summary(s: Mapping[str, Any]) -> List[str]:
+    """The summary lines of one suite entry of the JSON report, without a trailing newline each."""
+    lines = _header(s) + _retriever_table(s) + _latency_line(s) + _stage_table(s)
+    lines += _gate_lines(s.get("gates") or [])
+    lines += _baseline_lines(s)
+    lines += _reference_lines(s)
+    lines += _ab_lines(s)
+    lines += _notes(s)
     return lines
 
 
 # ------------------------------------------------------------------ sections
 
 
-def _header(result: Any) -> List[str]:
-    suite, info = result.suite, result.backend_info
+def _header(s: Mapping[str, Any]) -> List[str]:
+    from ..io.judgment_set import Overlap
+
+    info = s.get("backend") or {}
     engine = info.get("backend", "?")
     detail = engine_detail(info)
     version = f" ({detail})" if detail else ""
-    first = next(iter(result.retrievers.values()), None)
-    n_eval = len(first.evaluation.evaluated) if first else 0
+    n_eval = (s.get("queries") or {}).get("judged", 0) if s.get("retrievers") else 0
+    ov = s.get("overlap") or {}
+    overlap = Overlap(ov.get("queries", 0), ov.get("qrels", 0), ov.get("both", 0), ov.get("run"))
+    checks = (s.get("judgment_checks") or {}).get("lines") or []
     return [
-        f"{suite.name} ({suite.path.name}) on {engine}{version}: "
-        f"{n_eval} judged queries, profile {suite.model.evaluation.profile}",
-        f"  ids: {result.overlap.describe()}",
-    ] + ["  " + line for line in result.check_lines()]
+        f"{s.get('suite', '?')} ({Path(str(s.get('file', '?'))).name}) on {engine}{version}: "
+        f"{n_eval} judged queries, profile {s.get('profile')}",
+        f"  ids: {overlap.describe()}",
+    ] + ["  " + line for line in checks]
 
 
-def _retriever_table(result: Any) -> List[str]:
-    metrics = result.suite.metrics
-    header = ["retriever"] + list(metrics) + ["p50 ms", "p95 ms"]
+def _metrics(s: Mapping[str, Any]) -> List[str]:
+    if s.get("metrics"):
+        return list(s["metrics"])
+    first = next(iter(s.get("retrievers") or []), None)
+    return list(first["metrics"]) if first else []
+
+
+def _retriever_table(s: Mapping[str, Any]) -> List[str]:
+    metrics = _metrics(s)
+    header = ["retriever"] + metrics + ["p50 ms", "p95 ms"]
     rows = []
-    for name, r in result.retrievers.items():
-        row = [name] + [_cell(r.evaluation.aggregate.get(m)) for m in metrics]
-        row += [_ms(r.latency.p50 if r.latency else None), _ms(r.latency.p95 if r.latency else None)]
+    for r in s.get("retrievers") or []:
+        lat = r.get("latency_ms") or {}
+        row = [r["name"]] + [_cell(r.get("metrics", {}).get(m)) for m in metrics]
+        row += [_ms(lat.get("p50")), _ms(lat.get("p95"))]
         rows.append(row)
     return ["  " + line for line in text_table(header, rows)]
 
 
-def _latency_line(result: Any) -> List[str]:
+def _latency_line(s: Mapping[str, Any]) -> List[str]:
     """How the latency columns were measured: which queries, how often, one BLAS thread."""
-    timed = next((r.latency for r in result.retrievers.values() if r.latency and r.latency.queries), None)
+    timed = next(
+        (
+            r["latency_ms"]
+            for r in s.get("retrievers") or []
+            if (r.get("latency_ms") or {}).get("queries_timed")
+        ),
+        None,
+    )
     if timed is None:
         return []
-    short = [f"  latency ERROR: {why}" for why in latency_sample_notes(result)]
+    short = [f"  latency ERROR: {why}" for why in s.get("latency_notes") or []]
     how = (
         "every query"
-        if timed.queries == timed.of_queries
-        else f"a seeded sample of {timed.queries} of {timed.of_queries} queries"
+        if timed["queries_timed"] == timed.get("queries")
+        else f"a seeded sample of {timed['queries_timed']} of {timed.get('queries')} queries"
     )
     return [
-        f"  latency: {how} timed, {timed.repetitions} pass(es) after {timed.warmup} warm-up "
+        f"  latency: {how} timed, {timed.get('repetitions')} pass(es) after {timed.get('warmup')} warm-up "
         f"request(s), one BLAS thread (latency.max_queries: all times every query)"
     ] + short
 
 
-def _stage_table(result: Any) -> List[str]:
-    stages = stage_rows(result)
+def _stage_table(s: Mapping[str, Any]) -> List[str]:
+    stages = s.get("stages") or []
     if not stages:
         return []
     head = [
         "stage",
         "builds on",
-        stages[0].metric,
+        stages[0]["metric"],
         "vs bm25",
         "vs input",
         "mrr@10",
@@ -124,8 +142,8 @@ def _stage_table(result: Any) -> List[str]:
         "p95 vs input",
     ]
     lines = ["  stages (deltas against bm25 and against each stage's best input):"]
-    lines += ["    " + line for line in text_table(head, [_stage_cells(r.as_dict()) for r in stages])]
-    return lines + [f"    {r.name}: {r.verdict}" for r in stages if r.verdict]
+    lines += ["    " + line for line in text_table(head, [_stage_cells(r) for r in stages])]
+    return lines + [f"    {r['name']}: {r['verdict']}" for r in stages if r.get("verdict")]
 
 
 def _stage_cells(r: Mapping[str, Any]) -> List[str]:
@@ -143,134 +161,207 @@ def _stage_cells(r: Mapping[str, Any]) -> List[str]:
     ]
 
 
-def _gate_lines(outcomes: Sequence[Any]) -> List[str]:
-    if not outcomes:
+def _gate_lines(gates: List[Mapping[str, Any]]) -> List[str]:
+    if not gates:
         return []
     lines = ["  gates:"]
-    for o in outcomes:
-        mark = "PASS" if o.passed else "FAIL"
-        show, unit = _GATE_FORMAT.get(o.floor.kind, (_cell, ""))
+    for g in gates:
+        mark = "PASS" if g.get("passed") else "FAIL"
+        show, unit = _GATE_FORMAT.get(kind_of(g["metric"]), (_cell, ""))
         lines.append(
-            f"    {mark}  {o.floor.retriever} {o.floor.name} = {show(o.value)}{unit}"
-            f" ({o.floor.op} {show(o.floor.threshold)}{unit})"
+            f"    {mark}  {g['retriever']} {gate_name(g)} = {show(g.get('value'))}{unit}"
+            f" ({g['op']} {show(g.get('threshold'))}{unit})"
         )
     return lines
 
 
-def _baseline_lines(regressions: Sequence[Any], baseline_note: str, what: str = "the baseline") -> List[str]:
-    if not (regressions or baseline_note):
+def _baseline_lines(s: Mapping[str, Any]) -> List[str]:
+    """The baseline verdicts and the baseline's note; the note of a suite with baseline gates
+    (a suite with floors only names its baseline nowhere in the summary)."""
+    regressions = s.get("regressions") or []
+    gated = any(g.get("kind") == "regression" for g in s.get("gated") or [])
+    note = str((s.get("baseline") or {}).get("note") or "") if (regressions or gated) else ""
+    if not (regressions or note):
         return []
-    lines = [f"  against {what}: {baseline_note}" if baseline_note else f"  against {what}:"]
+    lines = [f"  against the baseline: {note}" if note else "  against the baseline:"]
     for reg in regressions:
         lines += _regression_lines(reg)
     return lines
 
 
-def _regression_lines(reg: Any) -> List[str]:
+def _reference_lines(s: Mapping[str, Any]) -> List[str]:
+    """The verdicts against the pinned run of the history (gates/reference.py) and its note."""
+    references = s.get("references") or []
+    note = str((s.get("reference") or {}).get("note") or "")
+    if not (references or note):
+        return []
+    lines = [f"  against the reference run: {note}" if note else "  against the reference run:"]
+    for reg in references:
+        lines += _regression_lines(reg)
+    return lines
+
+
+def _regression_lines(reg: Mapping[str, Any]) -> List[str]:
     """A baseline verdict, with judged@10 then and now beside it (unjudged documents that
     entered), the metric on judged documents only when judged@10 fell, and its strata."""
-    o = reg.overall
-    mark = "PASS" if reg.passed else "FAIL"
-    judged = getattr(reg, "judged", None)
+    o = reg["comparison"]
+    mark = "PASS" if reg.get("passed") else "FAIL"
+    judged = reg.get("judged@10")
     lines = [
-        f"    {mark}  {reg.retriever} {reg.metric}: mean diff {o.mean_diff:+.4f} "
-        f"(lower bound {o.ci_low:+.4f} at {o.confidence:.0%}, margin -{reg.max_drop:g}), "
-        f"won/lost/tied {o.won}/{o.lost}/{o.tied}, p={o.p_randomization:.3g}, "
+        f"    {mark}  {reg['retriever']} {reg['metric']}: mean diff {_f(o.get('mean_diff')):+.4f} "
+        f"(lower bound {_f(o.get('ci_low')):+.4f} at {_f(o.get('confidence')):.0%}, margin -{reg['max_drop']:g}), "
+        f"won/lost/tied {o.get('won')}/{o.get('lost')}/{o.get('tied')}, p={_f(o.get('p_randomization')):.3g}, "
         + (
-            f"judged@10 {judged.before:.4f} -> {judged.now:.4f}"
+            f"judged@10 {_f(judged.get('baseline')):.4f} -> {_f(judged.get('current')):.4f}"
             if judged
             else "judged@10 not in the baseline"
         )
     ]
-    judged_only = getattr(reg, "judged_only", None)
+    judged_only = _judged_only(reg)
     if judged_only is not None:
         lines.append("          " + judged_only.describe())
-    for tag, v in sorted(reg.strata.items()):
-        if v.result is not None:
+    for tag, v in sorted((reg.get("strata") or {}).items()):
+        c = v.get("comparison") or {}
+        lines.append(
+            f"          [{tag}] {_f(c.get('mean_diff')):+.4f} over {c.get('n')} queries, "
+            f"Holm p(drop)={_f(v.get('p_drop_holm')):.3g}: {'ok' if v.get('passed') else 'REGRESSED'}"
+        )
+    return lines
+
+
+def _judged_only(reg: Mapping[str, Any]) -> Any:
+    """The judged-only comparison of a baseline verdict, read back from the report."""
+    from ..gates.judged_only import JudgedOnlyChange
+
+    d = reg.get("judged_only")
+    if not d:
+        return None
+    if d.get("unavailable"):
+        return JudgedOnlyChange(d.get("metric", "?"), unavailable=d["unavailable"])
+    return JudgedOnlyChange(
+        d.get("metric", "?"),
+        before=_f(d.get("baseline")),
+        now=_f(d.get("current")),
+        queries=d.get("queries", 0),
+        compared=d.get("compared", 0),
+        drop=_f(reg["comparison"].get("mean_diff")),
+        margin=reg["max_drop"],
+        depth=d.get("depth", 0),
+    )
+
+
+def _ab_lines(s: Mapping[str, Any]) -> List[str]:
+    from ..stats.latency import ABResult
+
+    lines = []
+    for r in s.get("retrievers") or []:
+        ab = r.get("latency_ab")
+        if not ab:
+            continue
+        for key, v in ab.items():
+            m = re.fullmatch(r"p(\d+(?:\.\d+)?)", key)
+            if m is None or not isinstance(v, dict):
+                continue
+            result = ABResult(
+                float(m.group(1)),
+                _f(v.get("baseline_ms")),
+                _f(v.get("current_ms")),
+                _f(v.get("ratio")),
+                _f(v.get("lower")),
+                _f(v.get("upper")),
+                _f(v.get("confidence")),
+                paired=True,
+            )
             lines.append(
-                f"          [{tag}] {v.result.mean_diff:+.4f} over {v.result.n} queries, "
-                f"Holm p(drop)={v.p_adjusted:.3g}: {'ok' if v.passed else 'REGRESSED'}"
+                "  latency A/B: "
+                + result.describe(f"{r['name']} vs {ab.get('baseline')}")
+                + f" ({ab.get('rounds')} interleaved rounds)"
             )
     return lines
 
 
-def _ab_lines(result: Any) -> List[str]:
-    lines = []
-    conf = result.suite.model.latency.confidence
-    for name, r in result.retrievers.items():
-        if r.ab is not None and r.ab.paired()[0]:
-            for q in ab_percentiles(result.suite.floors, name):
-                lines.append(
-                    "  latency A/B: "
-                    + r.ab.result(q, confidence=conf).describe(f"{name} vs {r.ab.baseline}")
-                    + f" ({r.ab.repetitions} interleaved rounds)"
-                )
-    return lines
-
-
-def _notes(result: Any) -> List[str]:
+def _notes(s: Mapping[str, Any]) -> List[str]:
     """Unjudged share, abstention, power, queries left out, warnings."""
-    shares = percent_shares({n: result.unjudged_share(n) for n in result.retrievers})
+    shares = percent_shares({n: _f(x) for n, x in (s.get("unjudged_share") or {}).items()})
     lines = [
         f"  unjudged in the top 10: {shares} (unjudged documents count as non-relevant: "
         f"a retriever surfacing new documents can look worse than it is; "
         f"--retrieval-export-unjudged writes them out for annotation)"
     ]
-    if result.suite.model.unanswerable is not None:
-        lines.append(_abstention_line(result))
-    power = power_line(result)
-    if power:
-        lines.append(power)
-    lines += _left_out_lines(result)
-    lines += [f"  {line}" for line in sparse_precision_lines(result.backend_info)]
-    for r in result.retrievers.values():
-        lines += _retriever_notes(r)
-    return lines + [f"  warning: {w}" for w in result.warnings]
+    if s.get("unanswerable"):
+        lines.append(_abstention_line(s))
+    if s.get("power"):
+        lines.append("  " + str(s["power"]))
+    lines += _left_out_lines(s)
+    lines += [f"  {line}" for line in sparse_precision_lines(s.get("backend") or {})]
+    queries = s.get("queries") or {}
+    for r in s.get("retrievers") or []:
+        lines += _retriever_notes(r, queries.get("average_over"))
+    return lines + [f"  warning: {w}" for w in s.get("warnings") or []]
 
 
-def _left_out_lines(result: Any) -> List[str]:
+def _left_out_lines(s: Mapping[str, Any]) -> List[str]:
     """One line: which judged queries the means are over and why the others are not
     (``measures.aggregate``; nothing when every judged query is averaged)."""
-    from ..measures.aggregate import averaging_note
+    from ..measures.aggregate import averaging_note_of
 
-    first = next(iter(result.retrievers.values()), None)
-    if first is None:
+    first = next(iter(s.get("retrievers") or []), None)
+    q = s.get("queries") or {}
+    if first is None or "average_over" not in q:
         return []
-    ev = first.evaluation
-    note = averaging_note(ev, default=ev.average_over)
+    mode, no_relevant = q["average_over"], list(q.get("no_relevant") or [])
+    note = averaging_note_of(
+        mode,
+        q.get("judged", 0),
+        q.get("of_judged", 0),
+        no_relevant,
+        first.get("queries_not_in_run") or [],
+        mode,
+    )
     if not note:
         return []
-    named = f": {', '.join(ev.no_relevant[:10])}" if ev.no_relevant and ev.average_over == "relevant" else ""
+    named = f": {', '.join(no_relevant[:10])}" if no_relevant and mode == "relevant" else ""
     return [f"  {note}{named}"]
 
 
-def _retriever_notes(r: Any) -> List[str]:
+def _retriever_notes(r: Mapping[str, Any], average_over: Optional[str]) -> List[str]:
     """A retriever's queries without hits and its warnings."""
+    from ..sparse.weights import sparse_line
+
     lines = []
-    if getattr(r, "sparse", None) is not None:
-        lines.append(f"  {r.name}: {r.sparse.line()}")
-    ev = r.evaluation
-    if ev.missing:
-        absent = set(ev.not_in_run) if ev.average_over == "run" else set()
-        counted = len([q for q in ev.missing if q not in absent])
-        how = "scored 0, counted" if counted == len(ev.missing) else f"scored 0, {counted} counted"
-        lines.append(f"  {r.name}: {len(ev.missing)} queries returned no hits ({how})")
-    return lines + [f"  warning: {r.name}: {w}" for w in r.warnings]
+    if isinstance(r.get("sparse"), dict):
+        lines.append(f"  {r['name']}: {sparse_line(r['sparse'])}")
+    missing_hits = list(r.get("queries_without_hits") or [])
+    if missing_hits:
+        absent = set(r.get("queries_not_in_run") or ()) if average_over == "run" else set()
+        counted = len([q for q in missing_hits if q not in absent])
+        how = "scored 0, counted" if counted == len(missing_hits) else f"scored 0, {counted} counted"
+        lines.append(f"  {r['name']}: {len(missing_hits)} queries returned no hits ({how})")
+    return lines + [f"  warning: {r['name']}: {w}" for w in r.get("warnings") or []]
 
 
-def _abstention_line(result: Any) -> str:
+def _abstention_line(s: Mapping[str, Any]) -> str:
     parts = []
-    for n, r in result.retrievers.items():
-        ab = r.abstention
-        if ab is not None and ab.abstained:
+    for r in s.get("retrievers") or []:
+        ab = r.get("abstention")
+        if ab and ab.get("unanswerable"):
             parts.append(
-                f"{n} {ab.rate:.0%}"
-                + (f" (wrongly on {ab.false_rate:.0%} of answerable)" if ab.false_abstained else "")
+                f"{r['name']} {_f(ab.get('rate')):.0%}"
+                + (
+                    f" (wrongly on {_f(ab.get('false_rate')):.0%} of answerable)"
+                    if ab.get("answerable")
+                    else ""
+                )
             )
     return "  abstention on unanswerable queries: " + (", ".join(parts) or "none tagged")
 
 
 # ------------------------------------------------------------------ cells
+
+
+def _f(x: Any) -> float:
+    """A number of the report as a float: null (a non-finite value) reads as NaN, as it was."""
+    return math.nan if x is None else float(x)
 
 
 def _cell(x: Any) -> str:
@@ -296,15 +387,16 @@ _GATE_FORMAT: dict[GateKind, tuple[Callable[[Any], str], str]] = {
 }
 
 
-def expectation_lines(checked: Sequence[Any]) -> List[str]:
-    """The golden queries that ran (``expectations:``): a count, then each item's verdict and,
-    for a broken one, what broke."""
+def expectation_lines(checked: List[Mapping[str, Any]]) -> List[str]:
+    """The golden queries that ran (``expectations:`` of the report): a count, then each
+    item's verdict and, for a broken one, what broke."""
     if not checked:
         return []
-    failed = sum(1 for *_, broken in checked if broken)
+    failed = sum(1 for e in checked if not e.get("passed"))
     lines = [f"  golden queries: {len(checked) - failed} passed, {failed} failed"]
-    for expectation, retriever, _hits, broken in checked:
-        verdict = "FAIL" if broken else "PASS"
+    for e in checked:
+        broken = list(e.get("broken") or [])
+        verdict_ = "FAIL" if not e.get("passed") else "PASS"
         detail = f": {'; '.join(broken)}" if broken else ""
-        lines.append(f"    {verdict}  {retriever} expect[{expectation.name}]{detail}")
+        lines.append(f"    {verdict_}  {e.get('retriever')} expect[{e.get('name')}]{detail}")
     return lines

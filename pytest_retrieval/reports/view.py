@@ -166,7 +166,7 @@ _COUNT = {"passed": "passed", "failed": "failed", "error": "errored", "skipped":
 class SuiteView:
     """Accessors over one suite entry of the JSON report."""
 
-    def __init__(self, s: Mapping[str, Any]):
+    def __init__(self, s: Mapping[str, Any], history: Optional[Mapping[str, Any]] = None):
         self.s = s
         self.name = s.get("suite", "?")
         self.error = s.get("error")
@@ -179,6 +179,31 @@ class SuiteView:
         self.titles: Dict[str, str] = s.get("titles") or {}
         self.rankings: Dict[str, Dict[str, List[str]]] = s.get("rankings") or {}
         self.items: List[Dict[str, Any]] = list(s.get("items") or [])
+        self.history = history if isinstance(history, Mapping) else {}  # the report's ``history``
+
+    # ---- the run history
+    def recent_last(self) -> int:
+        """How many last runs the ``history`` section asked for (the longest series when it
+        does not say, or says something that is not a count)."""
+        last = self.history.get("last")
+        if isinstance(last, int) and not isinstance(last, bool) and last > 0:
+            return last
+        return max((len(values) for _, _, values, _ in self.recent()), default=0)
+
+    def recent(self) -> List[Tuple[str, str, List[float], Any]]:
+        """(retriever, metric, the stored runs' values oldest first, this run's value) of every
+        gated metric of this suite the report's ``history`` section has (the last runs of the
+        run history, ``pytest_plugin/history_view.py``)."""
+        out = []
+        for x in self.history.get("series") or []:
+            if not isinstance(x, Mapping) or x.get("suite") != self.name:
+                continue
+            raw = [r.get("value") for r in x.get("runs") or [] if isinstance(r, Mapping)]
+            values = [float(v) for v in raw if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            retriever, metric = str(x.get("retriever")), str(x.get("metric"))
+            if values:
+                out.append((retriever, metric, values, self.value(retriever, metric)))
+        return out
 
     # ---- metrics
     @property

@@ -106,19 +106,7 @@ class SparseFacts:
 
     def line(self) -> str:
         """One summary line."""
-        doc = f"{self.doc_nnz:.1f}" if self.doc_nnz is not None else "?"
-        flops = f"{self.flops:.4g}" if self.flops is not None else "?"
-        parts = [
-            f"sparse {self.encoder} (idf: {self.idf}): {doc} non-zero terms per document, "
-            f"{self.query_nnz:.1f} per query, FLOPS {flops}"
-        ]
-        if self.empty_documents:
-            parts.append(f"{self.empty_documents} of {self.documents} documents have an empty vector")
-        if self.empty_queries:
-            parts.append(
-                f"{len(self.empty_queries)} of {self.queries} queries have an empty vector (zero hits)"
-            )
-        return "; ".join(parts)
+        return sparse_line(self.as_dict())
 
     def warnings(self) -> List[str]:
         out = []
@@ -185,3 +173,24 @@ def expected_flops(query_df: Mapping[str, int], n_queries: int, stats: DocStats)
     if not (stats.n_docs and n_queries):
         return None
     return sum((stats.df.get(t, 0) / stats.n_docs) * (c / n_queries) for t, c in query_df.items())
+
+
+def sparse_line(facts: Mapping[str, Any]) -> str:
+    """A sparse retriever's summary line from its facts as the JSON report keeps them
+    (``SparseFacts.as_dict``: the terminal summary renders from the report)."""
+
+    def show(x: Any, fmt: str) -> str:
+        return "?" if x is None else format(float(x), fmt)
+
+    parts = [
+        f"sparse {facts.get('encoder')} (idf: {facts.get('idf')}): {show(facts.get('sparse_doc_nnz'), '.1f')} "
+        f"non-zero terms per document, {show(facts.get('sparse_query_nnz'), '.1f')} per query, "
+        f"FLOPS {show(facts.get('flops'), '.4g')}"
+    ]
+    if facts.get("empty_documents"):
+        parts.append(f"{facts['empty_documents']} of {facts.get('documents')} documents have an empty vector")
+    if facts.get("empty_queries"):
+        parts.append(
+            f"{facts['empty_queries']} of {facts.get('queries')} queries have an empty vector (zero hits)"
+        )
+    return "; ".join(parts)

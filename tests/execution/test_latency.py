@@ -50,13 +50,17 @@ def test_max_queries_all_first_n_and_default_sample(tmp_path):
 
 
 def test_summary_says_how_many_queries_were_timed(tmp_path):
+    from types import SimpleNamespace
+
+    from pytest_retrieval.reports.outputs import report_document
     from pytest_retrieval.reports.terminal import render_summary
 
     result = run_tiny(tmp_path)
     latency = result.retrievers["bm25"].latency
     assert (latency.queries, latency.of_queries) == (4, 4)
     assert latency.as_dict()["queries_timed"] == 4
-    text = "\n".join(render_summary(result, []))
+    state = SimpleNamespace(suite=result.suite, result=result, error=None, outcomes=[], regressions=[])
+    text = "\n".join(render_summary(report_document([state])["suites"][0]))
     assert "latency: every query timed" in text and "one BLAS thread" in text
 
 

@@ -58,3 +58,37 @@ def need_tool(name: str, hint: str) -> str:
     if path is None:
         unavailable(f"{name} not found ({hint})")
     return path
+
+
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1400,1800",
+)
+
+
+@pytest.fixture
+def browser(tmp_path):
+    """A headless Chromium driven by selenium (Debian's chromium and chromedriver)."""
+    chromium = need_tool("chromium", "apt-get install chromium chromium-driver; scripts/test installs it")
+    driver_path = need_tool("chromedriver", "apt-get install chromium-driver; scripts/test installs it")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    opts = Options()
+    opts.binary_location = chromium
+    for flag in CHROMIUM_FLAGS:
+        opts.add_argument(flag)
+    opts.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()

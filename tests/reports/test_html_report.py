@@ -7,23 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
-
 from pytest_retrieval.reports.html import render_html
-
-from .conftest import need_tool
-
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1400,1800",
-)
 
 
 def test_html_is_self_contained(scenario) -> None:
@@ -51,26 +35,6 @@ def test_html_without_matplotlib_still_renders(bad_doc, monkeypatch) -> None:
     html = render_html(bad_doc)
     assert "<svg" not in html and "pip install 'pytest-retrieval[html]'" in html
     assert 'class="queries"' in html
-
-
-@pytest.fixture
-def browser(tmp_path):
-    chromium = need_tool("chromium", "apt-get install chromium chromium-driver; scripts/test installs it")
-    driver_path = need_tool("chromedriver", "apt-get install chromium-driver; scripts/test installs it")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    opts = Options()
-    opts.binary_location = chromium
-    for flag in CHROMIUM_FLAGS:
-        opts.add_argument(flag)
-    opts.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)
-    driver.set_page_load_timeout(60)
-    yield driver
-    driver.quit()
 
 
 def test_html_report_in_headless_chromium(scenario, browser, tmp_path) -> None:

@@ -1,16 +1,25 @@
-"""terminal.py: the summary section, line by line, on a real run (timings are not asserted)."""
+"""terminal.py: the summary section, line by line, on a real run (timings are not asserted),
+rendered from the run's JSON report document as the plugin renders it."""
 
 from __future__ import annotations
 
 import re
 
+from pytest_retrieval.reports.outputs import report_document
 from pytest_retrieval.reports.terminal import render_summary
 
 
 def render(state, **kw):
-    args = dict(outcomes=state.outcomes, regressions=state.regressions, baseline_note=state.baseline_note)
-    args.update(kw)
-    return render_summary(state.result, **args)
+    """The summary of ``state``'s report entry; ``outcomes``, ``regressions`` and
+    ``baseline_note`` replace what the entry holds."""
+    s = report_document([state])["suites"][0]
+    if "outcomes" in kw:
+        s["gates"] = [o.as_dict() for o in kw["outcomes"]]
+    if "regressions" in kw:
+        s["regressions"] = [r.as_dict() for r in kw["regressions"]]
+    note = kw.get("baseline_note", state.baseline_note)
+    s["baseline"] = {**(s.get("baseline") or {}), "note": note} if note else None
+    return render_summary(s)
 
 
 def test_header_and_retriever_table(state):
@@ -75,8 +84,6 @@ def test_sections_without_content_are_left_out(state):
 
 
 def test_the_averaging_line_under_profile_trec_names_what_trec_eval_does():
-    from types import SimpleNamespace
-
     from pytest_retrieval.measures.metrics import evaluate
     from pytest_retrieval.reports.terminal import _left_out_lines
     from pytest_retrieval.types import Ranking
@@ -84,8 +91,16 @@ def test_the_averaging_line_under_profile_trec_names_what_trec_eval_does():
     qrels = {"1": {"a": 1}, "2": {"b": 0}}
     run = {"1": Ranking(["a"], [1.0]), "2": Ranking([], [])}
     ev = evaluate(qrels, run, ["map"], average_over="run")  # what profile: trec resolves to
-    result = SimpleNamespace(retrievers={"bm25": SimpleNamespace(evaluation=ev)})
-    assert _left_out_lines(result) == [
+    entry = {  # the report's entry, as json_report writes it
+        "queries": {
+            "judged": len(ev.evaluated),
+            "of_judged": ev.judged,
+            "no_relevant": list(ev.no_relevant),
+            "average_over": ev.average_over,
+        },
+        "retrievers": [{"name": "bm25", "queries_not_in_run": list(ev.not_in_run)}],
+    }
+    assert _left_out_lines(entry) == [
         "  averaged over all 2 judged queries: 1 judged without a relevant document averaged in (as 0) "
         "(average_over: run, as trec_eval, pytrec_eval and BEIR)"
     ]

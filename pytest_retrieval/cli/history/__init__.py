@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from . import drift, prune
+from . import compare, drift, prune, runs, trend
 
 __all__ = ["COMMANDS", "register"]
 
 #: the history commands, each a module with ``register(sub)`` (``NAME``: its name)
-COMMANDS = (prune, drift)
+COMMANDS = (runs, trend, compare, drift, prune)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
