@@ -37,7 +37,9 @@ def number(
         try:
             finite = math.isfinite(value)
         except OverflowError:  # an integer no float holds (a 400-digit --depth)
-            raise argparse.ArgumentTypeError(f"{text[:20]!r}... ({len(text)} characters) is too large") from None
+            raise argparse.ArgumentTypeError(
+                f"{text[:20]!r}... ({len(text)} characters) is too large"
+            ) from None
         if not finite:
             raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
         for bound, ok, word in (
