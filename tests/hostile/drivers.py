@@ -43,6 +43,7 @@ class Outcome:
     said: str = ""
     rc: Optional[int] = None
     lines: List[str] = field(default_factory=list)
+    hung: bool = False  # the command ran into the time bound (its own error line may hide that)
 
 
 def secret_forms(token: str) -> List[str]:
@@ -175,15 +176,29 @@ def make_cli_files(d: Path, report: Path) -> None:
 
 
 def run_cli(argv: List[str]) -> Outcome:
+    import signal
+
     out, err = io.StringIO(), io.StringIO()
-    with bounded(30), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = cli.main(argv)
-        except SystemExit as exc:  # argparse
-            rc = exc.code if isinstance(exc.code, int) else 2
+    fired: List[int] = []
+
+    def expire(signum: int, frame: Any) -> None:  # pragma: no cover - only on a hang
+        fired.append(signum)
+        raise TimeoutError("case took longer than 30s")
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(30)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rc = cli.main(argv)
+            except SystemExit as exc:  # argparse
+                rc = exc.code if isinstance(exc.code, int) else 2
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
     said = out.getvalue() + err.getvalue()
     lines = err.getvalue().strip().splitlines()
-    return Outcome(rc != 0, lines[-1] if lines else "", said, rc)
+    return Outcome(rc != 0, lines[-1] if lines else "", said, rc, hung=bool(fired))
 
 
 # --- pytest options and ini keys ---------------------------------------------------------------

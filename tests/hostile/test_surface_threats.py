@@ -222,6 +222,9 @@ KNOWN_GAPS: Dict[str, str] = {
             "judge synth --out",
         )
     },
+    "cli:judge synth --check-prompt-file:path:contained": (
+        "a FIFO as --check-prompt-file blocks until the case's time bound: found here, not fixed"
+    ),
     "ini:retrieval_markdown:output:one-line": "retrieval_markdown = the suite file overwrites it (#32 s.4)",
     "ini:retrieval_markdown:output:contained": "retrieval_markdown = the suite file overwrites it (#32 s.4)",
     "ini:retrieval_report:output:contained": "retrieval_report = the suite file is accepted (#32 s.4)",
@@ -520,6 +523,7 @@ def cli_check(work: Path, surface: str, kind: str, threat: str) -> Callable[[Any
         else:
             out = run_cli(cli_argv(surface, value, flag))
         assert "Traceback" not in out.said, out.said
+        assert not out.hung, f"{surface}: {value!r} hangs until the time bound: {out.line}"
         if threat in ("refused", "contained"):
             assert out.refused and out.rc in (1, 2), (
                 f"{surface}: {value!r} accepted ({out.rc}): {out.said[-300:]}"
