@@ -32,7 +32,9 @@ class ConfigError(RetrievalError):
     def format(self) -> str:
         where = ""
         if self.file:
-            where = str(self.file)
+            from .safe_names import one_line  # a path holding a newline stays one line
+
+            where = one_line(str(self.file))
             if self.line:
                 where += f":{self.line}"
         if self.key:

@@ -34,7 +34,13 @@ def number(
         except ValueError:
             what = "an integer" if kind is int else "a number"
             raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
-        if not math.isfinite(value):
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an integer no float holds (a 400-digit --depth)
+            raise argparse.ArgumentTypeError(
+                f"{text[:20]!r}... ({len(text)} characters) is too large"
+            ) from None
+        if not finite:
             raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
         for bound, ok, word in (
             (ge, lambda b: value >= b, ">="),

@@ -515,8 +515,10 @@ def _load_include(
 ) -> Tuple[Any, Positions]:
     """The ``i``-th file ``path`` includes (relative to it), with its own includes; a cycle, a
     missing file or one load too many is an error at the ``include:`` line."""
-    target = (path.parent / inc).resolve()
     line = pos.get(("include", i), pos.get(("include",), (None, None)))[1]
+    if "\x00" in inc:  # Path.resolve would raise ValueError
+        raise ConfigError("a path cannot hold a NUL byte", file=str(path), key=f"include[{i}]", line=line)
+    target = (path.parent / inc).resolve()
     if target in stack:
         raise ConfigError(
             f"include cycle: {' -> '.join(p.name for p in stack + [target])}",

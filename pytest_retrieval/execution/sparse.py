@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from ..backends.base import Backend, prepare_sparse
 from ..config.load import Suite
 from ..errors import ConfigError
+from ..safe_names import one_line
 from ..sparse import (
     DocStats,
     SparseFacts,
@@ -52,7 +53,7 @@ class SparseLeaves:
             if exc.key or exc.file and str(exc.file) == str(self.suite.path):
                 raise
             detail = exc.detail + (
-                f" ({exc.file}{':' + str(exc.line) if exc.line else ''})" if exc.file else ""
+                f" ({one_line(str(exc.file))}{':' + str(exc.line) if exc.line else ''})" if exc.file else ""
             )
             raise self.suite.error(("retrievers", name, "sparse_encoder"), detail) from None
 

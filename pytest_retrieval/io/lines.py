@@ -27,6 +27,8 @@ def check_data_file(path: Path) -> int:
         raise ConfigError("file not found", file=str(path)) from None
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+    except ValueError:  # os.stat refuses a path holding a NUL byte (no file system has one)
+        raise ConfigError("cannot read: a path cannot hold a NUL byte", file=str(path)) from None
     if stat.S_ISDIR(st.st_mode):
         raise ConfigError("is a directory, expected a file", file=str(path))
     if not stat.S_ISREG(st.st_mode):

@@ -165,5 +165,8 @@ def _check_output_path(value: Optional[str], flag: str) -> None:
         fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=str(parent))
         os.close(fd)
         os.unlink(probe)
-    except OSError as exc:
-        raise pytest.UsageError(f"{flag} {value}: cannot write there ({exc.strerror or exc})") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        why = getattr(exc, "strerror", None) or exc
+        from ..safe_names import one_line
+
+        raise pytest.UsageError(f"{flag} {one_line(value)}: cannot write there ({why})") from None

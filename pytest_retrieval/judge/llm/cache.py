@@ -55,6 +55,9 @@ class JudgeCache:
     def _load(self) -> None:
         if not self.path.exists():
             return
+        from ...io.lines import check_data_file
+
+        check_data_file(self.path)  # a folder, FIFO or device (/dev/zero): one line, never read
         with open(self.path, "rb") as fh:
             for n, raw in enumerate(fh, 1):
                 if not raw.strip():
