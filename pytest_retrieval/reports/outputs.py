@@ -245,13 +245,14 @@ def _document(
     """The report document (with the baselines' rankings and values, for diffs), or None (said)."""
     if not session.config.getoption("retrieval_baseline_update", None):
         _load_baselines(states)
-    from .paths import relative_to_root
+    from .paths import relative_in_place
 
     doc: Dict[str, Any] = {}
     built = writer.write(
         "the report document", lambda: doc.update(report_document(states, session, gates, run))
     )
-    return relative_to_root(doc, session.config.rootpath) if built else None
+    # the document is fresh from json.loads (report_document): made relative in place
+    return relative_in_place(doc, session.config.rootpath) if built else None
 
 
 def write_run_files(

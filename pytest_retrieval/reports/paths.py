@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
-__all__ = ["relative_text", "relative_to_root"]
+__all__ = ["relative_in_place", "relative_text", "relative_to_root"]
 
 
 def relative_to_root(doc: Any, root: Path) -> Any:
@@ -17,6 +17,28 @@ def relative_to_root(doc: Any, root: Path) -> Any:
     leading slash."""
     pattern = _root_pattern(root)
     return doc if pattern is None else _walk(doc, pattern)
+
+
+def relative_in_place(doc: Any, root: Path) -> Any:
+    """:func:`relative_to_root` of a document just decoded from JSON (dicts, lists, strings,
+    numbers), changed in place and returned: one walk without a copy, and the pattern only run
+    on the strings holding the root (a report of 10,000 queries has hundreds of thousands)."""
+    pattern = _root_pattern(root)
+    if pattern is None or type(doc) not in (dict, list):
+        return doc if pattern is None else _walk(doc, pattern)
+    prefix, sub = _prefix(Path(root)), pattern.sub
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        pairs = node.items() if type(node) is dict else enumerate(node)
+        for k, v in pairs:
+            t = type(v)
+            if t is str:
+                if prefix in v:
+                    node[k] = sub("", v)
+            elif t is dict or t is list:
+                stack.append(v)
+    return doc
 
 
 def relative_text(text: str, root: Optional[Path]) -> str:
@@ -29,9 +51,13 @@ def _root_pattern(root: Path) -> Optional[re.Pattern]:
     root = Path(root)
     if root.parent == root:
         return None
-    prefix = str(root).rstrip("/\\") + ("\\" if "\\" in str(root) else "/")
+    prefix = _prefix(root)
     # at the start of the text or after a character that cannot be inside a path
     return re.compile(r"(?<![\w.~/\\-])" + re.escape(prefix))
+
+
+def _prefix(root: Path) -> str:
+    return str(root).rstrip("/\\") + ("\\" if "\\" in str(root) else "/")
 
 
 def _walk(value: Any, pattern: re.Pattern) -> Any:
