@@ -28,11 +28,13 @@ def report_document(
     session: Any = None,
     gates: Optional[Dict[str, int]] = None,
     run: Optional[Dict[str, Any]] = None,
+    root: Optional[Path] = None,
 ) -> Dict[str, Any]:
     """The JSON report as a plain dict (what ``--retrieval-report`` writes); ``gates``: the
     session's gate counts (``session.gates``: how many of them ran); ``run``: the session's
     ``run`` section (``history/record.py``: id, time, where it ran, partial), which makes the
-    document the run record a history keeps."""
+    document the run record a history keeps; ``root``: paths under it made relative
+    (``paths.relative_to_root``)."""
     from .. import __version__
     from .json_report import REPORT_VERSION, finite_only, json_default, suite_report
 
@@ -52,7 +54,18 @@ def report_document(
             doc["errors"] = [f"{where}: not a finite number" for where in non_finite]
         text = json.dumps(doc, allow_nan=False, default=json_default)
     # through JSON once: numpy scalars, tuples and NaN come out as the file has them
-    return json.loads(text)
+    return _decoded(text, root)
+
+
+def _decoded(text: str, root: Optional[Path]) -> Dict[str, Any]:
+    """``text`` decoded, with the paths under ``root`` made relative: on the text when that
+    gives the same as on the document (the usual case: no walk of 100,000s of values)."""
+    from .paths import relative_in_place, relative_json
+
+    if root is None:
+        return json.loads(text)
+    relative = relative_json(text, root)
+    return json.loads(relative) if relative is not None else relative_in_place(json.loads(text), root)
 
 
 def _session_info(session: Any) -> Dict[str, Any]:
@@ -245,14 +258,12 @@ def _document(
     """The report document (with the baselines' rankings and values, for diffs), or None (said)."""
     if not session.config.getoption("retrieval_baseline_update", None):
         _load_baselines(states)
-    from .paths import relative_in_place
-
     doc: Dict[str, Any] = {}
+    root = session.config.rootpath
     built = writer.write(
-        "the report document", lambda: doc.update(report_document(states, session, gates, run))
+        "the report document", lambda: doc.update(report_document(states, session, gates, run, root))
     )
-    # the document is fresh from json.loads (report_document): made relative in place
-    return relative_in_place(doc, session.config.rootpath) if built else None
+    return doc if built else None
 
 
 def write_run_files(
