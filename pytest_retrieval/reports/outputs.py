@@ -13,6 +13,7 @@ Cheap to import: everything heavy is imported on use.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -215,7 +216,29 @@ def write_outputs(
     ``label(name)`` names an output's option in a problem (default ``--retrieval-<name>``; the
     plugin passes the ini key when the value came from the ini file). ``run()``: the document's
     ``run`` section (asked for only when a document is made); ``history(writer, doc)``: the run history's write, last (the plugin's
-    ``pytest_plugin/history.write_history``)."""
+    ``pytest_plugin/history.write_history``).
+
+    Without the cyclic garbage collector meanwhile: the document is 100,000s of new dicts and
+    lists, each batch of which would set it walking the whole session's heap again (every hit
+    of every query), to free nothing (the document has no cycles); it runs again after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _write_outputs(session, states, writer, gates, label, run, history)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _write_outputs(
+    session: Any,
+    states: Sequence[Any],
+    writer: Optional[OutputWriter],
+    gates: Optional[Dict[str, int]],
+    label: Callable[[str], str],
+    run: Optional[Callable[[], Dict[str, Any]]],
+    history: Optional[Callable[[OutputWriter, Dict[str, Any]], None]],
+) -> None:
     config = session.config
     writer = writer or OutputWriter(terminal_say(config), session)
     name = label
