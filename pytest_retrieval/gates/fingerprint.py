@@ -261,18 +261,17 @@ def fingerprint_from_result(
         plugin_version,
         embedder_id,
         canonical_json(index_mapping),
-        id(result.suite.model),
-        id(result.judgments),
         canonical_json(dict(result.backend_info or {})),
     )
+    inputs = (result.suite.model, result.judgments)  # the very objects (held: an id may be reused)
     cached = getattr(result, "_fingerprint_cache", None)
-    if cached is None or cached[0] != key:
-        cached = (key, _fingerprint_of(result, plugin_version, embedder_id, index_mapping))
+    if cached is None or cached[0] != key or any(a is not b for a, b in zip(cached[1], inputs)):
+        cached = (key, inputs, _fingerprint_of(result, plugin_version, embedder_id, index_mapping))
         try:
             result._fingerprint_cache = cached
         except AttributeError:  # pragma: no cover - a result that takes no attributes
             pass
-    return copy.deepcopy(cached[1])
+    return copy.deepcopy(cached[2])
 
 
 def _fingerprint_of(
