@@ -190,11 +190,19 @@ class SuiteResult:
         return out
 
     def unjudged_share(self, retriever: str, k: int = 10) -> float:
-        n = sum(
-            min(k, len(self.retrievers[retriever].run.get(q, ()) or ()))
-            for q in self.retrievers[retriever].evaluation.evaluated
-        )
-        return len(self.unjudged(retriever, k)) / n if n else 0.0
+        """The share of the top ``k`` documents without a judgment (:meth:`unjudged`, counted
+        without listing them)."""
+        qrels, run = self.judgments.qrels, self.retrievers[retriever].run
+        shown = unjudged = 0
+        for qid in self.retrievers[retriever].evaluation.evaluated:
+            ranking = run.get(qid)
+            if ranking is None:
+                continue
+            top = ranking.doc_ids[:k]
+            judged = qrels.get(qid, {})
+            shown += len(top)
+            unjudged += sum(1 for d in top if d not in judged)
+        return unjudged / shown if shown else 0.0
 
     def stratum_queries(self, retriever: str, stratum: str) -> List[str]:
         ev = self.retrievers[retriever].evaluation

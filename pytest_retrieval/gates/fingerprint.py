@@ -18,6 +18,7 @@ what changed between two of them, in plain English (pure, no I/O).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -54,14 +55,7 @@ _QUERY_HASH_DIGITS = 12
 
 def canonical_json(value: Any) -> str:
     """Key-sorted, compact, UTF-8 JSON: the same data always gives the same text."""
-    return json.dumps(
-        value,
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=False,
-        default=_json_default,
-    )
+    return _CANONICAL.encode(value)
 
 
 def _json_default(value: Any) -> Any:
@@ -78,6 +72,16 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
+# one encoder for every call (``json.dumps`` with options builds a new one each time: a
+# fingerprint encodes a line per query, judgment and document)
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_json_default
+)
+
+#: rows hashed per update of :func:`_hash_lines` (the text of a batch, not of the whole corpus)
+_BATCH = 4096
+
+
 def sha256_json(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
@@ -86,10 +90,16 @@ def _hash_lines(rows: Iterable[Any]) -> Tuple[str, int]:
     """sha256 over one canonical JSON line per row (streamed), and the row count."""
     h = hashlib.sha256()
     n = 0
+    encode = _CANONICAL.encode
+    batch: List[str] = []
     for row in rows:
-        h.update(canonical_json(row).encode("utf-8"))
-        h.update(b"\n")
+        batch.append(encode(row))
         n += 1
+        if len(batch) == _BATCH:
+            h.update(("\n".join(batch) + "\n").encode("utf-8"))
+            batch.clear()
+    if batch:
+        h.update(("\n".join(batch) + "\n").encode("utf-8"))
     return h.hexdigest(), n
 
 
@@ -242,7 +252,34 @@ def fingerprint_from_result(
 
     ``embedder_id`` defaults to ``backend_info["embedder"]`` (the embedded backend sets
     it); ``index_mapping`` (``{"mapping", "settings"}`` of an existing index, as the
-    engine reports it) is hashed into the ``index`` component when given."""
+    engine reports it) is hashed into the ``index`` component when given.
+
+    Taken once per result and these arguments (the baseline gate, the report and a baseline
+    update all ask for it: hashing every query, judgment and document each time): kept on the
+    result with what it was taken of, and a copy is returned."""
+    key = (
+        plugin_version,
+        embedder_id,
+        canonical_json(index_mapping),
+        canonical_json(dict(result.backend_info or {})),
+    )
+    inputs = (result.suite.model, result.judgments)  # the very objects (held: an id may be reused)
+    cached = getattr(result, "_fingerprint_cache", None)
+    if cached is None or cached[0] != key or any(a is not b for a, b in zip(cached[1], inputs)):
+        cached = (key, inputs, _fingerprint_of(result, plugin_version, embedder_id, index_mapping))
+        try:
+            result._fingerprint_cache = cached
+        except AttributeError:  # pragma: no cover - a result that takes no attributes
+            pass
+    return copy.deepcopy(cached[2])
+
+
+def _fingerprint_of(
+    result: Any,
+    plugin_version: Optional[str],
+    embedder_id: Optional[str],
+    index_mapping: Optional[Mapping[str, Any]],
+) -> Dict[str, Any]:
     from .. import __version__
     from ..redaction import templated
 

@@ -171,8 +171,11 @@ def _query_details(
     relevant: Set[str] = set()
     for q in qids:
         judged = js.qrels.get(q, {})
-        in_rankings = {d for top in tops for d in top.get(q, ())}
-        keep = {d: int(g) for d, g in judged.items() if g > 0 or d in in_rankings}
+        if all(g > 0 for g in judged.values()):  # every one is kept: no need of the rankings
+            keep = {d: int(g) for d, g in judged.items()}
+        else:
+            in_rankings = {d for top in tops for d in top.get(q, ())}
+            keep = {d: int(g) for d, g in judged.items() if g > 0 or d in in_rankings}
         relevant.update(d for d, g in keep.items() if g > 0)
         queries[q] = {"text": js.queries.get(q, ""), "tags": list(js.tags.get(q, ())), "judged": keep}
     return queries, relevant

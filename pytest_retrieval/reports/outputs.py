@@ -13,12 +13,14 @@ Cheap to import: everything heavy is imported on use.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
 # ------------------------------------------------------------------ the document
 
@@ -28,11 +30,13 @@ def report_document(
     session: Any = None,
     gates: Optional[Dict[str, int]] = None,
     run: Optional[Dict[str, Any]] = None,
+    root: Optional[Path] = None,
 ) -> Dict[str, Any]:
     """The JSON report as a plain dict (what ``--retrieval-report`` writes); ``gates``: the
     session's gate counts (``session.gates``: how many of them ran); ``run``: the session's
     ``run`` section (``history/record.py``: id, time, where it ran, partial), which makes the
-    document the run record a history keeps."""
+    document the run record a history keeps; ``root``: paths under it made relative
+    (``paths.relative_to_root``)."""
     from .. import __version__
     from .json_report import REPORT_VERSION, finite_only, json_default, suite_report
 
@@ -53,9 +57,21 @@ def report_document(
         text = json.dumps(doc, allow_nan=False, default=json_default)
     # through JSON once: numpy scalars, tuples and NaN come out as the file has them; every
     # registered secret out of every string (the renderings are made from this document)
-    from ..redaction import redact_json_text
+    return _decoded(text, root)
 
-    return redact_json_text(text)
+
+def _decoded(text: str, root: Optional[Path]) -> Dict[str, Any]:
+    """``text`` decoded, redacted, with the paths under ``root`` made relative: on the text when
+    that gives the same as on the document (the usual case: no walk of 100,000s of values)."""
+    from ..redaction import redact_json_text
+    from .paths import relative_in_place, relative_json
+
+    if root is None:
+        return redact_json_text(text)
+    relative = relative_json(text, root)
+    if relative is not None:
+        return redact_json_text(relative)
+    return relative_in_place(redact_json_text(text), root)
 
 
 def _session_info(session: Any) -> Dict[str, Any]:
@@ -210,7 +226,39 @@ def write_outputs(
     ``run`` section (asked for only when a document is made). ``recent(writer, doc)``: the last
     runs of the gated metrics from the run history (``history`` of the JSON report, Markdown
     and HTML; never in the stored record); ``history(writer, doc)``: the run history's write,
-    last (the plugin's ``pytest_plugin/history.write_history``)."""
+    last (the plugin's ``pytest_plugin/history.write_history``).
+
+    Without the cyclic garbage collector meanwhile (:func:`gc_paused`)."""
+    with gc_paused():
+        _write_outputs(session, states, writer, gates, label, doc, run, recent, history)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while the report document is built and written:
+    the document is 100,000s of new dicts and lists, each batch of which would set it walking
+    the whole session's heap again (every hit of every query), to free nothing (the document
+    has no cycles); it runs again after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _write_outputs(
+    session: Any,
+    states: Sequence[Any],
+    writer: Optional[OutputWriter],
+    gates: Optional[Dict[str, int]],
+    label: Callable[[str], str],
+    doc: Optional[Dict[str, Any]],
+    run: Optional[Callable[[], Dict[str, Any]]],
+    recent: Optional[Callable[[OutputWriter, Dict[str, Any]], Optional[Dict[str, Any]]]],
+    history: Optional[Callable[[OutputWriter, Dict[str, Any]], None]],
+) -> None:
     config = session.config
     writer = writer or OutputWriter(terminal_say(config), session)
     name = label
@@ -255,13 +303,13 @@ def session_document(
     """The report document (with the baselines' rankings and values, for diffs), or None (said)."""
     if not session.config.getoption("retrieval_baseline_update", None):
         _load_baselines(states)
-    from .paths import relative_to_root
-
     doc: Dict[str, Any] = {}
-    built = writer.write(
-        "the report document", lambda: doc.update(report_document(states, session, gates, run))
-    )
-    return relative_to_root(doc, session.config.rootpath) if built else None
+    root = session.config.rootpath
+    with gc_paused():
+        built = writer.write(
+            "the report document", lambda: doc.update(report_document(states, session, gates, run, root))
+        )
+    return doc if built else None
 
 
 def _with_recent(

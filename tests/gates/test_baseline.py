@@ -422,3 +422,26 @@ def test_fingerprint_records_the_client():
     assert diff.comparable and diff.system == [
         "engine client elasticsearch-py 8.19.3 -> elasticsearch-py 9.5.1"
     ]
+
+
+def test_the_fingerprint_of_a_result_is_taken_once_and_handed_out_as_a_copy(tmp_path, monkeypatch):
+    from pytest_retrieval.config.load import load_suite
+    from pytest_retrieval.execution.runner import SuiteRunner
+    from pytest_retrieval.gates import fingerprint as fp_module
+
+    path = tmp_path / "retrieval_tiny.yaml"
+    path.write_text(SUITE)
+    result = SuiteRunner(load_suite(path)).run()
+    first = fingerprint_from_result(result)
+    first["queries"]["count"] = -1  # a caller's change does not reach the kept one
+    calls = []
+    original = fp_module.fingerprint
+    monkeypatch.setattr(fp_module, "fingerprint", lambda **kw: calls.append(1) or original(**kw))
+    again = fingerprint_from_result(result)
+    assert again["queries"]["count"] == 3 and calls == []
+    # what it was taken of changed (another engine version, another plugin version): taken again
+    result.backend_info["version"] = "9.9.9"
+    changed = fingerprint_from_result(result)
+    assert changed["engine"]["version"] == "9.9.9" and len(calls) == 1
+    assert fingerprint_from_result(result, plugin_version="0.0.1")["plugin_version"] == "0.0.1"
+    assert len(calls) == 2
