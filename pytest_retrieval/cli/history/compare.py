@@ -18,7 +18,9 @@ def run(args: argparse.Namespace) -> int:
     from ..compare import compare_documents
     from ..report_file import check_report
 
-    store = open_from_args(args)
+    from ...output_paths import Output
+
+    store = open_from_args(args, [Output("--markdown", args.markdown, "markdown")])
     try:
         ids = [store.resolve(ref) for ref in (args.run_a, args.run_b)]
         docs = [store.load(i) for i in ids]
