@@ -96,21 +96,7 @@ def _path_problem(store: Any) -> Optional[str]:
         return "not a regular file"
     if any(not c.isprintable() for c in str(p)):
         return "expected a path (no control or format characters)"
-    if not _sqlite_or_empty(p):  # a suite or report file given as the store is no history
-        return "not a SQLite database (a file of something else); name a new or a history file"
     return None
-
-
-def _sqlite_or_empty(path: Any) -> bool:
-    """Missing, empty, or starting with the SQLite header (https://sqlite.org/fileformat.html, 1.3)."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(16)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return True  # unreadable: the store's own open says why, in one line
-    return not head or head == b"SQLite format 3\x00"
 
 
 def run_of(config: pytest.Config, gates: Optional[Mapping[str, int]], exitstatus: int) -> Dict[str, Any]:

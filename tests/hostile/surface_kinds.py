@@ -275,7 +275,11 @@ CLI_KINDS: Dict[str, Tuple[str, ...]] = {
     # names, dates and run references are filters matched against what is stored; the
     # commit URL template is checked by its parser (its escaping in the page: test_history_views)
     **{f"history {c} --store": ("path",) for c in ("list", "trend", "compare", "drift", "prune")},
-    **{f"history {c} --{o}": ("text",) for c in ("list", "trend") for o in ("suite", "branch", "since", "until")},
+    **{
+        f"history {c} --{o}": ("text",)
+        for c in ("list", "trend")
+        for o in ("suite", "branch", "since", "until")
+    },
     **{f"history drift --{o}": ("text",) for o in ("suite", "branch", "retriever", "metric")},
     "history trend --retriever": ("text",),
     "history trend --metric": ("text",),

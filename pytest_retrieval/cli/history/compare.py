@@ -14,11 +14,10 @@ NAME = "compare"
 
 
 def run(args: argparse.Namespace) -> int:
+    from ...output_paths import Output
     from ...safe_names import one_line
     from ..compare import compare_documents
     from ..report_file import check_report
-
-    from ...output_paths import Output
 
     store = open_from_args(args, [Output("--markdown", args.markdown, "markdown")])
     try:

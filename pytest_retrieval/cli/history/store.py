@@ -46,7 +46,9 @@ def open_from_args(args: argparse.Namespace, outputs: Sequence[Any] = ()) -> Any
 
     location = store_location(args)
     if "://" not in location:
-        check_outputs(outputs, [("--store" if getattr(args, "store", None) else "retrieval_history", location)])
+        check_outputs(
+            outputs, [("--store" if getattr(args, "store", None) else "retrieval_history", location)]
+        )
     if not is_engine_url(location) and "://" not in location and not Path(location).expanduser().exists():
         raise HistoryError(
             f"history {location}: no such store (a SQLite history is made by the first run that writes it)"

@@ -22,7 +22,6 @@ GATED_FROM = 10  # the default metrics: those gated in the newest 10 runs
 
 def run(args: argparse.Namespace) -> int:
     from ...history.views import series_of
-
     from ...output_paths import Output
 
     store = open_from_args(args, [Output("--html", args.html, "html")])
