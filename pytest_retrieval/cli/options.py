@@ -92,11 +92,13 @@ def fraction(text: str) -> float:
 
 
 def positive(text: str) -> float:
-    """A number > 0."""
+    """A finite number > 0 (NaN compares false with everything, so it is refused by name)."""
     try:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
     if v <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
     return v

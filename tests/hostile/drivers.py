@@ -106,6 +106,13 @@ COMMANDS: Dict[str, str] = {
     "judge agree": "judge agree a.csv b.csv",
     "report": "report r.json --markdown o.md",
     "compare": "compare r.json r.json",
+    # the run history (issue #37): h.sqlite holds four runs (make_cli_files); prune deletes runs,
+    # so it has a store of its own
+    "history list": "history list --store h.sqlite",
+    "history trend": "history trend --store h.sqlite",
+    "history compare": "history compare 0000 0001 --store h.sqlite",
+    "history drift": "history drift --store h.sqlite",
+    "history prune": "history prune --keep-last 100 --store hp.sqlite",
 }
 INPUTS: Dict[str, str] = {
     "evaluate": "qrels.trec",
@@ -120,9 +127,14 @@ INPUTS: Dict[str, str] = {
     "judge agree": "a.csv",
     "report": "r.json",
     "compare": "r.json",
+    "history list": "h.sqlite",
+    "history trend": "h.sqlite",
+    "history compare": "h.sqlite",
+    "history drift": "h.sqlite",
+    "history prune": "hp.sqlite",
 }
 # a positional's place among the command's arguments
-POSITIONS = {"<qrels>": 0, "<run>": 1, "<a>": 0, "<b>": 1}
+POSITIONS = {"<qrels>": 0, "<run>": 1, "<a>": 0, "<b>": 1, "<run_a>": 0, "<run_b>": 1}
 
 
 def command_of(surface: str) -> str:
@@ -173,6 +185,21 @@ def make_cli_files(d: Path, report: Path) -> None:
         "def grade(query, document):\n    return 3\n"
     )
     (d / "r.json").write_bytes(report.read_bytes())
+    _make_history(d / "h.sqlite")
+    _make_history(d / "hp.sqlite")
+
+
+def _make_history(path: Path) -> None:
+    """A SQLite history of four runs (ids 0000..., 0001..., ...), as the history tests make them."""
+    from pytest_retrieval.history import open_store
+    from tests.cli.history_data import record
+
+    store = open_store(str(path))
+    try:
+        for i, v in enumerate([0.5, 0.49, 0.48, 0.47]):
+            store.append(record(i, v, tags=(f"t{i}",)))
+    finally:
+        store.close()
 
 
 def run_cli(argv: List[str]) -> Outcome:

@@ -139,6 +139,8 @@ YAML_KINDS: Dict[str, Tuple[str, ...]] = {
     # a number or a word
     "latency.max_queries": ("number",),
     "latency.repetitions": ("number",),
+    # a run of the history named by id, tag or commit (looked up in the store, never a path)
+    "regression.reference.run": ("text",),
     # plain text handed to a library or an engine
     "backend.connection.preference": ("text",),
     "backend.index.name": ("text",),
@@ -269,6 +271,25 @@ CLI_KINDS: Dict[str, Tuple[str, ...]] = {
     "compare <b>": ("path",),
     "compare --metric": ("text",),
     "compare --markdown": ("output",),
+    # the run history (issue #37): --store is a SQLite file read (or an engine index URL);
+    # names, dates and run references are filters matched against what is stored; the
+    # commit URL template is checked by its parser (its escaping in the page: test_history_views)
+    **{f"history {c} --store": ("path",) for c in ("list", "trend", "compare", "drift", "prune")},
+    **{
+        f"history {c} --{o}": ("text",)
+        for c in ("list", "trend")
+        for o in ("suite", "branch", "since", "until")
+    },
+    **{f"history drift --{o}": ("text",) for o in ("suite", "branch", "retriever", "metric")},
+    "history trend --retriever": ("text",),
+    "history trend --metric": ("text",),
+    "history trend --commit-url": ("text",),
+    "history trend --html": ("output",),
+    "history compare <run_a>": ("text",),
+    "history compare <run_b>": ("text",),
+    "history compare --metric": ("text",),
+    "history compare --markdown": ("output",),
+    "history prune --before": ("text",),
 }
 
 
@@ -300,6 +321,10 @@ PYTEST_KINDS: Dict[str, Tuple[str, ...]] = {
     "--retrieval-markdown": ("output",),
     "--retrieval-html": ("output",),
     "--retrieval-openmetrics": ("output",),
+    "--retrieval-history": ("output",),  # the store a run appends to (and reads the last runs of)
+    "--retrieval-history-last": ("number",),
+    "--retrieval-history-strict": ("choice",),
+    "--retrieval-history-tag": ("text",),
 }
 INI_KINDS: Dict[str, Tuple[str, ...]] = {
     "retrieval_backend": ("choice",),
@@ -314,6 +339,10 @@ INI_KINDS: Dict[str, Tuple[str, ...]] = {
     "retrieval_markdown": ("output",),
     "retrieval_html": ("output",),
     "retrieval_openmetrics": ("output",),
+    "retrieval_history": ("output",),
+    "retrieval_history_last": ("number",),
+    "retrieval_history_strict": ("choice",),
+    "retrieval_history_tag": ("text",),
 }
 
 # --- files and formats: each declared --------------------------------------------------------
@@ -342,6 +371,7 @@ FILE_KINDS: Dict[str, Tuple[str, ...]] = {
     "file:synth-prompt": ("data",),
     "file:synth-outputs": ("data",),
     "file:sample-outputs": ("data",),
+    "file:history": ("data",),
 }
 FORMAT_KINDS: Dict[str, Tuple[str, ...]] = {
     f: ("rendering",)

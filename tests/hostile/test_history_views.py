@@ -72,6 +72,9 @@ CASES = [
         ["--fail-on-regression", "ignored explicit argument"],
     ),
     ("history compare 0000", ["RUN_B"]),
+    # an output that is the store itself would replace the history
+    ("history trend --html h.sqlite", ["--html h.sqlite", "the same file as --store"]),
+    ("history compare 0000 0001 --markdown h.sqlite", ["--markdown h.sqlite", "the same file as --store"]),
     ("history compare --store adir 0000 0001", ["adir", "a folder"]),
 ]
 

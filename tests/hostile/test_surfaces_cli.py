@@ -162,6 +162,8 @@ CASES = [
     ),
     ("judge llm --anthropic-version", f"{LLM} --anthropic-version {R}", 2, ["--anthropic-version"]),
     ("judge pool --scale", f"{POOL} --scale {R}", 2, ["--scale", "format character"]),
+    ("judge llm --rpm", f"{LLM} --rpm nan", 2, ["--rpm", "not a finite number"]),
+    ("judge llm --timeout", f"{LLM} --timeout inf", 2, ["--timeout", "not a finite number"]),
     ("judge agree --names", "judge agree a.csv b.csv --names ''", 2, ["--names", "empty"]),
     ("judge agree --binarize", "judge agree a.csv b.csv --binarize=-7", 2, ["--binarize", ">= 1"]),
     ("judge agree --min-kappa", "judge agree a.csv b.csv --min-kappa nan", 2, ["--min-kappa", "finite"]),

@@ -14,11 +14,12 @@ NAME = "compare"
 
 
 def run(args: argparse.Namespace) -> int:
+    from ...output_paths import Output
     from ...safe_names import one_line
     from ..compare import compare_documents
     from ..report_file import check_report
 
-    store = open_from_args(args)
+    store = open_from_args(args, [Output("--markdown", args.markdown, "markdown")])
     try:
         ids = [store.resolve(ref) for ref in (args.run_a, args.run_b)]
         docs = [store.load(i) for i in ids]

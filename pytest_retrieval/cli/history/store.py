@@ -9,7 +9,7 @@ import argparse
 import configparser
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from ...errors import HistoryError
 
@@ -38,10 +38,17 @@ def store_location(args: argparse.Namespace, cwd: Optional[Path] = None) -> str:
     return found
 
 
-def open_from_args(args: argparse.Namespace) -> Any:
+def open_from_args(args: argparse.Namespace, outputs: Sequence[Any] = ()) -> Any:
+    """The store of ``args``, once no output (``output_paths.Output`` s: ``trend --html``,
+    ``compare --markdown``) is the store's own file: writing it would replace the history."""
     from ...history import is_engine_url, open_store
+    from ...output_paths import check_outputs
 
     location = store_location(args)
+    if "://" not in location:
+        check_outputs(
+            outputs, [("--store" if getattr(args, "store", None) else "retrieval_history", location)]
+        )
     if not is_engine_url(location) and "://" not in location and not Path(location).expanduser().exists():
         raise HistoryError(
             f"history {location}: no such store (a SQLite history is made by the first run that writes it)"

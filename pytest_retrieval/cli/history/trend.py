@@ -22,8 +22,9 @@ GATED_FROM = 10  # the default metrics: those gated in the newest 10 runs
 
 def run(args: argparse.Namespace) -> int:
     from ...history.views import series_of
+    from ...output_paths import Output
 
-    store = open_from_args(args)
+    store = open_from_args(args, [Output("--html", args.html, "html")])
     try:
         runs = store.runs(**filters_of(args), include_partial=args.include_partial, limit=args.limit)
         points = _points(store, args, {r.id for r in runs})
