@@ -275,7 +275,8 @@ def _write_outputs(
         doc = session_document(writer, session, states, gates, run() if run else None)
     if doc is None:
         return
-    shown = _with_recent(writer, doc, recent)
+    # the last runs only for a report that shows them (the history write alone needs none)
+    shown = _with_recent(writer, doc, recent) if (any(paths.values()) or step) else doc
     if paths["report"]:
         text = json.dumps(shown, indent=2, allow_nan=False) + "\n"
         writer.write(f"{name('report')} {paths['report']}", lambda: _write(Path(paths["report"]), text))
