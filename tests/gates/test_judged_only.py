@@ -130,6 +130,7 @@ def test_the_judged_only_values_by_hand(tmp_path: Path) -> None:
         "current": change.now,
         "queries": 2,
         "compared": 3,
+        "depth": 5,  # the stored lists' depth the usable queries were decided on (the summary reads it)
     }
 
 
@@ -286,6 +287,7 @@ def test_the_verdict_says_where_the_drop_comes_from(tmp_path: Path) -> None:
         "current": 1.0,
         "queries": 6,
         "compared": 6,
+        "depth": 10,
     }
     # the same pipeline: judged@10 did not fall, no line
     suite, result, baseline = _compare(tmp_path, dense_suite())
