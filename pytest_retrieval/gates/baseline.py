@@ -459,7 +459,8 @@ def load_comparable_baseline(suite: Any, result: Any) -> Tuple[Optional[Baseline
             f"no baseline at {path}: floors only. Write one with "
             f"`pytest --retrieval-baseline-update`, review the diff, commit it"
         )
-    error = suite.model.regression.on_fingerprint_mismatch == "error"
+    regression = suite.model.regression  # None in a suite of floors only (a failed floor reads it)
+    error = regression is not None and regression.on_fingerprint_mismatch == "error"
     return comparable(
         baseline,
         result,

@@ -115,7 +115,7 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "warnings": list(result.warnings),
         "latency_notes": latency_sample_notes(result),  # latency gates timed too few times
         "unanswerable": result.suite.model.unanswerable is not None,
-        "runs": getattr(state, "runs", 1),  # more than 1: an xdist --dist mode split the suite
+        "runs": max(getattr(state, "runs", 1), 1),  # more than 1: an xdist --dist mode split the suite
         "retries": _retries_report(result),
         "fingerprint": _fingerprint(result),
         **report_extras(state),
