@@ -127,12 +127,17 @@ def run_tag(text: str) -> str:
 
 def http_url(text: str) -> str:
     """An ``http://`` or ``https://`` URL with a host and no credentials: a user part
-    (``user:pass@``) is refused, never silently dropped, and never echoed (issue #32)."""
+    (``user:pass@``) is refused, never silently dropped, and never echoed (issue #32): every
+    message shows the URL without what stands before its last ``@``."""
     from urllib.parse import urlsplit
 
     from ..redaction import split_user_info
 
-    plain_text(text)
+    shown = _without_user_part(text)
+    try:
+        plain_text(text)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(str(exc).replace(repr(text), repr(shown))) from None
     bare, credentials = split_user_info(text)
     if credentials is not None:
         raise argparse.ArgumentTypeError(
@@ -141,8 +146,18 @@ def http_url(text: str) -> str:
         )
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an http(s) URL")
+        raise argparse.ArgumentTypeError(f"{shown!r} is not an http(s) URL")
     return text
+
+
+def _without_user_part(text: str) -> str:
+    """``text`` as a message may show it: what stands before its last ``@`` (a user part, as
+    far as a malformed URL has one) written ``***``."""
+    if "@" not in text:
+        return text
+    scheme, sep, rest = text.partition("://")
+    host = (rest if sep else text).rsplit("@", 1)[1]
+    return f"{scheme}{sep}***@{host}" if sep else f"***@{host}"
 
 
 def api_date(text: str) -> str:

@@ -196,8 +196,6 @@ KNOWN_GAPS: Dict[str, str] = {
     },
     "cli:fuse --norm:choice:refused": "--norm is not checked unless --method uses it: an unknown value is ignored",
     "cli:sweep --windows:number:one-line": "a 29-digit window is an OverflowError traceback (C long): found here",
-    "cli:judge synth --base-url:secret:no-leak": "the URL's user part is echoed by the option's error (#32 s.1)",
-    "cli:judge synth --check-base-url:secret:no-leak": "the URL's user part is echoed by the option's error (#32 s.1)",
     "cli:judge synth --check-prompt-file:path:contained": (
         "a FIFO as --check-prompt-file blocks until the case's time bound: found here, not fixed"
     ),
