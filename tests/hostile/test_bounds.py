@@ -30,6 +30,7 @@ from pytest_retrieval.config.load import load_suite
 from pytest_retrieval.errors import ConfigError, InfrastructureError
 from pytest_retrieval.execution.runner import run_suite
 from pytest_retrieval.types import Query
+from tests.ci import unavailable
 
 from .conftest import bounded, one_line
 
@@ -433,7 +434,10 @@ def judge(provider: str, url: str, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def judge_failure(provider: str, answer: Callable[..., int], monkeypatch: pytest.MonkeyPatch) -> Any:
-    pytest.importorskip(provider)
+    try:
+        __import__(provider)
+    except ImportError:
+        unavailable(f"needs the {provider} SDK (the test extras)")
     with RawServer(answer) as server, bounded(30), pytest.raises(Exception) as info:
         judge(provider, server.url, monkeypatch).complete("is it relevant?")
     one_line(str(info.value), f"{provider} judge ({server.url}")

@@ -42,6 +42,7 @@ from pytest_retrieval.cli.app import build_parser
 from pytest_retrieval.config.load import load_suite
 from pytest_retrieval.errors import ConfigError
 from pytest_retrieval.safe_names import one_line as show
+from tests.ci import unavailable
 
 from . import strategies as S
 from .conftest import BASE, FLOORS, bounded, one_line
@@ -603,7 +604,7 @@ def test_surface_faces_threat(
     work: Path, request: pytest.FixtureRequest, monkeypatch, family: str, surface: str, kind: str, threat: str
 ) -> None:
     if "fifo" in str(surface) and not hasattr(os, "mkfifo"):  # pragma: no cover - POSIX only
-        pytest.skip("FIFOs are POSIX")
+        unavailable("FIFOs are POSIX")
     if family == "yaml":
         check = yaml_check(work, surface, kind, threat)
     elif family == "cli":
