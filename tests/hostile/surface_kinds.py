@@ -258,6 +258,13 @@ CLI_KINDS: Dict[str, Tuple[str, ...]] = {
     "judge import --qrels": ("path",),
     "judge import --out": ("output",),
     "judge import --pool": ("path",),
+    "judge import --grade-map": ("text",),
+    "judge export <source>": ("path",),
+    "judge export --out": ("output",),
+    "judge export --query-set": ("output",),
+    "judge export --retriever": ("text",),
+    "judge export --index": ("text",),
+    "judge export --metric": ("text",),
     "judge agree <a>": ("path",),
     "judge agree <b>": ("path",),
     "judge agree --names": ("text",),
@@ -372,6 +379,11 @@ FILE_KINDS: Dict[str, Tuple[str, ...]] = {
     "file:synth-outputs": ("data",),
     "file:sample-outputs": ("data",),
     "file:history": ("data",),
+    # a tool's judgments (issue #34): judge import --from quepid|rre|srw|rank-eval
+    "file:quepid": ("data",),
+    "file:rre": ("data",),
+    "file:srw": ("data",),
+    "file:rank-eval": ("data",),
 }
 FORMAT_KINDS: Dict[str, Tuple[str, ...]] = {
     f: ("rendering",)

@@ -659,6 +659,14 @@ CONTAINED_BY: Dict[str, List[str]] = {
         "gen:cli:judge sample --tags-out:contained",
     ],
     "file:history": ["gen:cli:history list --store:contained", "gen:cli:history trend --store:contained"],
+    **{
+        f"file:{tool}": [
+            "test_interchange.py::test_special_files_are_refused_without_blocking",
+            "gen:cli:judge export <source>:contained",
+            "gen:cli:judge export --out:contained",
+        ]
+        for tool in ("quepid", "rre", "srw", "rank-eval")
+    },
 }
 _MARKUP = [
     f"gen:yaml:{s}:escaped" for s in ("suite", "retrievers.*", "expectations.name", "judgments.inline.text")

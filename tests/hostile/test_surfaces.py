@@ -187,6 +187,15 @@ FILE_CASES: Dict[str, List[str]] = {
     "file:sample-outputs": [
         "test_surfaces_query_sets.py::test_a_hostile_query_set_command_is_refused_in_one_line"
     ],
+    # a tool's judgments (issue #34): judge import --from, judge export --to
+    **{
+        f"file:{tool}": [
+            "test_interchange.py::test_hostile_interchange_file_is_one_clear_line",
+            "test_interchange.py::test_special_files_are_refused_without_blocking",
+            "test_interchange.py::test_a_hostile_interchange_command_is_one_line",
+        ]
+        for tool in ("quepid", "rre", "srw", "rank-eval")
+    },
 }
 FORMAT_CASES: Dict[str, List[str]] = {
     "format:terminal": ["test_secrets.py::test_no_secret_in_any_output_of_a_passing_run"],

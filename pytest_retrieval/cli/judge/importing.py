@@ -48,7 +48,7 @@ def _annotations(args: argparse.Namespace) -> int:
         say(f"{qrels_path} does not exist yet: starting from no labels")
     pooled = read_pooled_pairs(args.pool) if args.pool else None
     result = import_annotations(
-        args.files, existing, policy=args.policy, grade_range=args.grades, pooled=pooled
+        args.files, existing, policy=args.policy, grade_range=args.grades or (0, 3), pooled=pooled
     )
     say(result.summary())
     out = Path(args.out) if args.out else qrels_path

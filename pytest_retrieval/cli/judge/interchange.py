@@ -131,7 +131,7 @@ def _export_rank_eval(args: argparse.Namespace, js: Any, suite: Any, out: Path) 
 
         names = [n for n, r in suite.model.retrievers.items() if r.type in ("bm25", "template")]
         name = args.retriever or (names[0] if names else None)
-        if name is None or name not in suite.model.retrievers:
+        if name is None or name not in names:
             raise RetrievalError(f"--retriever: name a bm25 or template retriever of the suite ({', '.join(names) or 'none'})")
         spec = leaf_spec(suite, name)
         index = index or suite.model.backend.index.name
