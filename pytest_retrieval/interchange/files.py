@@ -150,7 +150,9 @@ def write_folder(js: Judgments, out: Path) -> List[Path]:
         write_qrels(grades, written[-1])
     if js.run:
         written.append(out / "run.trec")
-        run = {q: Ranking(docs, [float(len(docs) - i) for i in range(len(docs))]) for q, docs in js.run.items()}
+        run = {
+            q: Ranking(docs, [float(len(docs) - i) for i in range(len(docs))]) for q, docs in js.run.items()
+        }
         atomic_write(written[-1], lambda fh: write_trec_run(run, fh, tag="quepid-snapshot"))
     return written
 

@@ -23,7 +23,15 @@ from ..io.grades import grade_of
 from ..io.ids import as_id
 from ..io.numeric import external_float, value_text
 
-__all__ = ["Builder", "ImportOptions", "Judgments", "RatingMap", "normalise_text", "parse_rating_map", "text_query_id"]
+__all__ = [
+    "Builder",
+    "ImportOptions",
+    "Judgments",
+    "RatingMap",
+    "normalise_text",
+    "parse_rating_map",
+    "text_query_id",
+]
 
 Qrels = Dict[str, Dict[str, int]]
 RatingMap = Mapping[float, int]  # a tool's rating (0.9, 100.0) -> a grade
@@ -164,7 +172,9 @@ class Builder:
         seen = self._texts.setdefault(qid, norm)
         if seen != norm and (qid, norm) not in self._merged:
             self._merged.add((qid, norm))
-            self.note(f"{where if isinstance(where, str) else f'line {where}'}: {norm!r} is the query {seen!r} (ids fold case)")
+            self.note(
+                f"{where if isinstance(where, str) else f'line {where}'}: {norm!r} is the query {seen!r} (ids fold case)"
+            )
         self.out.queries.setdefault(qid, norm)
         return qid
 
@@ -182,7 +192,9 @@ class Builder:
                 raise self.error(f"rating {exc}", where) from None
             if rating not in self.rating_map:
                 known = ", ".join(f"{r:g}" for r in sorted(self.rating_map))
-                raise self.error(f"rating {value_text(value)} is not mapped by {self.option} ({known})", where)
+                raise self.error(
+                    f"rating {value_text(value)} is not mapped by {self.option} ({known})", where
+                )
             return self.rating_map[rating]
         try:
             return grade_of(value)

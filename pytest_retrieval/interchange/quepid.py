@@ -12,13 +12,21 @@ a spreadsheet would run as a formula is refused (pass the case JSON instead).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..judge.files import is_formula_shaped, read_csv
 from .model import Builder, ImportOptions, Judgments
 from .shapes import items, need, obj
 
-__all__ = ["case_json", "read", "read_case", "read_ratings_csv", "write", "write_ratings_csv"]
+__all__ = [
+    "case_json",
+    "read",
+    "read_case",
+    "read_ratings_csv",
+    "read_snapshot_csv",
+    "write",
+    "write_ratings_csv",
+]
 
 FORMULA_START = "-=+@"  # what make_csv_safe escapes with a leading space
 SCORER = "nDCG@10"  # a scorer every Quepid has; the case JSON import needs one by name
@@ -48,15 +56,13 @@ def read(path: Path, opts: ImportOptions) -> Judgments:
 
 def read_ratings_csv(path: Path, opts: ImportOptions) -> Judgments:
     """``query,docid,rating`` (a snapshot CSV, ``Query Text,Doc ID,Doc Position``: a run)."""
-    from . import quepid_book
-
     b = Builder(str(path), opts.rating_map)
     header_checked = False
     for n, row in read_csv(path, delimiter=lambda _first: ",", width_error=_csv_width):
         if not header_checked:
             header_checked = True
             if "doc position" in row or "query text" in row:
-                return quepid_book.read_snapshot_csv(b, path)
+                return read_snapshot_csv(b, path)
             if set(row) - {"query", "docid", "rating"}:
                 raise b.error(f"expected Quepid's header 'query,docid,rating', got {','.join(row)!r}", 1)
         _csv_row(b, row, n)
@@ -99,6 +105,45 @@ def _csv_row(b: Builder, row: Dict[str, str], n: int) -> None:
     b.judge(qid, did, b.grade(rating, n), n)
 
 
+def read_snapshot_csv(b: Builder, path: Path) -> Judgments:
+    """``Query Text,Doc ID,Doc Position[,fields]`` (optionally after ``Snapshot Name,Snapshot
+    Time,Case ID``): the ranking Quepid's snapshot import reads, as a run."""
+    rows: Dict[str, List[Tuple[int, str, int]]] = {}
+    for n, row in read_csv(path, delimiter=lambda _f: ",", width_error=lambda _a, _b: None):
+        for col in ("query text", "doc id", "doc position"):
+            if not (row.get(col) or "").strip():
+                raise b.error(f"missing {col!r}", n)
+        qid = b.query(quepid_text(b, row["query text"], n), n)
+        did = b.ident(row["doc id"], n, "document id")
+        rows.setdefault(qid, []).append((_position(b, row["doc position"], n), did, n))
+    for qid, ranked in rows.items():
+        b.out.run[qid] = _in_order(b, ranked)
+    b.note("a snapshot CSV holds rankings only: no judgments")
+    return b.done()
+
+
+def _position(b: Builder, cell: str, n: int) -> int:
+    try:
+        pos = int(cell.strip())
+    except ValueError:
+        raise b.error(f"'Doc Position' {cell!r} is not a whole number", n) from None
+    if pos < 1:
+        raise b.error(f"'Doc Position' {pos} is below 1", n)
+    return pos
+
+
+def _in_order(b: Builder, ranked: List[Tuple[int, str, int]]) -> List[str]:
+    ranked.sort()
+    seen: Dict[str, int] = {}
+    for i, (pos, did, n) in enumerate(ranked):
+        if i and ranked[i - 1][0] == pos:
+            raise b.error(f"two documents at position {pos} for one query", n)
+        if did in seen:
+            raise b.error(f"document {did!r} ranked twice for one query", n)
+        seen[did] = pos
+    return [d for _, d, _ in ranked]
+
+
 def read_case(b: Builder, root: Dict[str, Any]) -> Judgments:
     """A case export (``/api/export/cases/:id``) or the ratings JSON export
     (``{"queries": [{"query", "ratings": {doc: rating}}]}``): every query, rated or not."""
@@ -108,7 +153,7 @@ def read_case(b: Builder, root: Dict[str, Any]) -> Judgments:
         qid = b.query(text, f"{where}.query_text")
         ratings = need(b, q, "ratings", where, (list, dict), default=[])
         pairs = ratings.items() if isinstance(ratings, dict) else _case_ratings(b, ratings, where)
-        for k, (doc, rating, at) in enumerate(_with_where(pairs, where)):
+        for doc, rating, at in _with_where(pairs, where):
             if rating is None:  # a rating cleared in Quepid
                 b.note(f"{at}: a null rating, left out")
                 continue

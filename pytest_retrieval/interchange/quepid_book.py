@@ -10,18 +10,17 @@ with a null rating, is no grade: left out and counted.
 
 A snapshot (``/api/export/snapshots``-style JSON, ``docs: {query_id: [{id}]}``; or the snapshot
 CSV ``Query Text,Doc ID,Doc Position``) is the ranking Quepid showed: it becomes a run file, and
-the JSON's ``ratings`` the qrels.
+the JSON's ``ratings`` the qrels (the CSV: ``quepid.read_snapshot_csv``).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
 
 from .model import Builder, Judgments
 from .shapes import items, need, obj
 
-__all__ = ["read_book", "read_snapshot", "read_snapshot_csv"]
+__all__ = ["read_book", "read_snapshot"]
 
 ANONYMOUS = "anonymous"  # a judgement without user_email
 
@@ -66,7 +65,9 @@ def _merge_judges(b: Builder, policy: str) -> None:
         m = merge_qrels(merged, grades, policy=policy)
         merged = m.qrels
         for c in m.conflicts[:20]:
-            b.note(f"judges disagree on ({c.query_id}, {c.doc_id}): {c.existing} then {c.new} ({judge}); {policy}")
+            b.note(
+                f"judges disagree on ({c.query_id}, {c.doc_id}): {c.existing} then {c.new} ({judge}); {policy}"
+            )
         if len(m.conflicts) > 20:
             b.note(f"... and {len(m.conflicts) - 20} more disagreement(s) with {judge}")
     b.out.qrels = {q: d for q, d in merged.items() if d}
@@ -100,36 +101,3 @@ def _ranked(b: Builder, ranked: List[Any], where: str) -> List[str]:
             raise b.error(f"document {did!r} ranked twice for one query", at)
         out.append(did)
     return out
-
-
-def read_snapshot_csv(b: Builder, path: Path) -> Judgments:
-    """``Query Text,Doc ID,Doc Position[,fields]`` (optionally after ``Snapshot Name,Snapshot
-    Time,Case ID``): the run Quepid's snapshot import reads."""
-    from ..judge.files import read_csv
-    from .quepid import quepid_text
-
-    rows: Dict[str, List[Tuple[int, str, int]]] = {}
-    for n, row in read_csv(path, delimiter=lambda _f: ",", width_error=lambda _a, _b: None):
-        for col in ("query text", "doc id", "doc position"):
-            if not (row.get(col) or "").strip():
-                raise b.error(f"missing {col!r}", n)
-        qid = b.query(quepid_text(b, row["query text"], n), n)
-        did = b.ident(row["doc id"], n, "document id")
-        try:
-            pos = int(row["doc position"].strip())
-        except ValueError:
-            raise b.error(f"'Doc Position' {row['doc position']!r} is not a whole number", n) from None
-        if pos < 1:
-            raise b.error(f"'Doc Position' {pos} is below 1", n)
-        rows.setdefault(qid, []).append((pos, did, n))
-    for qid, ranked in rows.items():
-        ranked.sort()
-        for (p1, _d1, _n1), (p2, _d2, n2) in zip(ranked, ranked[1:]):
-            if p1 == p2:
-                raise b.error(f"two documents at position {p2} for one query", n2)
-        docs = [d for _, d, _ in ranked]
-        if len(set(docs)) != len(docs):
-            raise b.error("a document ranked twice for one query", ranked[-1][2])
-        b.out.run[qid] = docs
-    b.note("a snapshot CSV holds rankings only: no judgments")
-    return b.done()

@@ -58,9 +58,14 @@ def read(path: Path, opts: ImportOptions) -> Judgments:
             did = b.ident(need(b, rating, "_id", at), f"{at}._id", "document id")
             b.judge(qid, did, b.grade(need(b, rating, "rating", at), f"{at}.rating"), at)
     if untexted:
-        b.note(f"{len(untexted)} request(s) without a text read from their query (e.g. {untexted[0]!r}): judgments only")
+        b.note(
+            f"{len(untexted)} request(s) without a text read from their query (e.g. {untexted[0]!r}): judgments only"
+        )
     if len(indexes) > 1:
-        b.note("ratings of several indexes, taken as one by _id: " + ", ".join(f"{k or '?'} ({n})" for k, n in indexes.items()))
+        b.note(
+            "ratings of several indexes, taken as one by _id: "
+            + ", ".join(f"{k or '?'} ({n})" for k, n in indexes.items())
+        )
     return b.done()
 
 
@@ -110,7 +115,9 @@ def rank_eval_metric(name: str, *, relevance_threshold: int = 1, max_grade: int 
     ``dcg@10``, ``err@20``) as ``_rank_eval``'s ``metric`` object."""
     m = re.fullmatch(r"([a-z]+)@([0-9]{1,6})", name.strip().lower())
     if not m or m.group(1) not in RANK_EVAL_METRICS or int(m.group(2)) < 1:
-        raise ConfigError(f"--metric {name!r}: expected one of {', '.join(RANK_EVAL_METRICS)} with @k, e.g. ndcg@10")
+        raise ConfigError(
+            f"--metric {name!r}: expected one of {', '.join(RANK_EVAL_METRICS)} with @k, e.g. ndcg@10"
+        )
     kind, k = m.group(1), int(m.group(2))
     t = {"relevant_rating_threshold": relevance_threshold}
     return {
@@ -147,7 +154,9 @@ def _template(spec: Any, k: int) -> Dict[str, Any]:
         return {"query": bm25_query(spec, "{{query_text}}"), "size": k}
     if isinstance(spec, TemplateSpec) and isinstance(spec.body, dict):
         if "query_vector" in json.dumps(spec.body):
-            raise ConfigError("the template retriever's body needs {{query_vector}}: _rank_eval has no vectors")
+            raise ConfigError(
+                "the template retriever's body needs {{query_vector}}: _rank_eval has no vectors"
+            )
         return spec.body
     return _request(spec, "", "", k)  # the same one-line refusal
 

@@ -24,7 +24,7 @@ class Format:
     def reader(self) -> Callable[[Path, ImportOptions], Judgments]:
         import importlib
 
-        return getattr(importlib.import_module(f"{__package__}.{self.module}"), "read")  # type: ignore[no-any-return]
+        return importlib.import_module(f"{__package__}.{self.module}").read  # type: ignore[no-any-return]
 
 
 FORMATS: Dict[str, Format] = {

@@ -55,7 +55,9 @@ def _name(b: Builder, d: Dict[str, Any], where: str) -> str:
     return ""
 
 
-def _group(b: Builder, group: Dict[str, Any], where: str, tags: List[str], placeholder: str, skip: bool) -> None:
+def _group(
+    b: Builder, group: Dict[str, Any], where: str, tags: List[str], placeholder: str, skip: bool
+) -> None:
     shared = group.get("relevant_documents")
     prefix = f"{where}." if where else ""
     for i, q in items(b, group, "queries", where):
@@ -65,9 +67,13 @@ def _group(b: Builder, group: Dict[str, Any], where: str, tags: List[str], place
             continue
         qid = b.query(text, f"{at}.placeholders.{placeholder}")
         own = "relevant_documents" in q and q["relevant_documents"] is not None
-        ratings, rat_where = (q["relevant_documents"], f"{at}.relevant_documents") if own else (
-            shared,
-            f"{prefix}relevant_documents",
+        ratings, rat_where = (
+            (q["relevant_documents"], f"{at}.relevant_documents")
+            if own
+            else (
+                shared,
+                f"{prefix}relevant_documents",
+            )
         )
         for did, grade, row in _relevant(b, ratings, rat_where):
             b.judge(qid, did, grade, row)
@@ -108,7 +114,7 @@ def _relevant(b: Builder, ratings: Any, where: str) -> Iterator[Tuple[str, int, 
             for j, doc in enumerate(value):
                 yield b.ident(doc, f"{at}[{j}]", "document id"), grade, f"{at}[{j}]"
         else:
-            raise b.error("expected {doc: {\"gain\": N}} or {\"N\": [doc ids]}", at)
+            raise b.error('expected {doc: {"gain": N}} or {"N": [doc ids]}', at)
 
 
 # ------------------------------------------------------------------ export
@@ -123,25 +129,24 @@ def rre_json(js: Judgments, index: str = "index", by_gain: bool = True) -> Dict[
     topics: Dict[str, Dict[str, List[Dict[str, Any]]]] = {}
     for qid, text in js.queries.items():
         tags = js.tags.get(qid, ())
-        docs = js.qrels.get(qid, {})
-        rel = (
-            {d: {"gain": g} for d, g in docs.items()}
-            if by_gain
-            else {str(g): [d for d, x in docs.items() if x == g] for g in sorted(set(docs.values()))}
-        )
+        rel = _relevant_out(js.qrels.get(qid, {}), by_gain)
         entry = {"template": TEMPLATE, "placeholders": {"$query": text}, "relevant_documents": rel}
         topic = _tagged(tags, "topic:") or "pytest-retrieval"
         topics.setdefault(topic, {}).setdefault(_tagged(tags, "group:") or "queries", []).append(entry)
     head: Dict[str, Any] = {"index": index, "id_field": "id"}
     if not grouped:
         return {**head, "queries": [q for groups in topics.values() for qs in groups.values() for q in qs]}
-    return {
-        **head,
-        "topics": [
-            {"description": t, "query_groups": [{"name": g, "queries": qs} for g, qs in groups.items()]}
-            for t, groups in topics.items()
-        ],
-    }
+    head["topics"] = [
+        {"description": t, "query_groups": [{"name": g, "queries": qs} for g, qs in groups.items()]}
+        for t, groups in topics.items()
+    ]
+    return head
+
+
+def _relevant_out(docs: Dict[str, int], by_gain: bool) -> Dict[str, Any]:
+    if by_gain:
+        return {d: {"gain": g} for d, g in docs.items()}
+    return {str(g): [d for d, x in docs.items() if x == g] for g in sorted(set(docs.values()))}
 
 
 def _tagged(tags: Tuple[str, ...], prefix: str) -> str:

@@ -12,7 +12,7 @@ from .model import Builder
 __all__ = ["items", "need", "obj"]
 
 _MISSING = object()
-_NAMES = {dict: "an object", list: "a list", str: "a string"}
+_NAMES: Dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
 
 
 def _kind(types: Union[type, Tuple[type, ...]]) -> str:

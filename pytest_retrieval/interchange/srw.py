@@ -44,9 +44,13 @@ def read(path: Path, opts: ImportOptions) -> Judgments:
             if ref is not None:
                 b.out.references[qid] = b.text(ref, f"{where}.referenceAnswer", "referenceAnswer")
     elif "properties" in root:
-        raise b.error("an index mapping, not a judgment list ('judgmentRatings') or a query set ('querySetQueries')")
+        raise b.error(
+            "an index mapping, not a judgment list ('judgmentRatings') or a query set ('querySetQueries')"
+        )
     else:
-        raise b.error("not a Search Relevance Workbench file: expected 'judgmentRatings' or 'querySetQueries'")
+        raise b.error(
+            "not a Search Relevance Workbench file: expected 'judgmentRatings' or 'querySetQueries'"
+        )
     return b.done()
 
 
@@ -73,7 +77,12 @@ def query_set(js: Judgments, name: str) -> Dict[str, Any]:
         if qid in js.references:
             q["referenceAnswer"] = js.references[qid]
         queries.append(q)
-    return {"name": name, "description": "exported by pytest-retrieval", "sampling": "manual", "querySetQueries": queries}
+    return {
+        "name": name,
+        "description": "exported by pytest-retrieval",
+        "sampling": "manual",
+        "querySetQueries": queries,
+    }
 
 
 def _write_json(path: Path, body: Dict[str, Any]) -> None:
@@ -89,7 +98,9 @@ def write(js: Judgments, path: Path) -> int:
 
     missing = [q for q, d in js.qrels.items() if d and q not in js.queries]
     if missing:  # SRW knows a query by its text only
-        raise ConfigError(f"{len(missing)} judged query(ies) without a text (e.g. {missing[0]!r}): SRW needs it")
+        raise ConfigError(
+            f"{len(missing)} judged query(ies) without a text (e.g. {missing[0]!r}): SRW needs it"
+        )
     _write_json(path, judgment_list(js, path.stem))
     return sum(len(d) for d in js.qrels.values())
 

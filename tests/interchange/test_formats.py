@@ -32,7 +32,9 @@ def write(path: Path, content: Any) -> Path:
 
 
 def test_quepid_csv_reads_lone_cells_and_escaped_formulas(tmp_path: Path) -> None:
-    p = write(tmp_path / "r.csv", "query,docid,rating\nno ratings yet\n -1 cable,d1,2\n =sum,d2,0\n @home,,\nb,d1,3")
+    p = write(
+        tmp_path / "r.csv", "query,docid,rating\nno ratings yet\n -1 cable,d1,2\n =sum,d2,0\n @home,,\nb,d1,3"
+    )
     js = registry.read("quepid", p)
     assert sorted(js.queries.values()) == ["-1 cable", "=sum", "@home", "b", "no ratings yet"]
     assert js.qrels[text_query_id("-1 cable")] == {"d1": 2}
@@ -42,9 +44,12 @@ def test_quepid_csv_reads_lone_cells_and_escaped_formulas(tmp_path: Path) -> Non
 
 def test_quepid_csv_export_is_what_quepid_writes() -> None:
     js = Judgments(
-        queries={"a": "-1 cable", "b": "plain", "c": "unrated"}, qrels={"a": {"d1": 2}, "b": {"d2": 0, "d3": 1}}
+        queries={"a": "-1 cable", "b": "plain", "c": "unrated"},
+        qrels={"a": {"d1": 2}, "b": {"d2": 0, "d3": 1}},
     )
-    assert quepid.write_ratings_csv(js) == "query,docid,rating\n -1 cable,d1,2\nplain,d2,0\nplain,d3,1\nunrated"
+    assert (
+        quepid.write_ratings_csv(js) == "query,docid,rating\n -1 cable,d1,2\nplain,d2,0\nplain,d3,1\nunrated"
+    )
 
 
 # ------------------------------------------------------------------ Quepid book
@@ -101,7 +106,9 @@ def test_a_book_keeps_each_judge_and_merges_them_by_the_rules(tmp_path: Path, ca
     assert cli("judge", "agree", ann, bob, "--json") == 0
     agreement = json.loads(capsys.readouterr().out)
     assert agreement["n"] == 2
-    assert cli("judge", "import", "--from", "quepid", p, "--out", tmp_path / "g", "--policy", "prefer-new") == 0
+    assert (
+        cli("judge", "import", "--from", "quepid", p, "--out", tmp_path / "g", "--policy", "prefer-new") == 0
+    )
     assert read_folder(tmp_path / "g").qrels[bag]["d1"] == 2
     assert cli("judge", "import", "--from", "quepid", p, "--out", tmp_path / "h", "--policy", "error") == 2
     assert "is graded 2 here but 3" in capsys.readouterr().err
@@ -133,7 +140,12 @@ def test_a_snapshot_becomes_a_run_file(tmp_path: Path) -> None:
 
 
 def rre(groups: Any, **top: Any) -> Any:
-    return {"index": "i", "id_field": "id", **top, "topics": [{"description": "Basses", "query_groups": groups}]}
+    return {
+        "index": "i",
+        "id_field": "id",
+        **top,
+        "topics": [{"description": "Basses", "query_groups": groups}],
+    }
 
 
 def test_rre_both_forms_tags_and_a_query_override(tmp_path: Path) -> None:
@@ -146,23 +158,34 @@ def test_rre_both_forms_tags_and_a_query_override(tmp_path: Path) -> None:
             ],
             "relevant_documents": {"d1": {"gain": 3}, "d2": {"gain": 1}},
         },
-        {"name": "Model", "queries": [{"placeholders": {"$query": "jazz"}}], "relevant_documents": {"2": ["d1", "d3"]}},
+        {
+            "name": "Model",
+            "queries": [{"placeholders": {"$query": "jazz"}}],
+            "relevant_documents": {"2": ["d1", "d3"]},
+        },
     ]
     js = registry.read("rre", write(tmp_path / "r.json", rre(groups)))
     fender, jazz_f, jazz = (text_query_id(t) for t in ("fender", "Fender jazz", "jazz"))
     assert js.qrels == {fender: {"d1": 3, "d2": 1}, jazz_f: {"d9": 3}, jazz: {"d1": 2, "d3": 2}}
-    assert js.tags[fender] == ("topic:Basses", "group:Brand") and js.tags[jazz] == ("topic:Basses", "group:Model")
+    assert js.tags[fender] == ("topic:Basses", "group:Brand") and js.tags[jazz] == (
+        "topic:Basses",
+        "group:Model",
+    )
 
 
 def test_rre_placeholders_besides_query_are_refused_by_name(tmp_path: Path) -> None:
-    groups = [{"name": "g", "queries": [{"placeholders": {"$query": "a", "$strings": 4}}], "relevant_documents": {}}]
+    groups = [
+        {"name": "g", "queries": [{"placeholders": {"$query": "a", "$strings": 4}}], "relevant_documents": {}}
+    ]
     p = write(tmp_path / "r.json", rre(groups))
     with pytest.raises(ConfigError) as err:
         registry.read("rre", p)
     assert "topics[0].query_groups[0].queries[0].placeholders" in str(err.value)
     assert "$strings" in str(err.value) and "--skip-placeholders" in str(err.value)
     groups[0]["queries"].append({"placeholders": {"$q": "b"}})
-    js = registry.read("rre", write(p, rre(groups, query_placeholder="$q")), ImportOptions(skip_placeholders=True))
+    js = registry.read(
+        "rre", write(p, rre(groups, query_placeholder="$q")), ImportOptions(skip_placeholders=True)
+    )
     assert list(js.queries.values()) == ["b"]
 
 
@@ -170,14 +193,20 @@ def test_rre_placeholders_besides_query_are_refused_by_name(tmp_path: Path) -> N
 
 
 def test_srw_ratings_map_through_the_grade_map_or_are_one_line(tmp_path: Path) -> None:
-    body = {"judgmentRatings": [{"query": "q", "ratings": [{"docId": "a", "rating": "10.000"}, {"docId": "b", "rating": 0.5}]}]}
+    body = {
+        "judgmentRatings": [
+            {"query": "q", "ratings": [{"docId": "a", "rating": "10.000"}, {"docId": "b", "rating": 0.5}]}
+        ]
+    }
     p = write(tmp_path / "j.json", body)
     with pytest.raises(ConfigError) as err:
         registry.read("srw", p)
     assert "judgmentRatings[0].ratings[1].rating" in str(err.value) and "--grade-map" in str(err.value)
     js = registry.read("srw", p, ImportOptions(rating_map={10.0: 2, 0.5: 1}))
     assert js.qrels == {text_query_id("q"): {"a": 2, "b": 1}}
-    with pytest.raises(ConfigError, match=r"ratings\[0\].rating: rating '10.000' is not mapped by --grade-map \(0.5\)"):
+    with pytest.raises(
+        ConfigError, match=r"ratings\[0\].rating: rating '10.000' is not mapped by --grade-map \(0.5\)"
+    ):
         registry.read("srw", p, ImportOptions(rating_map={0.5: 1}))
 
 
@@ -192,13 +221,18 @@ def test_rank_eval_body_from_a_bm25_retriever() -> None:
             {
                 "id": "q1",
                 "request": {"query": {"match": {"text": {"query": "amsterdam"}}}, "size": 5},
-                "ratings": [{"_index": "foo", "_id": "doc1", "rating": 0}, {"_index": "foo", "_id": "doc2", "rating": 2}],
+                "ratings": [
+                    {"_index": "foo", "_id": "doc1", "rating": 0},
+                    {"_index": "foo", "_id": "doc2", "rating": 2},
+                ],
             }
         ],
         "metric": {"dcg": {"k": 5, "normalize": True}},
     }
     templated = rank_eval_body(js, BM25Spec(), index="foo", template=True, metric="err@10")
-    assert templated["templates"][0]["template"]["source"]["query"]["multi_match"]["query"] == "{{query_text}}"
+    assert (
+        templated["templates"][0]["template"]["source"]["query"]["multi_match"]["query"] == "{{query_text}}"
+    )
     assert templated["requests"][0]["params"] == {"query_text": "amsterdam", "k": 10}
     assert templated["metric"] == {"expected_reciprocal_rank": {"k": 10, "maximum_relevance": 2}}
 
@@ -228,9 +262,26 @@ def test_a_suite_exports_a_dev_tools_request(tmp_path: Path) -> None:
 
     suite = write(tmp_path / "retrieval_tiny.yaml", TINY_SUITE)
     out = tmp_path / "rank_eval.txt"
-    assert cli("judge", "export", suite, "--to", "rank-eval", "--out", out, "--index", "docs", "--retriever", "text_only") == 0
+    assert (
+        cli(
+            "judge",
+            "export",
+            suite,
+            "--to",
+            "rank-eval",
+            "--out",
+            out,
+            "--index",
+            "docs",
+            "--retriever",
+            "text_only",
+        )
+        == 0
+    )
     head, _, body = out.read_text().partition("\n")
     assert head == "GET /docs/_rank_eval"
     parsed = json.loads(body)
-    assert parsed["requests"][0]["request"]["query"] == {"match": {"text": {"query": "solar panels efficiency"}}}
+    assert parsed["requests"][0]["request"]["query"] == {
+        "match": {"text": {"query": "solar panels efficiency"}}
+    }
     assert {r["id"] for r in parsed["requests"]} == {"q1", "q2", "3", "q4"}

@@ -40,7 +40,10 @@ SAMPLES: Dict[str, Tuple[str, List[str], int, int, int]] = {
 }
 # what is in the folder but is no judgments: provenance, checksums, a README, index mappings
 NOT_JUDGMENTS = {"SOURCE.txt", "SHA256SUMS", "test_data-esci_README.md"}
-MAPPINGS = ("opensearch-srw/main_resources_mappings_judgment.json", "opensearch-srw/main_resources_mappings_queryset.json")
+MAPPINGS = (
+    "opensearch-srw/main_resources_mappings_judgment.json",
+    "opensearch-srw/main_resources_mappings_queryset.json",
+)
 
 
 def test_the_table_covers_every_sample_file(data: Path) -> None:
@@ -98,13 +101,20 @@ ROUND_TRIPS = [
     ("rre/ratings_example.rre-core-test.json", "rre", "ratings.json", []),
     ("quepid/mock_rre_json.json", "rre", "ratings.json", []),
     ("opensearch-srw/test_data-esci_esci_us_judgments.json", "srw", "judgments.json", []),
-    ("opensearch-srw/test_resources_judgment_ImportJudgments.json", "srw", "judgments.json", ["--grade-map", TENTHS]),
+    (
+        "opensearch-srw/test_resources_judgment_ImportJudgments.json",
+        "srw",
+        "judgments.json",
+        ["--grade-map", TENTHS],
+    ),
     ("elasticsearch-rank-eval/rank_eval_request.from_10_basic_yml.json", "rank-eval", "body.json", []),
     ("elasticsearch-rank-eval/rank_eval_request.from_10_basic_yml.json", "rank-eval", "devtools.txt", []),
 ]
 
 
-@pytest.mark.parametrize("name, fmt, exported, extra", ROUND_TRIPS, ids=[f"{r[1]}-{r[2]}" for r in ROUND_TRIPS])
+@pytest.mark.parametrize(
+    "name, fmt, exported, extra", ROUND_TRIPS, ids=[f"{r[1]}-{r[2]}" for r in ROUND_TRIPS]
+)
 def test_import_export_import_gives_identical_judgments(
     data: Path, tmp_path: Path, name: str, fmt: str, exported: str, extra: List[str]
 ) -> None:
@@ -122,13 +132,32 @@ def test_a_query_set_round_trips_with_its_reference_answers(tmp_path: Path) -> N
     qs = tmp_path / "qs.json"
     qs.write_text(
         json.dumps(
-            {"name": "s", "sampling": "manual", "querySetQueries": [{"queryText": "a b", "referenceAnswer": "ref"}, {"queryText": "c"}]}
+            {
+                "name": "s",
+                "sampling": "manual",
+                "querySetQueries": [{"queryText": "a b", "referenceAnswer": "ref"}, {"queryText": "c"}],
+            }
         )
     )
     rated = tmp_path / "j.json"
-    rated.write_text(json.dumps({"judgmentRatings": [{"query": "a b", "ratings": [{"docId": "d1", "rating": 1}]}]}))
+    rated.write_text(
+        json.dumps({"judgmentRatings": [{"query": "a b", "ratings": [{"docId": "d1", "rating": 1}]}]})
+    )
     assert cli("judge", "import", "--from", "srw", qs, "--out", tmp_path / "f") == 0
-    assert cli("judge", "export", tmp_path / "f", "--to", "srw", "--out", tmp_path / "x.json", "--query-set", tmp_path / "y.json") == 0
+    assert (
+        cli(
+            "judge",
+            "export",
+            tmp_path / "f",
+            "--to",
+            "srw",
+            "--out",
+            tmp_path / "x.json",
+            "--query-set",
+            tmp_path / "y.json",
+        )
+        == 0
+    )
     assert cli("judge", "import", "--from", "srw", tmp_path / "y.json", "--out", tmp_path / "g") == 0
     a, b = read_folder(tmp_path / "f"), read_folder(tmp_path / "g")
     assert a.same(b) and a.references == b.references and list(a.references.values()) == ["ref"]

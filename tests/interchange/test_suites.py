@@ -56,7 +56,12 @@ def corpus_for(folder: Path, out: Path) -> int:
     [
         ("quepid_case", "quepid", "quepid/haystack_rating_party_case.json", "{min: 0, max: 3}"),
         # ESCI's 0/1/10/100 (irrelevant, complement, substitute, exact) through judgments.grades
-        ("esci", "srw", "opensearch-srw/test_data-esci_esci_us_judgments.json", "{map: {10: 2, 100: 3}, max: 3}"),
+        (
+            "esci",
+            "srw",
+            "opensearch-srw/test_data-esci_esci_us_judgments.json",
+            "{map: {10: 2, 100: 3}, max: 3}",
+        ),
     ],
 )
 def test_an_imported_judgment_set_runs_as_a_suite(
@@ -79,7 +84,11 @@ def test_esci_ratings_without_a_map_are_refused_by_the_suite(data: Path, tmp_pat
     sample = data / "opensearch-srw/test_data-esci_esci_us_judgments.json"
     assert cli("judge", "import", "--from", "srw", sample, "--out", tmp_path / "j") == 0
     path = tmp_path / "retrieval_esci.yaml"
-    path.write_text(SUITE.format(name="esci", folder="j", grades="{max: 3}").replace("  corpus: corpus.jsonl\n", ""))
+    path.write_text(
+        SUITE.format(name="esci", folder="j", grades="{max: 3}").replace("  corpus: corpus.jsonl\n", "")
+    )
     with pytest.raises(ConfigError) as err:
         load_judgments(load_suite(path))
-    assert "qrels.tsv:" in str(err.value) and "relevance grade 100 outside the allowed range 0..3" in str(err.value)
+    assert "qrels.tsv:" in str(err.value) and "relevance grade 100 outside the allowed range 0..3" in str(
+        err.value
+    )

@@ -61,8 +61,8 @@ def _annotations(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """``judge import``: filled annotation files -> merged qrels; with ``--from``, one file a tool
-exported (Quepid, RRE, Search Relevance Workbench, ``_rank_eval``) -> a folder of queries, qrels
-and tags (``interchange.py``)."""
+    exported (Quepid, RRE, Search Relevance Workbench, ``_rank_eval``) -> a folder of queries, qrels
+    and tags (``interchange.py``)."""
     from .interchange import import_arguments
 
     i = sub.add_parser(
@@ -74,7 +74,9 @@ and tags (``interchange.py``)."""
         help="filled annotation files (.csv/.tsv/.jsonl) or qrels files (e.g. from `judge llm`); "
         "with --from, the one file the tool exported",
     )
-    i.add_argument("--qrels", help="existing qrels to merge into (created if missing); required without --from")
+    i.add_argument(
+        "--qrels", help="existing qrels to merge into (created if missing); required without --from"
+    )
     i.add_argument(
         "--out",
         help="where to write the merged qrels (default: --qrels, in place); with --from, the folder "

@@ -19,7 +19,6 @@ FOLDER_FILES = ("queries.jsonl", "qrels.tsv", "tags.jsonl", "run.trec", "judges"
 def import_run(args: argparse.Namespace) -> int:
     from ...interchange import registry
     from ...interchange.files import write_folder
-    from ...interchange.model import ImportOptions, parse_rating_map
 
     if len(args.files) != 1 or args.qrels or args.pool:
         raise RetrievalError(
@@ -29,28 +28,44 @@ def import_run(args: argparse.Namespace) -> int:
     src = Path(args.files[0])
     out = Path(args.out) if args.out else Path(src.name.split(".")[0] or "judgments")
     _check_folder(out, src)
-    rating_map = parse_rating_map(args.grade_map) if args.grade_map else None
-    opts = ImportOptions(rating_map=rating_map, policy=args.policy, skip_placeholders=args.skip_placeholders)
-    js = registry.read(args.source_format, src, opts)
+    js = registry.read(args.source_format, src, _options(args))
     if args.grades:
         _check_range(js, args.grades, src)
     for note in js.notes[:30]:
         say(f"  {note}")
     if len(js.notes) > 30:
         say(f"  ... and {len(js.notes) - 30} more")
-    stale = [out / n for n in FOLDER_FILES if (out / n).exists()]
+    _check_stale(js, out)
     written = write_folder(js, out)
-    left = [p for p in stale if p not in written and p.name != "judges"]
-    if left:  # never read beside this import's files as if they were its own
-        raise ConfigError(f"{left[0].name} is left from an earlier import: remove it, or import into an empty folder", file=str(out))
     say(f"read {js.counts()} from {src} ({registry.get(args.source_format).tool})")
     say(f"wrote {', '.join(str(p) for p in written)}")
     return 0
 
 
+def _options(args: argparse.Namespace) -> Any:
+    from ...interchange.model import ImportOptions, parse_rating_map
+
+    rating_map = parse_rating_map(args.grade_map) if args.grade_map else None
+    return ImportOptions(rating_map=rating_map, policy=args.policy, skip_placeholders=args.skip_placeholders)
+
+
+def _check_stale(js: Any, out: Path) -> None:
+    """A file of an earlier import this one would not replace would be read beside its own."""
+    writes = {"queries.jsonl": True, "qrels.tsv": any(js.qrels.values()), "tags.jsonl": bool(js.tags)}
+    writes.update({"run.trec": bool(js.run), "judges": bool(js.judges)})
+    for name, written in writes.items():
+        if not written and (out / name).exists():
+            raise ConfigError(
+                f"{name} is left from an earlier import: remove it, or import into an empty folder",
+                file=str(out),
+            )
+
+
 def _check_folder(out: Path, src: Path) -> None:
     if out.exists() and not out.is_dir():
-        raise RetrievalError(f"--out {out}: not a folder (judge import --from writes queries, qrels and tags there)")
+        raise RetrievalError(
+            f"--out {out}: not a folder (judge import --from writes queries, qrels and tags there)"
+        )
     if out.resolve() == src.resolve().parent and src.name in FOLDER_FILES:
         raise RetrievalError(f"--out {out}: would overwrite the file it reads, {src}")
 
@@ -61,14 +76,16 @@ def _check_range(js: Any, grades: Tuple[int, int], src: Path) -> None:
         for q, docs in source.items():
             for d, g in docs.items():
                 if not lo <= g <= hi:
-                    raise ConfigError(f"grade {g} of ({q!r}, {d!r}) is outside --grades {lo}..{hi}", file=str(src))
+                    raise ConfigError(
+                        f"grade {g} of ({q!r}, {d!r}) is outside --grades {lo}..{hi}", file=str(src)
+                    )
 
 
 # ------------------------------------------------------------------ export
 
 
 def export_run(args: argparse.Namespace) -> int:
-    from ...interchange import quepid, rank_eval, registry, rre, srw
+    from ...interchange import quepid, registry, rre, srw
     from ...output_paths import Output
     from ..options import check_output_files
 
@@ -127,28 +144,43 @@ def _export_rank_eval(args: argparse.Namespace, js: Any, suite: Any, out: Path) 
 
     spec, index, threshold = BM25Spec(), args.index, 1
     if suite is not None:
-        from ...execution.plan import leaf_spec
-
-        names = [n for n, r in suite.model.retrievers.items() if r.type in ("bm25", "template")]
-        name = args.retriever or (names[0] if names else None)
-        if name is None or name not in names:
-            raise RetrievalError(f"--retriever: name a bm25 or template retriever of the suite ({', '.join(names) or 'none'})")
-        spec = leaf_spec(suite, name)
+        spec = _retriever_spec(suite, args.retriever)
         index = index or suite.model.backend.index.name
         threshold = suite.model.judgments.relevance_threshold
     if not index:
         raise RetrievalError("--index: name the index the ratings' documents are in (the suite names none)")
     n, _body = rank_eval.write(
-        js, out, spec=spec, index=index, k=args.k, metric=args.metric, relevance_threshold=threshold, template=args.template
+        js,
+        out,
+        spec=spec,
+        index=index,
+        k=args.k,
+        metric=args.metric,
+        relevance_threshold=threshold,
+        template=args.template,
     )
     return n
+
+
+def _retriever_spec(suite: Any, wanted: Any) -> Any:
+    from ...execution.plan import leaf_spec
+
+    names = [n for n, r in suite.model.retrievers.items() if r.type in ("bm25", "template")]
+    name = wanted or (names[0] if names else None)
+    if name is None or name not in names:
+        raise RetrievalError(
+            f"--retriever: name a bm25 or template retriever of the suite ({', '.join(names) or 'none'})"
+        )
+    return leaf_spec(suite, name)
 
 
 def register_export(sub: Any) -> None:
     """``judge export``: a suite's (or an import folder's) judgments in a tool's format."""
     from ...interchange.registry import FORMATS
 
-    e = sub.add_parser("export", help="judgments out to Quepid, RRE, Search Relevance Workbench or _rank_eval")
+    e = sub.add_parser(
+        "export", help="judgments out to Quepid, RRE, Search Relevance Workbench or _rank_eval"
+    )
     e.add_argument("source", help="a suite file (its judgments) or a folder `judge import --from` wrote")
     e.add_argument("--to", required=True, choices=list(FORMATS), help="the tool's format")
     e.add_argument(
@@ -158,13 +190,21 @@ def register_export(sub: Any) -> None:
         "(the body) or .txt (a Kibana Dev Tools request)",
     )
     e.add_argument("--query-set", metavar="FILE", help="srw: also write the query set (.json)")
-    e.add_argument("--retriever", help="rank-eval: the suite's bm25 or template retriever (default: the first)")
+    e.add_argument(
+        "--retriever", help="rank-eval: the suite's bm25 or template retriever (default: the first)"
+    )
     e.add_argument("--index", help="rank-eval: the ratings' index (default: the suite's backend.index.name)")
     from ..options import number
 
-    e.add_argument("--k", type=number(int, ge=1, le=10000), default=10, help="rank-eval: the request size (default 10)")
-    e.add_argument("--metric", default="ndcg@10", help="rank-eval: precision|recall|mrr|dcg|ndcg|err@k (default ndcg@10)")
-    e.add_argument("--template", action="store_true", help="rank-eval: one search template and each query's params")
+    e.add_argument(
+        "--k", type=number(int, ge=1, le=10000), default=10, help="rank-eval: the request size (default 10)"
+    )
+    e.add_argument(
+        "--metric", default="ndcg@10", help="rank-eval: precision|recall|mrr|dcg|ndcg|err@k (default ndcg@10)"
+    )
+    e.add_argument(
+        "--template", action="store_true", help="rank-eval: one search template and each query's params"
+    )
     e.set_defaults(func=export_run)
 
 
@@ -189,4 +229,3 @@ def import_arguments(i: Any) -> None:
         action="store_true",
         help="--from rre: leave out (and name) queries with placeholders other than $query",
     )
-
