@@ -14,7 +14,7 @@ as ``request`` (a BM25 retriever's ``match``/``multi_match``, a template retriev
 filled), or with ``template=True`` one search template and each query's ``params``. The metric
 comes from a plugin metric name (``ndcg@10`` -> ``dcg`` with ``normalize``); where
 ``_rank_eval``'s definitions differ from the plugin's (gain, unrated documents, ERR's maximum
-grade), see docs/how-to/rank-eval.md.
+grade), see docs/how-to/interchange-rank-eval.md.
 """
 
 from __future__ import annotations
