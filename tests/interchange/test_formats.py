@@ -285,3 +285,22 @@ def test_a_suite_exports_a_dev_tools_request(tmp_path: Path) -> None:
         "match": {"text": {"query": "solar panels efficiency"}}
     }
     assert {r["id"] for r in parsed["requests"]} == {"q1", "q2", "3", "q4"}
+
+
+def test_a_book_round_trips_through_quepid_csv(tmp_path: Path) -> None:
+    p = write(tmp_path / "book.json", BOOK)
+    assert cli("judge", "import", "--from", "quepid", p, "--out", tmp_path / "f") == 0
+    assert cli("judge", "export", tmp_path / "f", "--to", "quepid", "--out", tmp_path / "r.csv") == 0
+    assert cli("judge", "import", "--from", "quepid", tmp_path / "r.csv", "--out", tmp_path / "g") == 0
+    assert read_folder(tmp_path / "f").same(read_folder(tmp_path / "g"))
+
+
+def test_a_stale_file_of_an_earlier_import_is_refused(tmp_path: Path, capsys: Any) -> None:
+    rated = write(
+        tmp_path / "r.json", {"judgmentRatings": [{"query": "a", "ratings": [{"docId": "d", "rating": 1}]}]}
+    )
+    unrated = write(tmp_path / "q.json", {"querySetQueries": [{"queryText": "a"}]})
+    assert cli("judge", "import", "--from", "srw", rated, "--out", tmp_path / "f") == 0
+    assert cli("judge", "import", "--from", "srw", rated, "--out", tmp_path / "f") == 0  # the same again
+    assert cli("judge", "import", "--from", "srw", unrated, "--out", tmp_path / "f") == 2
+    assert "qrels.tsv is left from an earlier import" in capsys.readouterr().err
