@@ -257,3 +257,12 @@ def test_diff_rankings_names_what_came_and_went():
 @pytest.mark.parametrize("module", [stability, stability_diff])
 def test_docstring_examples(module):
     assert doctest.testmod(module).failed == 0
+
+
+def test_kendall_tau_without_numpy_bitwise_count(monkeypatch):
+    # numpy < 2.0 has no bitwise_count: the bytes' table counts the bits
+    refs, curs = random_pairs(5, 200, max_len=70, pool=80)
+    pairs = RankingPairs.from_lists(refs, curs)
+    want = kendall_tau(pairs, 70)
+    monkeypatch.delattr(np, "bitwise_count", raising=False)
+    assert np.array_equal(kendall_tau(pairs, 70), want, equal_nan=True)
