@@ -25,7 +25,7 @@ list's s documents with the longer one's first d):
 * ``rbo`` (RBO_ext, eq. 32; eq. 23 for lists of one length): the point estimate, the agreement
   seen at the compared depth extrapolated past it: (1 - p)/p (sum_{d=1..l} X_d p^d / d +
   sum_{d=s+1..l} X_s (d - s) p^d / (s d)) + ((X_l - X_s)/l + X_s/s) p^l. Two identical top k
-  give 1 (their rbo_min at p = 0.9, k = 10 is 0.857).
+  give 1 (their rbo_min at p = 0.9, k = 10 is 0.856).
 
 Computed per shared document, not per depth: a document at rank i in one ranking and j in the
 other (0-based, both within the compared depth) is in ``X_d`` for every d > max(i, j), so
