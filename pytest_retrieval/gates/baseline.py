@@ -141,12 +141,12 @@ class Baseline:
         if depth is None:
             raise RankingsMissing(
                 f"the baseline's rankings of {retriever!r} have no recorded depth (written before the "
-                f"stability measures): {_REWRITE_FOR_STABILITY}"
+                f"stability measures, or without rankings): {_REWRITE_FOR_STABILITY}"
             )
         if depth < k:
             raise RankingsMissing(
-                f"the baseline keeps the top {depth} of {retriever!r}'s rankings, a stability measure "
-                f"needs the top {k}: {_REWRITE_FOR_STABILITY}"
+                f"the baseline keeps the top {depth} of each ranking of {retriever!r}, a stability "
+                f"measure needs the top {k}: {_REWRITE_FOR_STABILITY}"
             )
         return {q: list(docs[:k]) for q, docs in (entry.get("top") or {}).items()}
 
