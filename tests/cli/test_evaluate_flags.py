@@ -65,3 +65,11 @@ def test_version_and_closed_pipe(tmp_path):
     cmd = " ".join(run + ["evaluate", str(q), str(r), "--per-query", "-m", "map"]) + " | head -1"
     done = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=env, timeout=120)
     assert done.stdout.count("\n") == 1 and "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+def test_a_comparison_measure_is_refused_in_one_line(tmp_path, capsys):
+    # rbo@10 compares two rankings of each query (measures/stability.py), not a run against qrels
+    q, r = _files(tmp_path)
+    assert main(["evaluate", q, r, "-m", "rbo@10"]) == 2
+    err = capsys.readouterr().err
+    assert "rbo(0.9)@10" in err and "compares two rankings" in err and len(err.strip().splitlines()) == 1
