@@ -40,15 +40,24 @@ class GateOutcome:
     message: str
 
     def as_dict(self) -> dict:
-        return {
-            "retriever": self.floor.retriever,
-            "metric": self.floor.metric,
-            "stratum": self.floor.stratum,
+        f = self.floor
+        out = {
+            "retriever": f.retriever,
+            "metric": f.metric,
+            "stratum": f.stratum,
             "value": self.value,
-            "op": self.floor.op,
-            "threshold": self.floor.threshold,
+            "op": f.op,
+            "threshold": f.threshold,
             "passed": self.passed,
+            "origin": f.origin,  # file:line where the floor was set, passed or not
         }
+        if f.lowered:  # the stricter value a later file (an override, an including file) replaced
+            out["lowered_from"] = f.lowered
+        if f.team:
+            out["team"] = f.team
+        if f.owners:
+            out.update(owners=list(f.owners), mention=f.mention)
+        return out
 
 
 # ------------------------------------------------------------------ entry points
@@ -239,7 +248,7 @@ def _too_few_samples(result: Any, floor: Floor) -> Optional[str]:
     else:
         n = len(r.latency.samples_ms) if r.latency is not None else 0
     why = not_enough_samples(n, floor.percentile) if n else None  # none at all: its own error
-    return f"{result.suite.name} :: {floor.retriever} :: {floor.name}: {why}" if why else None
+    return f"{result.suite.name} :: {floor.label}: {why}" if why else None
 
 
 def latency_sample_notes(result: Any) -> List[str]:
@@ -332,7 +341,7 @@ def check_floor(
     before: Before = None,
 ) -> GateOutcome:
     passed = compare(value, floor.op, floor.threshold)
-    head = f"{suite_name} :: {floor.retriever} :: {floor.name}"
+    head = f"{suite_name} :: {floor.label}"
     in_ms = floor.kind is GateKind.LATENCY
     if in_ms:
         v, t = f"{value:.2f}", f"{floor.threshold:g}"
@@ -354,13 +363,18 @@ def _floor_context(
     """The lines under a failed floor: where it was set, the queries averaged, the worst ones."""
     lines = []
     if floor.origin:
-        lines.append(f"  floor set at {floor.origin}")
+        lines.append(f"  floor set at {floor.origin}{_lowered(floor)}")
     if n_queries is not None:
         tagged = f" tagged {floor.stratum!r}" if floor.stratum else ""
         lines.append(f"  averaged over {n_queries} judged queries{tagged}")
     if worst:
         lines += _worst_lines(floor, worst, before or {})
     return lines
+
+
+def _lowered(floor: Floor) -> str:
+    """``, lowered from 0.75 at file:line`` for a floor a later file loosened, else ""."""
+    return f", lowered from {floor.lowered}" if floor.lowered else ""
 
 
 def _worst_lines(
@@ -387,7 +401,7 @@ def latency_ci_outcome(
 
     q = floor.percentile
     v = latency_verdict(samples_ms, floor.threshold, q=q, confidence=confidence)
-    head = f"{suite_name} :: {floor.retriever} :: {floor.name}"
+    head = f"{suite_name} :: {floor.label}"
     msg = (
         f"{head} = {v.point:.2f} ms ({confidence:.0%} lower bound {v.lo:.2f} ms, upper "
         f"{v.hi:.2f} ms, n={v.n}) {'<=' if v.passed else '>'} ceiling {floor.threshold:g} ms"
@@ -395,7 +409,7 @@ def latency_ci_outcome(
     if not v.passed:
         msg = msg.replace(" = ", " is slower than its ceiling: ", 1)
         if floor.origin:
-            msg += f"\n  floor set at {floor.origin}"
+            msg += f"\n  floor set at {floor.origin}{_lowered(floor)}"
     if not v.enough_samples:
         msg += (
             f"\n  note: {v.n} samples; p{q} wants {v.needed} (20 above the percentile) "
@@ -414,7 +428,7 @@ def latency_ratio_outcome(
     q = floor.percentile
     r = ab.result(q, confidence=confidence, max_ratio=floor.threshold)
     passed = bool(r.passed) if verdict == "ci" else compare(r.ratio, "<=", floor.threshold)
-    head = f"{suite_name} :: {floor.retriever} :: {floor.name}"
+    head = f"{suite_name} :: {floor.label}"
     n = len(ab.paired()[0])
     msg = (
         f"{head} = {r.ratio:.3f} (p{q} {r.current:.2f} ms vs {ab.baseline} {r.baseline:.2f} ms, "
@@ -424,5 +438,5 @@ def latency_ratio_outcome(
     if not passed:
         msg = msg.replace(" = ", " is slower than its baseline allows: ", 1)
         if floor.origin:
-            msg += f"\n  floor set at {floor.origin}"
+            msg += f"\n  floor set at {floor.origin}{_lowered(floor)}"
     return GateOutcome(suite_name, floor, r.ratio, passed, msg)

@@ -168,11 +168,25 @@ def _gate_lines(gates: List[Mapping[str, Any]]) -> List[str]:
     for g in gates:
         mark = "PASS" if g.get("passed") else "FAIL"
         show, unit = _GATE_FORMAT.get(kind_of(g["metric"]), (_cell, ""))
+        team = f"{g['team']} :: " if g.get("team") else ""
         lines.append(
-            f"    {mark}  {g['retriever']} {gate_name(g)} = {show(g.get('value'))}{unit}"
-            f" ({g['op']} {show(g.get('threshold'))}{unit})"
+            f"    {mark}  {team}{g['retriever']} {gate_name(g)} = {show(g.get('value'))}{unit}"
+            f" ({g['op']} {show(g.get('threshold'))}{unit}){_gate_origin(g)}"
         )
     return lines
+
+
+def _gate_origin(g: Mapping[str, Any]) -> str:
+    """Where a gate's floor was set (and the stricter value a later file replaced), and its
+    owners: `` set at teams/ranking.yaml:4, owner @org/ranking``."""
+    parts = []
+    if g.get("origin"):
+        parts.append(f"set at {g['origin']}")
+    if g.get("lowered_from"):
+        parts.append(f"lowered from {g['lowered_from']}")
+    if g.get("owners"):
+        parts.append("owner " + " ".join(map(str, g["owners"])))
+    return f" {', '.join(parts)}" if parts else ""
 
 
 def _baseline_lines(s: Mapping[str, Any]) -> List[str]:
