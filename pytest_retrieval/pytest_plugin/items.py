@@ -177,7 +177,14 @@ class SuiteItem(pytest.Item):
         return _one_line(excinfo, self) or super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self):
-        return self.path, None, f"{one_line(self.retriever)}::{self.name}"
+        return self.path, None, self.label
+
+    @property
+    def label(self) -> str:
+        """``rrf::ndcg@10``, or a team's ``ranking::rrf::ndcg@10``: the item's id in its file."""
+        team = self.parent.parent if self.parent is not None else None
+        prefix = f"{team.name}::" if isinstance(team, TeamNode) else ""
+        return f"{prefix}{one_line(self.retriever)}::{self.name}"
 
 
 class GateItem(SuiteItem):
@@ -225,7 +232,7 @@ class GateItem(SuiteItem):
                 line = int(origin.rsplit(":", 1)[1]) - 1
             except ValueError:
                 line = None
-        return self.path, line, f"{one_line(self.retriever)}::{self.name}"
+        return self.path, line, self.label
 
 
 class RegressionItem(SuiteItem):

@@ -35,7 +35,7 @@ from .formats import (
     stage_latency,
     stage_quality,
 )
-from .view import SuiteView, verdict
+from .view import SuiteView, gate_name, item_label, verdict
 
 
 def _static(name: str) -> str:
@@ -82,7 +82,7 @@ def _problems(v: SuiteView) -> str:
         err = it["outcome"] == "error"
         msg = redact(it.get("message") or "").strip()
         first = msg.splitlines()[0] if msg else ""
-        label = f'<span class="{"err" if err else "fail"}">{"ERROR" if err else "FAIL"}</span> <code>{e(it["retriever"])}::{e(it["gate"])}</code> {e(first)}'
+        label = f'<span class="{"err" if err else "fail"}">{"ERROR" if err else "FAIL"}</span> <code>{e(item_label(it))}</code>{_owners(it)} {e(first)}'
         if msg:
             out.append(f'<details class="problem"><summary>{label}</summary><pre>{e(msg)}</pre></details>')
         else:
@@ -99,7 +99,7 @@ def _cell(v: SuiteView, retriever: str, col: str) -> str:
         cls = "pass" if g.get("passed") else "fail"
         parts.append(
             f'<span class="{cls}">{e(metric_value(col, value))}</span> '
-            f'<span class="sub">{e(g["op"])} {e(metric_value(col, g["threshold"]))}</span>'
+            f'<span class="sub">{e(g["op"])} {e(metric_value(col, g["threshold"]))}</span>' + _origin(g)
         )
     elif kind == "value":
         parts.append(e(metric_value(col, value)))
@@ -117,6 +117,40 @@ def _cell(v: SuiteView, retriever: str, col: str) -> str:
     return "<br>".join(parts) or "–"
 
 
+def _owners(g: Mapping[str, Any]) -> str:
+    """`` (owner @org/search)``: a gate's CODEOWNERS names, as text."""
+    owners = [str(o) for o in g.get("owners") or []]
+    return f' <span class="sub">(owner {e(" ".join(owners))})</span>' if owners else ""
+
+
+def _origin(g: Mapping[str, Any]) -> str:
+    """Where a floor was set (and the stricter value a later file replaced)."""
+    where = str(g.get("origin") or "")
+    if g.get("lowered_from"):
+        where += f", lowered from {g['lowered_from']}"
+    return f'<br><span class="sub">{e(where)}</span>' if where else ""
+
+
+def _teams(v: SuiteView) -> str:
+    """Each team threshold file's gates over the suite's run, with its owners."""
+    out = []
+    for team, gates in v.team_gates():
+        rows = [
+            [
+                f"<code>{e(g['retriever'])}::{e(gate_name(g))}</code>",
+                f'<span class="{"pass" if g.get("passed") else "fail"}">{e(metric_value(g["metric"], g.get("value")))}</span>',
+                f"{e(g['op'])} {e(metric_value(g['metric'], g.get('threshold')))}",
+                e(g.get("origin") or "–") + _origin({"lowered_from": g.get("lowered_from")}),
+            ]
+            for g in gates
+        ]
+        out.append(
+            f"<h3>Team <code>{e(team)}</code>{_owners(gates[0])}</h3>"
+            + _table(["gate", "value", "floor", "set at"], rows)
+        )
+    return "".join(out)
+
+
 def _metrics(v: SuiteView) -> str:
     cols = v.columns()
     rows = [[f"<code>{e(n)}</code>"] + [_cell(v, n, c) for c in cols] for n in v.names]
@@ -125,6 +159,7 @@ def _metrics(v: SuiteView) -> str:
         + _table(["retriever"] + [e(c) for c in cols], rows)
         + '<p class="note">Value with its floor or ceiling; Δ: this run − baseline with its one-sided '
         "95% bounds, won/lost/tied queries and the randomization p; ▼/▲ a significant drop/gain.</p>"
+        + _teams(v)
     )
 
 

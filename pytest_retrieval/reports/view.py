@@ -225,11 +225,11 @@ class SuiteView:
         names them; every metric of the suite when nothing is gated."""
         cols: List[str] = []
         for g in self.s.get("gated", []):
-            if g["metric"] not in cols:
+            if g["metric"] not in cols and not g.get("team"):
                 cols.append(g["metric"])
         for g in self.s.get("gates", []):
             name = gate_name(g)
-            if name not in cols:
+            if name not in cols and not g.get("team"):  # a team's gates: ``team_gates``
                 cols.append(name)
         for r in self.s.get("regressions", []):
             if r["metric"] not in cols:
@@ -238,15 +238,23 @@ class SuiteView:
 
     def gate(self, retriever: str, name: str) -> Optional[Dict[str, Any]]:
         for g in self.s.get("gates", []):
-            if g["retriever"] == retriever and gate_name(g) == name:
+            if g["retriever"] == retriever and gate_name(g) == name and not g.get("team"):
                 return g
         return None
 
-    def item(self, retriever: str, gate: str) -> Optional[Dict[str, Any]]:
+    def item(self, retriever: str, gate: str, team: str = "") -> Optional[Dict[str, Any]]:
         for it in self.items:
-            if it["retriever"] == retriever and it["gate"] == gate:
+            if it["retriever"] == retriever and it["gate"] == gate and (it.get("team") or "") == team:
                 return it
         return None
+
+    def team_gates(self) -> List[Tuple[str, List[Dict[str, Any]]]]:
+        """(team, its gates) of every team threshold file, in the report's order (config/teams.py)."""
+        out: Dict[str, List[Dict[str, Any]]] = {}
+        for g in self.s.get("gates", []):
+            if g.get("team"):
+                out.setdefault(str(g["team"]), []).append(g)
+        return list(out.items())
 
     def cell(self, retriever: str, col: str) -> Tuple[str, Any, Optional[Dict[str, Any]]]:
         """What a (retriever, metric) cell shows, for every renderer: ("error", None, None) when
@@ -267,7 +275,8 @@ class SuiteView:
 
     def is_gated(self, retriever: str, name: str) -> bool:
         return any(
-            g["retriever"] == retriever and g["metric"] == name for g in self.s.get("gated", [])
+            g["retriever"] == retriever and g["metric"] == name and not g.get("team")
+            for g in self.s.get("gated", [])
         ) or bool(self.gate(retriever, name) or self.regression(retriever, name))
 
     def value(self, retriever: str, name: str) -> Any:
@@ -389,13 +398,13 @@ class SuiteView:
         out = set()
         for g in self.s.get("gated", []):
             m = g["metric"]
-            if g["retriever"] == retriever and re.fullmatch(r"p\d\d_ms", m):
+            if g["retriever"] == retriever and re.fullmatch(r"p\d\d_ms", m) and not g.get("team"):
                 out.add(int(m[1:3]))
         return sorted(out)
 
     def ceiling(self, retriever: str, percentile: int) -> Optional[float]:
         for g in self.s.get("gated", []):
-            if g["retriever"] == retriever and g["metric"] == f"p{percentile}_ms":
+            if g["retriever"] == retriever and g["metric"] == f"p{percentile}_ms" and not g.get("team"):
                 return g.get("threshold")
         return None
 
@@ -412,6 +421,12 @@ class SuiteView:
                     shares.append(sum(1 for d in head if d in judged) / len(head))
             out.append(math.fsum(shares) / len(shares) if shares else math.nan)
         return out
+
+
+def item_label(it: Mapping[str, Any]) -> str:
+    """An item's id under its suite file: ``rrf::ndcg@10``, a team's ``ranking::rrf::ndcg@10``."""
+    team = f"{it['team']}::" if it.get("team") else ""
+    return f"{team}{it['retriever']}::{it['gate']}"
 
 
 def gate_name(g: Mapping[str, Any]) -> str:
