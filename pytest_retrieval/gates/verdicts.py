@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..errors import ConfigError, InfrastructureError
 from ..measures.metrics import aggregate_of
+from ..wording import word
 from .floors import BaselineGate, Floor, GateKind, kind_of, lifted_of, percentile_of
 
 __all__ = [
@@ -348,11 +349,13 @@ def check_floor(
     else:
         v, t = fmt(value, floor.threshold), fmt(floor.threshold, value)
     if passed:
-        return GateOutcome(suite_name, floor, value, passed, f"{head} = {v}{unit} ({floor.op} {t}{unit}: ok)")
-    word = "below the floor" if floor.op == ">=" else "above the ceiling"
+        return GateOutcome(
+            suite_name, floor, value, passed, f"{head} = {v}{unit} ({floor.op} {t}{unit}: {word('met')})"
+        )
+    verdict = word("below_floor" if floor.op == ">=" else "above_ceiling")
     gap = abs(value - floor.threshold) if not math.isnan(value) else math.nan
     by = f"{gap:.2f}" if in_ms else fmt(gap)
-    lines = [f"{head} = {v}{unit}, {word} {floor.op} {t}{unit} (off by {by}{unit})"]
+    lines = [f"{head} = {v}{unit}, {verdict} {floor.op} {t}{unit} (off by {by}{unit})"]
     lines += _floor_context(floor, worst, None if in_ms else n_queries, before)
     return GateOutcome(suite_name, floor, value, passed, "\n".join(lines))
 
@@ -407,7 +410,7 @@ def latency_ci_outcome(
         f"{v.hi:.2f} ms, n={v.n}) {'<=' if v.passed else '>'} ceiling {floor.threshold:g} ms"
     )
     if not v.passed:
-        msg = msg.replace(" = ", " is slower than its ceiling: ", 1)
+        msg = msg.replace(" = ", f" is {word('above_ceiling')}: ", 1)
         if floor.origin:
             msg += f"\n  floor set at {floor.origin}{_lowered(floor)}"
     if not v.enough_samples:
@@ -436,7 +439,7 @@ def latency_ratio_outcome(
         f"bounds {r.lo:.3f} .. {r.hi:.3f}) {'<=' if passed else '>'} allowed {floor.threshold:g}"
     )
     if not passed:
-        msg = msg.replace(" = ", " is slower than its baseline allows: ", 1)
+        msg = msg.replace(" = ", f" is {word('above_ceiling')} its baseline allows: ", 1)
         if floor.origin:
             msg += f"\n  floor set at {floor.origin}{_lowered(floor)}"
     return GateOutcome(suite_name, floor, r.ratio, passed, msg)

@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any, Dict, List, Mapping, Optional
 
 from ..gates.rankings import SHOWN
+from ..wording import word
 from .formats import (
     candidate_recall,
     count,
@@ -108,7 +109,7 @@ def _cell(v: SuiteView, retriever: str, col: str) -> str:
         c = reg["comparison"]
         m = mark(c)
         cls = "down" if m == "▼" else "up" if m == "▲" else ""
-        verdict_ = "" if reg.get("passed") else ' <span class="fail">regressed</span>'
+        verdict_ = "" if reg.get("passed") else f' <span class="fail">{word("regressed")}</span>'
         parts.append(
             f'<span class="{cls}">Δ {e(delta(c.get("mean_diff")))} {m}</span> '
             f'<span class="sub">[{e(delta(c.get("ci_low")))}, {e(delta(c.get("ci_high")))}] '
@@ -233,7 +234,9 @@ def _stratum_cell(v: SuiteView, retriever: str, metric: str, tag: str, qids: Lis
         cell += f' <span class="sub">Δ {e(delta(now - base))}</span>'
     if st is not None:
         cell += (
-            ' <span class="pass">ok</span>' if st.get("passed") else ' <span class="fail">regressed</span>'
+            f' <span class="pass">{word("no_drop")}</span>'
+            if st.get("passed")
+            else f' <span class="fail">{word("regressed")}</span>'
         ) + (f' <span class="sub">Holm p {e(pval(st.get("p_drop_holm")))}</span>')
     return cell
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, List, Mapping, Optional
 
 from ..gates.floors import GateKind, kind_of
+from ..wording import word
 from .formats import (
     candidate_recall,
     delta,
@@ -238,7 +239,7 @@ def _regression_lines(reg: Mapping[str, Any]) -> List[str]:
         c = v.get("comparison") or {}
         lines.append(
             f"          [{tag}] {_f(c.get('mean_diff')):+.4f} over {c.get('n')} queries, "
-            f"Holm p(drop)={_f(v.get('p_drop_holm')):.3g}: {'ok' if v.get('passed') else 'REGRESSED'}"
+            f"Holm p(drop)={_f(v.get('p_drop_holm')):.3g}: {word('no_drop' if v.get('passed') else 'regressed')}"
         )
     return lines
 

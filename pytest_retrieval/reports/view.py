@@ -29,6 +29,8 @@ class Verdict:
     collection_errors: List[Tuple[str, str]] = field(default_factory=list)  # node id, message
     baselines: int = 0  # suites compared with a baseline
     gates: Optional[Dict[str, int]] = None  # the session's gate counts (``session.gates``), if known
+    #: a ``--retrieval-baseline-update`` run: the baseline files written and not written
+    baseline_update: Optional[Dict[str, List[str]]] = None
 
     @property
     def status(self) -> str:
@@ -36,6 +38,9 @@ class Verdict:
             return "failed"
         if self.errored or self.suite_errors or self.collection_errors:
             return "error"
+        update = self.baseline_update
+        if update is not None and update.get("written") and not update.get("not_written"):
+            return "baseline"  # its baseline gates are skipped by design: the headline says which ran
         return "partial" if self.partial else "passed"
 
     @property
@@ -46,17 +51,17 @@ class Verdict:
 
     @property
     def icon(self) -> str:
-        return {"failed": "❌", "error": "⚠️", "partial": "⏸️", "passed": "✅"}[self.status]
+        return {"failed": "❌", "error": "⚠️", "partial": "⏸️", "baseline": "📝", "passed": "✅"}[self.status]
 
     def headline(self, icon: bool = True) -> str:
         """The verdict as one line of plain text (no markup), led by an emoji unless ``icon``
         is false. A partial run says how many gates ran first, and never "no regression"."""
-        word = {
-            "failed": "Retrieval gates failed:",
-            "error": "Retrieval gates errored:",
-            "partial": "Partial retrieval run:",
-            "passed": "Retrieval gates passed:",
-        }[self.status]
+        from ..wording import HEADLINES
+
+        word = HEADLINES[self.status]
+        if self.status == "baseline":
+            written = (self.baseline_update or {}).get("written") or []
+            word += f" {', '.join(map(str, written[:3]))}{f' and {len(written) - 3} more' if len(written) > 3 else ''};"
         if self.partial:
             word += f" {_judged(self.gates or {})};"
         parts = self._tally()
@@ -77,6 +82,8 @@ class Verdict:
         return parts
 
     def _against_baseline(self) -> str:
+        if self.status == "baseline":
+            return "the baseline gates compare with it from the next run"
         if self.regressions:
             worst = sorted(self.regressions, key=lambda r: r[3])[:3]
             named = ", ".join(f"{s}: {r} {m} {delta(d)}" for s, r, m, d in worst)
@@ -110,7 +117,7 @@ def _judged(gates: Mapping[str, int]) -> str:
 
 def verdict(doc: Mapping[str, Any]) -> Verdict:
     session = doc.get("session") or {}
-    v = Verdict(gates=session.get("gates"))
+    v = Verdict(gates=session.get("gates"), baseline_update=session.get("baseline_update"))
     for s in doc.get("suites", []):
         _read_suite(v, s)
     if v.gates is not None:  # counted from every report of the session, a crashed worker's too
