@@ -110,12 +110,14 @@ def _team_error(exc: ValidationError, data: Any, positions: Positions, path: Pat
         loc = tuple(err.get("loc", ()))
         if err.get("type") == "extra_forbidden" and len(loc) == 1:
             file, line = locate(positions, loc)
+            included = f" (from {file}:{line}, included)" if file and Path(file) != path.resolve() else ""
             return ConfigError(
-                f"unknown key {str(loc[0])[:80]!r}: a team file holds gates only (team, owner, mention, "
-                "floors); the retrieval is the suite's, shared by every team (include: nothing here)",
-                file=file or str(path),
+                f"unknown key {str(loc[0])[:80]!r}{included}: a team file holds gates only (team, owner, "
+                "mention, floors); the retrieval is the suite's, shared by every team, so a team file "
+                "includes no suite",
+                file=str(path),
                 key=str(loc[0])[:80],
-                line=line,
+                line=line if not included else None,
             )
     return pydantic_error(exc, data, positions, path)
 
