@@ -53,7 +53,7 @@ class OverridesConfig(_Keys):
     """What files merged over this one may change of its floors."""
 
     may_lower: bool = Field(
-        True,
+        default=True,
         description="false: an override file (--retrieval-override) or a file that includes this "
         "one may not lower a floor (or raise a ceiling) this file sets; such a file is refused, "
         "naming both files and lines.",

@@ -42,7 +42,7 @@ class GateOutcome:
 
     def as_dict(self) -> dict:
         f = self.floor
-        out = {
+        out: Dict[str, Any] = {
             "retriever": f.retriever,
             "metric": f.metric,
             "stratum": f.stratum,

@@ -24,9 +24,8 @@ def suite_gates(suite: Suite) -> Dict[str, Tuple[List[Any], List[Any], List[Any]
     """Retriever -> (floors, baseline gates, golden queries), in the suite's retriever order;
     only the retrievers with at least one."""
     floors: Dict[str, List[Any]] = {}
-    for floor in suite.floors:
-        if not floor.team:  # a team's floors are collected under their team (``team_gates``)
-            floors.setdefault(floor.retriever, []).append(floor)
+    for floor in [f for f in suite.floors if not f.team]:  # a team's: under its team (``team_gates``)
+        floors.setdefault(floor.retriever, []).append(floor)
     regression: Dict[str, List[Any]] = {}
     for gate in suite.regression:
         regression.setdefault(gate.retriever, []).append(gate)

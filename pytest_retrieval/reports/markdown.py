@@ -483,10 +483,7 @@ def _not_run(error: Any) -> str:
 
 def _result_blocks(sv: SuiteView, level: int, left: List[str]) -> List[str]:
     """The tables of a suite that ran (stages and strata only below level 2) and its notes."""
-    blocks = [_metrics_table(sv)]
-    teams = _teams(sv)
-    if teams:
-        blocks.append(teams)
+    blocks = [_metrics_table(sv)] + [t for t in (_teams(sv),) if t]  # each team's gates
     recent = _recent(sv)
     if recent and level < 3:
         blocks.append(recent)
