@@ -36,7 +36,7 @@ from .formats import (
     stage_latency,
     stage_quality,
 )
-from .view import SuiteView, gate_name, item_label, verdict
+from .view import SuiteView, gate_name, item_label, owners_of, verdict
 
 
 def _static(name: str) -> str:
@@ -120,7 +120,7 @@ def _cell(v: SuiteView, retriever: str, col: str) -> str:
 
 def _owners(g: Mapping[str, Any]) -> str:
     """`` (owner @org/search)``: a gate's CODEOWNERS names, as text."""
-    owners = [str(o) for o in g.get("owners") or []]
+    owners = owners_of(g)
     return f' <span class="sub">(owner {e(" ".join(owners))})</span>' if owners else ""
 
 

@@ -32,7 +32,7 @@ from .formats import (
     stage_latency,
     stage_quality,
 )
-from .view import SuiteView, gate_name, item_label, verdict
+from .view import SuiteView, gate_name, item_label, owners_of, verdict
 
 LIMIT = 60_000
 NAME_CHARS = 80  # a suite, retriever, metric, tag or id as shown; texts get TEXT_CHARS
@@ -149,7 +149,7 @@ def _owners(g: Mapping[str, Any]) -> str:
     (``config/ownership.OWNER_PATTERN``: a report read from disk is checked again)."""
     from ..config.ownership import OWNER_PATTERN
 
-    owners = [str(o) for o in g.get("owners") or []]
+    owners = owners_of(g)
     if not owners:
         return ""
     live = g.get("mention") is True and all(OWNER_PATTERN.fullmatch(o) for o in owners)

@@ -22,7 +22,7 @@ from .formats import (
     sparse_precision_lines,
     text_table,
 )
-from .view import gate_name, verdict
+from .view import gate_name, owners_of, verdict
 
 __all__ = ["expectation_lines", "render_summary", "session_headline", "summary_lines"]
 
@@ -185,8 +185,8 @@ def _gate_origin(g: Mapping[str, Any]) -> str:
         parts.append(f"set at {g['origin']}")
     if g.get("lowered_from"):
         parts.append(f"lowered from {g['lowered_from']}")
-    if g.get("owners"):
-        parts.append("owner " + " ".join(map(str, g["owners"])))
+    if owners_of(g):
+        parts.append("owner " + " ".join(owners_of(g)))
     return f" {', '.join(parts)}" if parts else ""
 
 

@@ -430,6 +430,13 @@ class SuiteView:
         return out
 
 
+def owners_of(g: Mapping[str, Any]) -> List[str]:
+    """A gate's or item's owners as the report has them (a report read from disk may hold
+    anything there: only a list of names counts)."""
+    owners = g.get("owners")
+    return [str(o) for o in owners] if isinstance(owners, list) else []
+
+
 def item_label(it: Mapping[str, Any]) -> str:
     """An item's id under its suite file: ``rrf::ndcg@10``, a team's ``ranking::rrf::ndcg@10``."""
     team = f"{it['team']}::" if it.get("team") else ""

@@ -139,3 +139,51 @@ def test_an_override_cannot_unset_the_rule_it_breaks(tmp_path):
     ov = tmp_path / "ov.yaml"
     ov.write_text("overrides: {may_lower: true}\nfloors: {bm25: {ndcg@10: 0.05}}\n", encoding="utf-8")
     _refused(suite, "ov.yaml", "may_lower: false", overrides=(ov,))
+
+
+# a report read from disk (``pytest-retrieval report``) may hold anything in the ownership
+# fields: the renderers never fail on them, and never write a live mention they did not check
+HOSTILE_GATE = {
+    "retriever": "bm25",
+    "metric": "ndcg@10",
+    "op": ">=",
+    "threshold": 0.1,
+    "value": 0.5,
+    "passed": False,
+    "team": ["\u202e"],
+    "owners": 5,
+    "mention": "yes",
+    "origin": {"a": 1},
+    "lowered_from": [1],
+}
+HOSTILE_ITEM = {
+    "retriever": "bm25",
+    "gate": "ndcg@10",
+    "outcome": "failed",
+    "message": "m",
+    "team": "t",
+    "owners": ["@a](https://evil.example)", "@b"],
+    "mention": True,
+}
+
+
+def test_hostile_ownership_fields_of_a_report_render_without_a_traceback():
+    from pytest_retrieval.reports.html import render_html
+    from pytest_retrieval.reports.markdown import render_markdown
+    from pytest_retrieval.reports.terminal import summary_lines
+
+    suite = {
+        "suite": "s",
+        "file": "retrieval_s.yaml",
+        "retrievers": [{"name": "bm25", "metrics": {"ndcg@10": 0.5}}],
+        "gates": [HOSTILE_GATE, {**HOSTILE_GATE, "team": "t", "owners": ["@org/x", 3], "mention": True}],
+        "items": [HOSTILE_ITEM],
+    }
+    doc = {"version": 2, "suites": [suite]}
+    with bounded(60):
+        md = render_markdown(doc)
+        lines = summary_lines(doc)
+        html = render_html(doc)
+    assert "https://evil" not in md.replace("&#8203;", "") or "\\](" in md  # never a live link
+    assert "@a](" not in md  # escaped, not a mention with a link
+    assert any("FAIL" in line for line in lines) and 'href="https://evil' not in html

@@ -57,8 +57,12 @@ def test_gate_lines_one_per_outcome_formatted_by_kind(state):
     at = {o.floor.name: f" set at {o.floor.origin}" for o in state.outcomes}
     assert all(o.floor.origin.startswith(str(state.suite.path)) for o in state.outcomes)
     assert by_name["ndcg@10"] == f"    PASS  bm25 ndcg@10 = {ndcg.value:.4f} (>= 0.5000){at['ndcg@10']}"
-    assert re.fullmatch(r"    PASS  bm25 p95_ms = \d+\.\d ms \(<= 10000\.0 ms\) set at \S+:\d+", by_name["p95_ms"])
-    assert re.fullmatch(r"    PASS  bm25 p95_ratio = \d+\.\d{3} \(<= 1000\.000\) set at \S+:\d+", by_name["p95_ratio"])
+    assert re.fullmatch(
+        r"    PASS  bm25 p95_ms = \d+\.\d ms \(<= 10000\.0 ms\) set at \S+:\d+", by_name["p95_ms"]
+    )
+    assert re.fullmatch(
+        r"    PASS  bm25 p95_ratio = \d+\.\d{3} \(<= 1000\.000\) set at \S+:\d+", by_name["p95_ratio"]
+    )
     assert by_name["abstention"] == f"    FAIL  rrf abstention = 0.5000 (>= 0.9000){at['abstention']}"
 
 
