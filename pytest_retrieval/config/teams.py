@@ -87,8 +87,10 @@ def _read(suite: Any, i: int, raw: str) -> Tuple[Path, TeamFile, Positions]:
     if not raw.strip() or "\x00" in raw:
         raise suite.error(key, "a team file's path is empty or holds a NUL byte")
     path = suite.resolve_path(key, raw)
-    if not path.is_file():
+    if not path.exists():
         raise suite.error(key, f"team file not found: {raw}")
+    if not path.is_file():  # a folder, a FIFO, a device: never opened
+        raise suite.error(key, f"team file {raw} is not a regular file")
     data, positions = load_with_includes(path, rules=SCALAR_RULES)
     try:
         model = TeamFile.model_validate(data)

@@ -74,10 +74,11 @@ def test_a_hostile_team_file_is_one_clear_line(tmp_path, case, text, fragment):
 
 HOSTILE_PATHS = [
     ("missing", "teams: [nope.yaml]\n", "team file not found"),
-    ("a folder", "teams: [sub]\n", "team file not found"),
+    ("a folder", "teams: [sub]\n", "not a regular file"),
     ("empty", "teams: ['']\n", "empty"),
     ("a NUL byte", 'teams: ["a\\0b"]\n', "NUL"),
     ("twice", "teams: [ranking.yaml, ./ranking.yaml]\n", "twice"),
+    ("the suite itself", "teams: [retrieval_s.yaml]\n", "a team file holds gates only"),
     ("not a list", "teams: ranking.yaml\n", "teams"),
 ]
 
@@ -100,7 +101,7 @@ def test_too_many_team_files_is_one_line(tmp_path):
 def test_a_fifo_team_file_is_refused_without_blocking(tmp_path):
     suite = _suite(tmp_path, "x: 1\n", "teams: [fifo.yaml]\n")
     os.mkfifo(tmp_path / "fifo.yaml")
-    _refused(suite, "fifo.yaml")
+    _refused(suite, "fifo.yaml", "not a regular file")
 
 
 # overrides.may_lower: false refuses a later file that lowers a floor (or raises a ceiling),
