@@ -4,16 +4,20 @@ line, problem."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union, get_args
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from ..errors import ConfigError
 from ..gates.floors import BaselineGate, Floor, ReferenceGate, parse_floors
 from .backend_checks import check_backend
+from .lowering import FloorGuard
+from .ownership import owners_of
+from .problems import pydantic_error
 from .regression import parse_reference, parse_regression
 from .schema import (
     FUSION_TYPES,
@@ -25,19 +29,18 @@ from .schema import (
     SuiteFile,
     WeightedRetrieverConfig,
 )
+from .teams import Team, load_teams
 from .yamlio import (
     Interpolated,
     KeyPath,
     LoadCount,
     Positions,
     conceal,
-    deep_merge,
     format_path,
     interpolated_values,
     load_with_includes,
     locate,
     register_secrets,
-    shown,
 )
 
 # ------------------------------------------------------------------ loaded suite
@@ -58,6 +61,7 @@ class Suite:
     reference: List[ReferenceGate] = field(default_factory=list)  # against a pinned run of the history
     expectations: List[Any] = field(default_factory=list)  # gates.expectations.Expectation
     files: List[str] = field(default_factory=list)  # every file that went into it
+    teams: List[Team] = field(default_factory=list)  # team threshold files (config/teams.py)
     interpolated: List[Interpolated] = field(default_factory=list)  # ${VAR} values: never echoed
     built_encoders: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -225,177 +229,18 @@ def _fusion_config(
     return FusionConfig(method="linear", normalization=r.normalizer, weights=weights, window=window)
 
 
-_ALL_KEYS: Optional[List[str]] = None
-
-
-def _known_keys() -> List[str]:
-    """Every key the schema knows (for "did you mean" hints), read off the schema itself."""
-    global _ALL_KEYS
-    if _ALL_KEYS is None:
-        keys: Set[str] = {"include"}
-        for model in _models_in(SuiteFile):
-            keys.update(model.model_fields)
-        _ALL_KEYS = sorted(keys)
-    return _ALL_KEYS
-
-
-def _models_in(root: Any) -> List[Any]:
-    """The pydantic models a value of type ``root`` can hold, ``root`` included (through
-    Optional, List, Dict, Annotated and unions)."""
-    found: List[Any] = []
-    stack = [root]
-    while stack:
-        t = stack.pop()
-        if isinstance(t, type) and issubclass(t, BaseModel):
-            if t not in found:
-                found.append(t)
-                stack.extend(f.annotation for f in t.model_fields.values())
-        else:
-            stack.extend(get_args(t))
-    return found
-
-
-def _data_path(data: Any, loc: Tuple[Any, ...]) -> KeyPath:
-    """Map a pydantic error location onto the data's key path (dropping union tags)."""
-    out: List[Any] = []
-    cur = data
-    for part in loc:
-        if isinstance(cur, dict) and part in cur:
-            out.append(part)
-            cur = cur[part]
-        elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
-            out.append(part)
-            cur = cur[part]
-    return tuple(out)
-
-
-def _pydantic_error(exc: ValidationError, data: Any, positions: Positions, path: Path) -> ConfigError:
-    errors = exc.errors(include_url=False)
-    # the most telling problem first: a misspelt key also shows up as a missing one
-    order = {"extra_forbidden": 0, "union_tag_invalid": 1, "union_tag_not_found": 2, "missing": 9}
-    errors.sort(key=lambda e: order.get(e.get("type", ""), 5))
-    key, msg = _problem(errors[0], data)
-    more = f" (+{len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-    file, line = locate(positions, key)
-    msg = conceal(msg, interpolated_values(data))
-    return ConfigError(msg + more, file=file or str(path), key=format_path(key) or None, line=line)
-
-
-_TOTAL_DROP = ("regression", "reference", "max_total_drop")
-
-
-def _problem(err: Any, data: Any) -> Tuple[KeyPath, str]:
-    """(where, what) of one pydantic error, in the suite's words."""
-    key = _data_path(data, tuple(err.get("loc", ())))
-    described = _BY_TYPE.get(err.get("type", ""))
-    if described is not None:
-        return described(err, data, key)
-    if key[:1] == ("floors",) or key[:2] == ("regression", "max_drop") or key[:3] == _TOTAL_DROP:
-        return key, _not_a_gate_number(err.get("input"))
-    if "input" in err and not isinstance(err.get("input"), (dict, list)):
-        return key, f"{err['msg']} (got {shown(err.get('input'))})"
-    return key, err["msg"]
-
-
-def _unknown_key(err: Any, data: Any, key: KeyPath) -> Tuple[KeyPath, str]:
-    loc = tuple(err.get("loc", ())) or ("?",)
-    bad = str(loc[-1])
-    here = _keys_at(loc[:-1])
-    # the suggestion comes from the keys of this place, never the bad key itself (``query_id``
-    # is a key elsewhere, not of an inline query: suggesting it back said nothing)
-    close = difflib.get_close_matches(bad, [k for k in (here or _known_keys()) if k != bad], n=1)
-    if close:
-        return key, f"unknown key {bad!r} (did you mean {close[0]!r}?)"
-    if here and len(here) <= 8:
-        return key, f"unknown key {bad!r} (keys here: {', '.join(sorted(here))})"
-    return key, f"unknown key {bad!r}"
-
-
-def _direct_models(t: Any) -> List[Any]:
-    """The pydantic models a value of type ``t`` is (through Optional, List, Dict, unions)."""
-    if isinstance(t, type) and issubclass(t, BaseModel):
-        return [t]
-    return [m for arg in get_args(t) for m in _direct_models(arg)]
-
-
-def _keys_at(loc: Tuple[Any, ...]) -> List[str]:
-    """The keys of the model(s) at a pydantic error location (list indexes and union tags are
-    steps that name no field); empty when the place cannot be told."""
-    types: List[Any] = [SuiteFile]
-    for part in loc:
-        if not isinstance(part, str):
-            continue
-        fields = [
-            m.model_fields[part].annotation
-            for t in types
-            for m in _direct_models(t)
-            if part in m.model_fields
-        ]
-        types = fields or types
-    return sorted({k for t in types for m in _direct_models(t) for k in m.model_fields})
-
-
-def _missing_key(err: Any, data: Any, key: KeyPath) -> Tuple[KeyPath, str]:
-    return key, f"missing required key {err['loc'][-1]!r}"
-
-
-def _unknown_type(err: Any, data: Any, key: KeyPath) -> Tuple[KeyPath, str]:
-    ctx = err.get("ctx", {})
-    node = _get(data, key)
-    key = key + ("type",) if isinstance(node, dict) and "type" in node else key
-    return key, f"unknown type {ctx.get('tag')!r} (expected one of: {ctx.get('expected_tags')})"
-
-
-def _missing_type(err: Any, data: Any, key: KeyPath) -> Tuple[KeyPath, str]:
-    return key, "missing 'type' (which kind of retriever/embedder is this?)"
-
-
-def _not_allowed(err: Any, data: Any, key: KeyPath) -> Tuple[KeyPath, str]:
-    return (
-        key,
-        f"{shown(err.get('input'))} is not allowed: {err['msg'].replace('Input should be ', 'expected ')}",
-    )
-
-
-def _value_error(err: Any, data: Any, key: KeyPath) -> Tuple[KeyPath, str]:
-    """A validator's own sentence, without pydantic's "Value error, " prefix."""
-    return key, str(err["msg"]).removeprefix("Value error, ")
-
-
-# pydantic error type -> the suite's words for it
-_BY_TYPE: Dict[str, Callable[[Any, Any, KeyPath], Tuple[KeyPath, str]]] = {
-    "value_error": _value_error,
-    "extra_forbidden": _unknown_key,
-    "missing": _missing_key,
-    "union_tag_invalid": _unknown_type,
-    "union_tag_not_found": _missing_type,
-    "literal_error": _not_allowed,
-}
-
-
-def _not_a_gate_number(value: Any) -> str:
-    return f"a gate number is a finite number written as a number, got {shown(value)}" + (
-        " (YAML reads yes/no/on/off/true/false as booleans)" if isinstance(value, bool) else ""
-    )
-
-
-def _get(data: Any, key: KeyPath) -> Any:
-    for k in key:
-        data = data[k]
-    return data
-
-
 def load_suite(
     path: Path, *, overrides: Tuple[Path, ...] = (), cli: Optional[Dict[str, Any]] = None
 ) -> Suite:
     """Load, merge, interpolate and validate a suite file. Raises ``ConfigError``."""
     path = Path(path)
-    data, positions, files = _merged(path, overrides, cli)
+    guard = FloorGuard()
+    data, positions, files = _merged(path, overrides, cli, guard)
     register_secrets(interpolated_values(data))  # before any message can quote one
     try:
         model = SuiteFile.model_validate(data)
     except ValidationError as exc:
-        raise _pydantic_error(exc, data, positions, path) from None
+        raise pydantic_error(exc, data, positions, path) from None
 
     name = model.suite or path.name
     suite = Suite(
@@ -407,7 +252,9 @@ def load_suite(
     _check_retrievers(suite)
     suite.order = _topological(model.retrievers, suite)
     metrics = _parse_metrics(suite)
-    suite.floors = parse_floors(model, suite, metrics)  # appends the metrics floors need
+    suite.floors = [_stamped(suite, f, guard) for f in parse_floors(model, suite, metrics)]
+    suite.teams, team_floors = load_teams(suite, metrics)  # after the suite's own (its items first)
+    suite.floors += team_floors
     _check_references(suite)
     suite.regression = parse_regression(suite, metrics)  # appends the metrics compared
     suite.reference = parse_reference(suite, metrics)
@@ -421,16 +268,17 @@ def load_suite(
 
 
 def _merged(
-    path: Path, overrides: Tuple[Path, ...], cli: Optional[Dict[str, Any]]
+    path: Path, overrides: Tuple[Path, ...], cli: Optional[Dict[str, Any]], guard: FloorGuard
 ) -> Tuple[Any, Positions, List[str]]:
     """The suite file with its includes, then each override file, then the ``cli`` values
     (``{"backend.type": "opensearch"}``) merged over it: (data, positions, files read)."""
     loads = LoadCount()  # the suite and its overrides share one bound on the files read
+    loads.before_merge = guard.check  # a floor a later file lowers: named, or refused (may_lower)
     data, positions = load_with_includes(path, rules=SCALAR_RULES, loads=loads)
     files = sorted({f for f, _ in positions.values()})
     for ov in overrides:
         ov_data, ov_pos = load_with_includes(Path(ov), rules=SCALAR_RULES, loads=loads)
-        data, positions = deep_merge(data, ov_data, positions, ov_pos)
+        data, positions = loads.merge(data, ov_data, positions, ov_pos)
         files.append(str(ov))
     if cli:
         for dotted, value in cli.items():
@@ -440,6 +288,13 @@ def _merged(
                 node = node.setdefault(k, {})
             node[keys[-1]] = value
     return data, positions, files
+
+
+def _stamped(suite: Suite, floor: Floor, guard: FloorGuard) -> Floor:
+    """A suite floor with its owners and, when a later file lowered it, the value it replaced."""
+    lowered = guard.lowered(floor.retriever, floor.metric, floor.stratum, floor.op, floor.threshold)
+    model = suite.model
+    return dataclasses.replace(floor, owners=owners_of(model.owner), mention=model.mention, lowered=lowered)
 
 
 def _check_judgments(suite: Suite) -> None:

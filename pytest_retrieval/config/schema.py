@@ -34,6 +34,7 @@ from ..models.embedders import OnnxEmbedderConfig as OnnxEmbedderConfig
 from ..models.embedders import PrecomputedEmbedderConfig as PrecomputedEmbedderConfig
 from ..models.rerankers import RerankerConfig
 from ..models.sparse import SparseEncoderConfig
+from .ownership import GateOwnership
 from .scalars import ANY, ScalarRules
 
 
@@ -562,8 +563,8 @@ GateNumber = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 FloorValue = GateNumber
 
 
-class SuiteFile(_Strict):
-    """Schema of a pytest-retrieval suite file."""
+class SuiteFile(_Strict, GateOwnership):
+    """Schema of a pytest-retrieval suite file (``owner``, ``mention``, ``teams``, ``overrides``: ownership.py)."""
 
     model_config = ConfigDict(extra="forbid", title="pytest-retrieval suite")
 

@@ -445,6 +445,15 @@ class LoadCount:
     def __init__(self, limit: int = MAX_INCLUDE_LOADS):
         self.limit = limit
         self.loads = 0
+        #: called before a later file is merged over what came before it (``before_merge(base,
+        #: base_pos, over, over_pos)``): the suite's floor guard (``config/lowering.py``)
+        self.before_merge: Optional[Callable[[Any, Positions, Any, Positions], None]] = None
+
+    def merge(self, base: Any, over: Any, base_pos: Positions, over_pos: Positions) -> Tuple[Any, Positions]:
+        """``deep_merge`` of a later file over what came before it, watched by ``before_merge``."""
+        if self.before_merge is not None:
+            self.before_merge(base, base_pos, over, over_pos)
+        return deep_merge(base, over, base_pos, over_pos)
 
     def add(
         self,
@@ -491,9 +500,9 @@ def load_with_includes(
     merged_pos: Positions = {}
     for i, inc in enumerate(_include_list(includes, path, pos)):
         inc_data, inc_pos = _load_include(inc, i, path, pos, stack, rules, loads)
-        merged, merged_pos = deep_merge(merged, inc_data, merged_pos, inc_pos)
+        merged, merged_pos = loads.merge(merged, inc_data, merged_pos, inc_pos)
     pos = {k: v for k, v in pos.items() if k[:1] != ("include",)}
-    return deep_merge(merged, data, merged_pos, pos)
+    return loads.merge(merged, data, merged_pos, pos)
 
 
 def _include_list(includes: Any, path: Path, pos: Positions) -> List[str]:

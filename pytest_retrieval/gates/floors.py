@@ -77,6 +77,19 @@ class Floor:
     threshold: float
     origin: str = ""  # "file:line" where the floor was written
     stratum: Optional[str] = None  # a query tag: the floor holds on that stratum's mean
+    team: str = ""  # the team threshold file's team (config/teams.py); "" for the suite's own
+    owners: Tuple[str, ...] = ()  # who answers for its failure (CODEOWNERS names)
+    mention: bool = False  # the Markdown comment writes the owners as live @mentions
+    lowered: str = ""  # "0.75 at file:line": the stricter value a later file replaced
+
+    @property
+    def label(self) -> str:
+        """``team :: retriever :: name`` (the team's only for a team floor), as messages head it."""
+        return (
+            f"{self.team} :: {self.retriever} :: {self.name}"
+            if self.team
+            else f"{self.retriever} :: {self.name}"
+        )
 
     @property
     def name(self) -> str:
@@ -167,11 +180,14 @@ def floor_key(key: str) -> Tuple[str, str, Optional[str]]:
 # ------------------------------------------------------------------ the floors block
 
 
-def parse_floors(model: Any, suite: Any, metrics: List[str]) -> List[Floor]:
-    """The suite file's ``floors`` block -> typed floors (every mistake a one-line ConfigError).
-    Metrics a floor needs are appended to ``metrics``."""
-    floors: List[Floor] = []
-    for r_name, per_metric in model.floors.items():
+def parse_floors(
+    model: Any, suite: Any, metrics: List[str], *, floors: Optional[Dict[str, Any]] = None
+) -> List[Floor]:
+    """The suite file's ``floors`` block (or a team file's, ``floors``; ``suite`` then answers
+    ``error`` and ``positions`` for that file) -> typed floors (every mistake a one-line
+    ConfigError). Metrics a floor needs are appended to ``metrics``."""
+    parsed: List[Floor] = []
+    for r_name, per_metric in (model.floors if floors is None else floors).items():
         if r_name not in model.retrievers:
             close = difflib.get_close_matches(r_name, list(model.retrievers), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -187,8 +203,8 @@ def parse_floors(model: Any, suite: Any, metrics: List[str]) -> List[Floor]:
                     f"{m!r} and {seen[floor.metric, floor.stratum]!r} are the same floor ({floor.metric}): keep one",
                 )
             seen[floor.metric, floor.stratum] = m
-            floors.append(floor)
-    return floors
+            parsed.append(floor)
+    return parsed
 
 
 def _parse_floor(model: Any, suite: Any, metrics: List[str], r_name: str, m: Any, value: Any) -> Floor:

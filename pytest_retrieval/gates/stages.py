@@ -46,7 +46,9 @@ def stage_rows(
         return []
     metric = _headline(suite.metrics, "ndcg@10")
     budgets = p95_budget_ms or {
-        f.retriever: f.threshold for f in suite.floors if f.kind is GateKind.LATENCY and f.percentile == 95
+        f.retriever: f.threshold
+        for f in suite.floors
+        if f.kind is GateKind.LATENCY and f.percentile == 95 and not f.team  # the suite's own budget
     }
     rows: List[StageRow] = []
     for name, r in result.retrievers.items():

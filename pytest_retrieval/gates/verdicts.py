@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..errors import ConfigError, InfrastructureError
 from ..measures.metrics import aggregate_of
+from ..wording import word
 from .floors import BaselineGate, Floor, GateKind, kind_of, lifted_of, percentile_of
 
 __all__ = [
@@ -40,15 +41,24 @@ class GateOutcome:
     message: str
 
     def as_dict(self) -> dict:
-        return {
-            "retriever": self.floor.retriever,
-            "metric": self.floor.metric,
-            "stratum": self.floor.stratum,
+        f = self.floor
+        out: Dict[str, Any] = {
+            "retriever": f.retriever,
+            "metric": f.metric,
+            "stratum": f.stratum,
             "value": self.value,
-            "op": self.floor.op,
-            "threshold": self.floor.threshold,
+            "op": f.op,
+            "threshold": f.threshold,
             "passed": self.passed,
+            "origin": f.origin,  # file:line where the floor was set, passed or not
         }
+        if f.lowered:  # the stricter value a later file (an override, an including file) replaced
+            out["lowered_from"] = f.lowered
+        if f.team:
+            out["team"] = f.team
+        if f.owners:
+            out.update(owners=list(f.owners), mention=f.mention)
+        return out
 
 
 # ------------------------------------------------------------------ entry points
@@ -239,7 +249,7 @@ def _too_few_samples(result: Any, floor: Floor) -> Optional[str]:
     else:
         n = len(r.latency.samples_ms) if r.latency is not None else 0
     why = not_enough_samples(n, floor.percentile) if n else None  # none at all: its own error
-    return f"{result.suite.name} :: {floor.retriever} :: {floor.name}: {why}" if why else None
+    return f"{result.suite.name} :: {floor.label}: {why}" if why else None
 
 
 def latency_sample_notes(result: Any) -> List[str]:
@@ -332,18 +342,20 @@ def check_floor(
     before: Before = None,
 ) -> GateOutcome:
     passed = compare(value, floor.op, floor.threshold)
-    head = f"{suite_name} :: {floor.retriever} :: {floor.name}"
+    head = f"{suite_name} :: {floor.label}"
     in_ms = floor.kind is GateKind.LATENCY
     if in_ms:
         v, t = f"{value:.2f}", f"{floor.threshold:g}"
     else:
         v, t = fmt(value, floor.threshold), fmt(floor.threshold, value)
     if passed:
-        return GateOutcome(suite_name, floor, value, passed, f"{head} = {v}{unit} ({floor.op} {t}{unit}: ok)")
-    word = "below the floor" if floor.op == ">=" else "above the ceiling"
+        return GateOutcome(
+            suite_name, floor, value, passed, f"{head} = {v}{unit} ({floor.op} {t}{unit}: {word('met')})"
+        )
+    verdict = word("below_floor" if floor.op == ">=" else "above_ceiling")
     gap = abs(value - floor.threshold) if not math.isnan(value) else math.nan
     by = f"{gap:.2f}" if in_ms else fmt(gap)
-    lines = [f"{head} = {v}{unit}, {word} {floor.op} {t}{unit} (off by {by}{unit})"]
+    lines = [f"{head} = {v}{unit}, {verdict} {floor.op} {t}{unit} (off by {by}{unit})"]
     lines += _floor_context(floor, worst, None if in_ms else n_queries, before)
     return GateOutcome(suite_name, floor, value, passed, "\n".join(lines))
 
@@ -354,13 +366,18 @@ def _floor_context(
     """The lines under a failed floor: where it was set, the queries averaged, the worst ones."""
     lines = []
     if floor.origin:
-        lines.append(f"  floor set at {floor.origin}")
+        lines.append(f"  floor set at {floor.origin}{_lowered(floor)}")
     if n_queries is not None:
         tagged = f" tagged {floor.stratum!r}" if floor.stratum else ""
         lines.append(f"  averaged over {n_queries} judged queries{tagged}")
     if worst:
         lines += _worst_lines(floor, worst, before or {})
     return lines
+
+
+def _lowered(floor: Floor) -> str:
+    """``, lowered from 0.75 at file:line`` for a floor a later file loosened, else ""."""
+    return f", lowered from {floor.lowered}" if floor.lowered else ""
 
 
 def _worst_lines(
@@ -387,15 +404,15 @@ def latency_ci_outcome(
 
     q = floor.percentile
     v = latency_verdict(samples_ms, floor.threshold, q=q, confidence=confidence)
-    head = f"{suite_name} :: {floor.retriever} :: {floor.name}"
+    head = f"{suite_name} :: {floor.label}"
     msg = (
         f"{head} = {v.point:.2f} ms ({confidence:.0%} lower bound {v.lo:.2f} ms, upper "
         f"{v.hi:.2f} ms, n={v.n}) {'<=' if v.passed else '>'} ceiling {floor.threshold:g} ms"
     )
     if not v.passed:
-        msg = msg.replace(" = ", " is slower than its ceiling: ", 1)
+        msg = msg.replace(" = ", f" is {word('above_ceiling')}: ", 1)
         if floor.origin:
-            msg += f"\n  floor set at {floor.origin}"
+            msg += f"\n  floor set at {floor.origin}{_lowered(floor)}"
     if not v.enough_samples:
         msg += (
             f"\n  note: {v.n} samples; p{q} wants {v.needed} (20 above the percentile) "
@@ -414,7 +431,7 @@ def latency_ratio_outcome(
     q = floor.percentile
     r = ab.result(q, confidence=confidence, max_ratio=floor.threshold)
     passed = bool(r.passed) if verdict == "ci" else compare(r.ratio, "<=", floor.threshold)
-    head = f"{suite_name} :: {floor.retriever} :: {floor.name}"
+    head = f"{suite_name} :: {floor.label}"
     n = len(ab.paired()[0])
     msg = (
         f"{head} = {r.ratio:.3f} (p{q} {r.current:.2f} ms vs {ab.baseline} {r.baseline:.2f} ms, "
@@ -422,7 +439,7 @@ def latency_ratio_outcome(
         f"bounds {r.lo:.3f} .. {r.hi:.3f}) {'<=' if passed else '>'} allowed {floor.threshold:g}"
     )
     if not passed:
-        msg = msg.replace(" = ", " is slower than its baseline allows: ", 1)
+        msg = msg.replace(" = ", f" is {word('above_ceiling')} its baseline allows: ", 1)
         if floor.origin:
-            msg += f"\n  floor set at {floor.origin}"
+            msg += f"\n  floor set at {floor.origin}{_lowered(floor)}"
     return GateOutcome(suite_name, floor, r.ratio, passed, msg)

@@ -5,7 +5,7 @@ suite's one run (``SuiteState``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
 
 import pytest
 
@@ -14,7 +14,7 @@ from ..safe_names import one_line
 from .coverage import GATE_OUTCOME
 from .session import RetrievalSession
 from .state import SuiteState
-from .suite_files import SUITE_PATTERNS, is_suite_file, suite_gates
+from .suite_files import SUITE_PATTERNS, is_suite_file, suite_gates, team_gates
 
 if TYPE_CHECKING:
     from ..gates.expectations import Expectation
@@ -30,6 +30,7 @@ __all__ = [
     "RetrievalSuiteFile",
     "RetrieverNode",
     "SuiteItem",
+    "TeamNode",
     "collect_file",
     "is_suite_file",
     "one_line_collection_error",
@@ -93,9 +94,28 @@ class RetrievalSuiteFile(pytest.File):
                 reference=[g for g in state.suite.reference if g.retriever == name],
                 state=state,
             )
+        for team, by_retriever in team_gates(state.suite).items():
+            yield TeamNode.from_parent(self, name=team, floors=by_retriever, state=state)
 
     def repr_failure(self, excinfo):  # type: ignore[override]
         return _one_line(excinfo, self) or super().repr_failure(excinfo)
+
+
+class TeamNode(pytest.Collector):
+    """A team threshold file's gates (config/teams.py): one node per team under the suite file,
+    its retrievers under it (``retrieval_search.yaml::ranking::rrf::ndcg@10``), over the suite's
+    one run."""
+
+    def __init__(self, *, floors: Dict[str, List[Floor]], state: SuiteState, **kw: Any):
+        super().__init__(**kw)
+        self.floors = floors
+        self.state = state
+
+    def collect(self) -> Iterator[pytest.Collector]:
+        for retriever, floors in self.floors.items():
+            yield RetrieverNode.from_parent(
+                self, name=one_line(retriever), retriever=retriever, floors=floors, state=self.state
+            )
 
 
 class RetrieverNode(pytest.Collector):
@@ -157,7 +177,14 @@ class SuiteItem(pytest.Item):
         return _one_line(excinfo, self) or super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self):
-        return self.path, None, f"{one_line(self.retriever)}::{self.name}"
+        return self.path, None, self.label
+
+    @property
+    def label(self) -> str:
+        """``rrf::ndcg@10``, or a team's ``ranking::rrf::ndcg@10``: the item's id in its file."""
+        team = self.parent.parent if self.parent is not None else None
+        prefix = f"{team.name}::" if isinstance(team, TeamNode) else ""
+        return f"{prefix}{one_line(self.retriever)}::{self.name}"
 
 
 class GateItem(SuiteItem):
@@ -187,7 +214,7 @@ class GateItem(SuiteItem):
             if baseline is not None:
                 outcome = evaluate(self.state.result, self.floor, baseline=baseline)
         self.state.outcomes.append(outcome)
-        self.user_properties.extend(floor_properties(outcome))
+        self.user_properties.extend((k, _relative(v, self)) for k, v in floor_properties(outcome))
         for w in self.state.warnings_once(self.floor.retriever):  # once per retriever, not per item
             self.warn(
                 pytest.PytestWarning(
@@ -205,7 +232,7 @@ class GateItem(SuiteItem):
                 line = int(origin.rsplit(":", 1)[1]) - 1
             except ValueError:
                 line = None
-        return self.path, line, f"{one_line(self.retriever)}::{self.name}"
+        return self.path, line, self.label
 
 
 class RegressionItem(SuiteItem):

@@ -149,8 +149,9 @@ class RetrievalSession:
         from ..reports.outputs import OutputWriter, terminal_say, write_outputs
 
         writer = OutputWriter(self._relative_lines(terminal_say(self.config)), session)
+        baselines = None
         if self.config.getoption("retrieval_baseline_update", False):
-            self._update_baselines(writer)
+            baselines = self._update_baselines(writer)
         unjudged = self.config.getoption("retrieval_export_unjudged", None)
         if unjudged:
             from ..reports.unjudged import write_unjudged
@@ -169,7 +170,7 @@ class RetrievalSession:
         ran = bool(self.states or gates["total"])
         if ran:
             run = run_of(self.config, gates, int(session.exitstatus))
-            self.document = session_document(writer, session, self.states, gates, run)
+            self.document = session_document(writer, session, self.states, gates, run, baselines)
         write_outputs(
             session,
             self.states,
@@ -185,13 +186,21 @@ class RetrievalSession:
         """``--retrieval-<name>``, or ``retrieval_<name> in pyproject.toml`` for an ini value."""
         return option_label(self.config, f"retrieval_{name}")
 
-    def _update_baselines(self, writer: Any) -> None:
+    def _update_baselines(self, writer: Any) -> Dict[str, List[str]]:
+        """Every suite that ran writes its baseline; the files written and those not (the
+        report's headline reads "Baseline written", ``reports/view.py``)."""
         from ..gates.baseline import baseline_path, update_baseline
 
+        done: Dict[str, List[str]] = {"written": [], "not_written": []}
         for state in self.suites.values():
             if state.result is not None:
+                path = baseline_path(state.suite)
                 if writer.write(
-                    f"{self._label('baseline_update')} {baseline_path(state.suite)}",
+                    f"{self._label('baseline_update')} {path}",
                     lambda s=state: update_baseline(s.suite, s.result),
                 ):
-                    writer.say(f"baseline written: {baseline_path(state.suite)}")
+                    writer.say(f"baseline written: {path}")
+                    done["written"].append(str(path))
+                else:
+                    done["not_written"].append(str(path))
+        return done

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 if TYPE_CHECKING:
     from ..config.load import Suite
 
-__all__ = ["SUITE_PATTERNS", "gate_count", "is_suite_file", "suite_gates"]
+__all__ = ["SUITE_PATTERNS", "gate_count", "is_suite_file", "suite_gates", "team_gates"]
 
 SUITE_PATTERNS = ("retrieval_*.yaml", "retrieval_*.yml", "*.retrieval.yaml", "*.retrieval.yml")
 
@@ -24,7 +24,7 @@ def suite_gates(suite: Suite) -> Dict[str, Tuple[List[Any], List[Any], List[Any]
     """Retriever -> (floors, baseline gates, golden queries), in the suite's retriever order;
     only the retrievers with at least one."""
     floors: Dict[str, List[Any]] = {}
-    for floor in suite.floors:
+    for floor in [f for f in suite.floors if not f.team]:  # a team's: under its team (``team_gates``)
         floors.setdefault(floor.retriever, []).append(floor)
     regression: Dict[str, List[Any]] = {}
     for gate in suite.regression:
@@ -42,6 +42,18 @@ def suite_gates(suite: Suite) -> Dict[str, Tuple[List[Any], List[Any], List[Any]
     }
 
 
+def team_gates(suite: Suite) -> Dict[str, Dict[str, List[Any]]]:
+    """Team -> retriever -> that team's floors (``teams:``, config/teams.py), in the suite's
+    team order and retriever order."""
+    out: Dict[str, Dict[str, List[Any]]] = {team.name: {} for team in suite.teams}
+    for name in suite.order:
+        for floor in suite.floors:
+            if floor.team and floor.retriever == name:
+                out[floor.team].setdefault(name, []).append(floor)
+    return out
+
+
 def gate_count(suite: Suite) -> int:
-    """How many gate items the suite's file collects."""
-    return sum(len(f) + len(r) + len(e) for f, r, e in suite_gates(suite).values()) + len(suite.reference)
+    """How many gate items the suite's file collects (its teams' floors included)."""
+    own = sum(len(f) + len(r) + len(e) for f, r, e in suite_gates(suite).values())
+    return own + len(suite.reference) + sum(1 for f in suite.floors if f.team)

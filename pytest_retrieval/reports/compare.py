@@ -46,12 +46,14 @@ class Row:
         c = self.comparison
         if c is None:
             return self.note or "not compared"
+        from ..wording import word
+
         if c["regressed"]:
-            word = f"REGRESSED (margin {self.max_drop:g})"
-            return word if self.gated else word.lower() + ", not gated"
+            said = f"{word('regressed')} (margin {self.max_drop:g})"
+            return said if self.gated else said + ", not gated"
         if c["improved"]:
-            return "improved"
-        return "ok" if c["significant_drop"] is False else "dropped within the margin"
+            return word("improved")
+        return word("no_drop" if c["significant_drop"] is False else "dropped_within_margin")
 
     def as_dict(self) -> Dict[str, Any]:
         return {

@@ -30,14 +30,13 @@ def record_item(item: Any, call: Any, report: Any) -> Optional[str]:
     items = getattr(item.state, "items", None)
     if items is None:
         items = item.state.items = []
-    items.append(
-        {
-            "retriever": item.parent.name,
-            "gate": item.name,
-            "outcome": outcome,
-            "message": message,
-        }
-    )
+    record = {"retriever": item.parent.name, "gate": item.name, "outcome": outcome, "message": message}
+    floor = getattr(item, "floor", None)
+    if floor is not None and floor.team:  # a team threshold file's item: its team and owners
+        record["team"] = floor.team
+    if floor is not None and floor.owners:
+        record.update(owners=list(floor.owners), mention=floor.mention)
+    items.append(record)
     return outcome
 
 
@@ -76,15 +75,17 @@ def _samples(samples: List[float]) -> List[float]:
 def _gated(suite: Any) -> List[Dict[str, Any]]:
     out = []
     for f in suite.floors:
-        out.append(
-            {
-                "retriever": f.retriever,
-                "metric": f.name,
-                "kind": f.kind.value if hasattr(f.kind, "value") else str(f.kind),
-                "op": f.op,
-                "threshold": f.threshold,
-            }
-        )
+        entry = {
+            "retriever": f.retriever,
+            "metric": f.name,
+            "kind": f.kind.value if hasattr(f.kind, "value") else str(f.kind),
+            "op": f.op,
+            "threshold": f.threshold,
+            "origin": f.origin,
+        }
+        if f.team:
+            entry["team"] = f.team
+        out.append(entry)
     for retriever, metric, max_drop in suite.regression:
         out.append({"retriever": retriever, "metric": metric, "kind": "regression", "max_drop": max_drop})
     return out

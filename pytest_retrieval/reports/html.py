@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any, Dict, List, Mapping, Optional
 
 from ..gates.rankings import SHOWN
+from ..wording import word
 from .formats import (
     candidate_recall,
     count,
@@ -35,7 +36,7 @@ from .formats import (
     stage_latency,
     stage_quality,
 )
-from .view import SuiteView, verdict
+from .view import SuiteView, gate_name, item_label, owners_of, verdict
 
 
 def _static(name: str) -> str:
@@ -82,7 +83,7 @@ def _problems(v: SuiteView) -> str:
         err = it["outcome"] == "error"
         msg = redact(it.get("message") or "").strip()
         first = msg.splitlines()[0] if msg else ""
-        label = f'<span class="{"err" if err else "fail"}">{"ERROR" if err else "FAIL"}</span> <code>{e(it["retriever"])}::{e(it["gate"])}</code> {e(first)}'
+        label = f'<span class="{"err" if err else "fail"}">{"ERROR" if err else "FAIL"}</span> <code>{e(item_label(it))}</code>{_owners(it)} {e(first)}'
         if msg:
             out.append(f'<details class="problem"><summary>{label}</summary><pre>{e(msg)}</pre></details>')
         else:
@@ -99,7 +100,7 @@ def _cell(v: SuiteView, retriever: str, col: str) -> str:
         cls = "pass" if g.get("passed") else "fail"
         parts.append(
             f'<span class="{cls}">{e(metric_value(col, value))}</span> '
-            f'<span class="sub">{e(g["op"])} {e(metric_value(col, g["threshold"]))}</span>'
+            f'<span class="sub">{e(g["op"])} {e(metric_value(col, g["threshold"]))}</span>' + _origin(g)
         )
     elif kind == "value":
         parts.append(e(metric_value(col, value)))
@@ -108,13 +109,47 @@ def _cell(v: SuiteView, retriever: str, col: str) -> str:
         c = reg["comparison"]
         m = mark(c)
         cls = "down" if m == "▼" else "up" if m == "▲" else ""
-        verdict_ = "" if reg.get("passed") else ' <span class="fail">regressed</span>'
+        verdict_ = "" if reg.get("passed") else f' <span class="fail">{word("regressed")}</span>'
         parts.append(
             f'<span class="{cls}">Δ {e(delta(c.get("mean_diff")))} {m}</span> '
             f'<span class="sub">[{e(delta(c.get("ci_low")))}, {e(delta(c.get("ci_high")))}] '
             f"{count(c.get('won'))}/{count(c.get('lost'))}/{count(c.get('tied'))} p={e(pval(c.get('p_randomization')))}</span>{verdict_}"
         )
     return "<br>".join(parts) or "–"
+
+
+def _owners(g: Mapping[str, Any]) -> str:
+    """`` (owner @org/search)``: a gate's CODEOWNERS names, as text."""
+    owners = owners_of(g)
+    return f' <span class="sub">(owner {e(" ".join(owners))})</span>' if owners else ""
+
+
+def _origin(g: Mapping[str, Any]) -> str:
+    """Where a floor was set (and the stricter value a later file replaced)."""
+    where = str(g.get("origin") or "")
+    if g.get("lowered_from"):
+        where += f", lowered from {g['lowered_from']}"
+    return f'<br><span class="sub">{e(where)}</span>' if where else ""
+
+
+def _teams(v: SuiteView) -> str:
+    """Each team threshold file's gates over the suite's run, with its owners."""
+    out = []
+    for team, gates in v.team_gates():
+        rows = [
+            [
+                f"<code>{e(g['retriever'])}::{e(gate_name(g))}</code>",
+                f'<span class="{"pass" if g.get("passed") else "fail"}">{e(metric_value(g["metric"], g.get("value")))}</span>',
+                f"{e(g['op'])} {e(metric_value(g['metric'], g.get('threshold')))}",
+                e(g.get("origin") or "–") + _origin({"lowered_from": g.get("lowered_from")}),
+            ]
+            for g in gates
+        ]
+        out.append(
+            f"<h3>Team <code>{e(team)}</code>{_owners(gates[0])}</h3>"
+            + _table(["gate", "value", "floor", "set at"], rows)
+        )
+    return "".join(out)
 
 
 def _metrics(v: SuiteView) -> str:
@@ -125,6 +160,7 @@ def _metrics(v: SuiteView) -> str:
         + _table(["retriever"] + [e(c) for c in cols], rows)
         + '<p class="note">Value with its floor or ceiling; Δ: this run − baseline with its one-sided '
         "95% bounds, won/lost/tied queries and the randomization p; ▼/▲ a significant drop/gain.</p>"
+        + _teams(v)
     )
 
 
@@ -198,7 +234,9 @@ def _stratum_cell(v: SuiteView, retriever: str, metric: str, tag: str, qids: Lis
         cell += f' <span class="sub">Δ {e(delta(now - base))}</span>'
     if st is not None:
         cell += (
-            ' <span class="pass">ok</span>' if st.get("passed") else ' <span class="fail">regressed</span>'
+            f' <span class="pass">{word("no_drop")}</span>'
+            if st.get("passed")
+            else f' <span class="fail">{word("regressed")}</span>'
         ) + (f' <span class="sub">Holm p {e(pval(st.get("p_drop_holm")))}</span>')
     return cell
 

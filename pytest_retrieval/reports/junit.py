@@ -20,7 +20,18 @@ def floor_properties(outcome: Any) -> Properties:
         ("retrieval_value", repr(outcome.value)),
         ("retrieval_op", floor.op),
         ("retrieval_threshold", repr(floor.threshold)),
-    ]
+        ("retrieval_origin", floor.origin),
+    ] + _ownership(floor)
+
+
+def _ownership(floor: Any) -> Properties:
+    """A floor's team, owners and the stricter value a later file replaced, when it has them."""
+    out: Properties = [("retrieval_team", floor.team)] if floor.team else []
+    if floor.owners:
+        out.append(("retrieval_owner", " ".join(floor.owners)))
+    if floor.lowered:
+        out.append(("retrieval_lowered_from", floor.lowered))
+    return out
 
 
 def regression_properties(outcome: Any, kind: str = "baseline") -> Properties:

@@ -32,7 +32,7 @@ from .formats import (
     stage_latency,
     stage_quality,
 )
-from .view import SuiteView, verdict
+from .view import SuiteView, gate_name, item_label, owners_of, verdict
 
 LIMIT = 60_000
 NAME_CHARS = 80  # a suite, retriever, metric, tag or id as shown; texts get TEXT_CHARS
@@ -139,8 +139,30 @@ def _problem_head(it: Mapping[str, Any]) -> str:
     icon = "⚠️" if it["outcome"] == "error" else "❌"
     msg = _problem_message(it)
     first = msg.splitlines()[0] if msg else ""
-    gate = code(it["retriever"] + "::" + it["gate"])
-    return f"- {icon} **{word}** {gate}: {esc(first, 200)}"
+    gate = code(item_label(it))
+    return f"- {icon} **{word}** {gate}{_owners(it)}: {esc(first, 200)}"
+
+
+def _owners(g: Mapping[str, Any]) -> str:
+    """`` (owner `@org/search`)``: CODEOWNERS names as code, which notifies no one, or as live
+    @mentions when the file asked for it (``mention: true``) and each name is one
+    (``config/ownership.OWNER_PATTERN``: a report read from disk is checked again)."""
+    from ..config.ownership import OWNER_PATTERN
+
+    owners = owners_of(g)
+    if not owners:
+        return ""
+    live = g.get("mention") is True and all(OWNER_PATTERN.fullmatch(o) for o in owners)
+    shown = [o if live else code(o) for o in owners]
+    return f" (owner {' '.join(shown)})"
+
+
+def _origin(g: Mapping[str, Any]) -> str:
+    """Where a floor was set, and the stricter value a later file replaced, as a footnote."""
+    where = esc(g.get("origin") or "", 200)
+    if g.get("lowered_from"):
+        where += f", lowered from {esc(g['lowered_from'], 200)}"
+    return f"<sub>{where}</sub>" if where else ""
 
 
 def _problem_body(it: Mapping[str, Any], message_chars: int) -> str:
@@ -165,9 +187,10 @@ def _value_part(col: str, kind: str, value: Any, g: Optional[Mapping[str, Any]])
         return "⚠️ error"
     if g is not None:
         icon = "✅" if g.get("passed") else "❌"
-        return (
+        floor = (
             f"{icon} {metric_value(col, value)} <sub>{esc(g['op'])} {metric_value(col, g['threshold'])}</sub>"
         )
+        return floor + (f"<br>{_origin(g)}" if g.get("origin") else "")
     if kind == "value":
         return metric_value(col, value)
     return None
@@ -219,6 +242,25 @@ def _metrics_table(v: SuiteView) -> str:
         "(a bound beyond 0).</sub>"
     )
     return table(["retriever"] + [name(c) for c in cols], rows) + "\n\n" + legend
+
+
+def _teams(v: SuiteView) -> str:
+    """Each team threshold file's gates over the suite's run: gate, value, floor, where it was
+    set, and the team's owners."""
+    blocks = []
+    for team, gates in v.team_gates():
+        rows = [
+            [
+                code(f"{g['retriever']}::{gate_name(g)}"),
+                ("✅ " if g.get("passed") else "❌ ") + metric_value(g["metric"], g.get("value")),
+                f"{esc(g['op'])} {metric_value(g['metric'], g.get('threshold'))}",
+                _origin(g) or "–",
+            ]
+            for g in gates
+        ]
+        head = f"**Team {code(team)}**{_owners(gates[0])}"
+        blocks.append(head + "\n\n" + table(["gate", "value", "floor", "set at"], rows, ["l", "r", "r", "l"]))
+    return "\n\n".join(blocks)
 
 
 def _stages(v: SuiteView) -> str:
@@ -441,7 +483,7 @@ def _not_run(error: Any) -> str:
 
 def _result_blocks(sv: SuiteView, level: int, left: List[str]) -> List[str]:
     """The tables of a suite that ran (stages and strata only below level 2) and its notes."""
-    blocks = [_metrics_table(sv)]
+    blocks = [_metrics_table(sv)] + [t for t in (_teams(sv),) if t]  # each team's gates
     recent = _recent(sv)
     if recent and level < 3:
         blocks.append(recent)

@@ -131,6 +131,8 @@ def _regression_samples(fams: _Families, suite: Dict[str, str], reg: Mapping[str
 def _gate_sample(fams: _Families, suite: Dict[str, str], g: Mapping[str, Any]) -> None:
     """A floor or ceiling: whether it passed."""
     labels = {**suite, "retriever": g["retriever"], "metric": g["metric"], "gate": gate_name(g)}
+    if g.get("team"):  # a team threshold file's floor: its own series beside the suite's
+        labels["team"] = str(g["team"])
     fams["retrieval_gate_passed"].append((labels, 1 if g.get("passed") else 0))
 
 

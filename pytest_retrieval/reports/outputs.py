@@ -31,6 +31,7 @@ def report_document(
     gates: Optional[Dict[str, int]] = None,
     run: Optional[Dict[str, Any]] = None,
     root: Optional[Path] = None,
+    baselines: Optional[Dict[str, List[str]]] = None,
 ) -> Dict[str, Any]:
     """The JSON report as a plain dict (what ``--retrieval-report`` writes); ``gates``: the
     session's gate counts (``session.gates``: how many of them ran); ``run``: the session's
@@ -48,6 +49,8 @@ def report_document(
         doc["session"] = _session_info(session)
         if gates is not None:
             doc["session"]["gates"] = dict(gates)
+        if baselines is not None:  # --retrieval-baseline-update: the files written, and not
+            doc["session"]["baseline_update"] = {k: list(v) for k, v in baselines.items()}
     try:  # the usual case, every number finite: one pass of the C encoder, no walk of the tree
         text = json.dumps(doc, allow_nan=False, default=json_default)
     except ValueError:  # NaN is not JSON: such a value is null and named here as an error
@@ -300,15 +303,18 @@ def session_document(
     states: Sequence[Any],
     gates: Optional[Dict[str, int]],
     run: Optional[Dict[str, Any]] = None,
+    baselines: Optional[Dict[str, List[str]]] = None,
 ) -> Optional[Dict[str, Any]]:
-    """The report document (with the baselines' rankings and values, for diffs), or None (said)."""
+    """The report document (with the baselines' rankings and values, for diffs), or None (said);
+    ``baselines``: a baseline update's files, ``{"written": [...], "not_written": [...]}``."""
     if not session.config.getoption("retrieval_baseline_update", None):
         _load_baselines(states)
     doc: Dict[str, Any] = {}
     root = session.config.rootpath
     with gc_paused():
         built = writer.write(
-            "the report document", lambda: doc.update(report_document(states, session, gates, run, root))
+            "the report document",
+            lambda: doc.update(report_document(states, session, gates, run, root, baselines)),
         )
     return doc if built else None
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, List, Mapping, Optional
 
 from ..gates.floors import GateKind, kind_of
+from ..wording import word
 from .formats import (
     candidate_recall,
     delta,
@@ -21,7 +22,7 @@ from .formats import (
     sparse_precision_lines,
     text_table,
 )
-from .view import gate_name, verdict
+from .view import gate_name, owners_of, verdict
 
 __all__ = ["expectation_lines", "render_summary", "session_headline", "summary_lines"]
 
@@ -168,11 +169,25 @@ def _gate_lines(gates: List[Mapping[str, Any]]) -> List[str]:
     for g in gates:
         mark = "PASS" if g.get("passed") else "FAIL"
         show, unit = _GATE_FORMAT.get(kind_of(g["metric"]), (_cell, ""))
+        team = f"{g['team']} :: " if g.get("team") else ""
         lines.append(
-            f"    {mark}  {g['retriever']} {gate_name(g)} = {show(g.get('value'))}{unit}"
-            f" ({g['op']} {show(g.get('threshold'))}{unit})"
+            f"    {mark}  {team}{g['retriever']} {gate_name(g)} = {show(g.get('value'))}{unit}"
+            f" ({g['op']} {show(g.get('threshold'))}{unit}){_gate_origin(g)}"
         )
     return lines
+
+
+def _gate_origin(g: Mapping[str, Any]) -> str:
+    """Where a gate's floor was set (and the stricter value a later file replaced), and its
+    owners: `` set at teams/ranking.yaml:4, owner @org/ranking``."""
+    parts = []
+    if g.get("origin"):
+        parts.append(f"set at {g['origin']}")
+    if g.get("lowered_from"):
+        parts.append(f"lowered from {g['lowered_from']}")
+    if owners_of(g):
+        parts.append("owner " + " ".join(owners_of(g)))
+    return f" {', '.join(parts)}" if parts else ""
 
 
 def _baseline_lines(s: Mapping[str, Any]) -> List[str]:
@@ -224,7 +239,7 @@ def _regression_lines(reg: Mapping[str, Any]) -> List[str]:
         c = v.get("comparison") or {}
         lines.append(
             f"          [{tag}] {_f(c.get('mean_diff')):+.4f} over {c.get('n')} queries, "
-            f"Holm p(drop)={_f(v.get('p_drop_holm')):.3g}: {'ok' if v.get('passed') else 'REGRESSED'}"
+            f"Holm p(drop)={_f(v.get('p_drop_holm')):.3g}: {word('no_drop' if v.get('passed') else 'regressed')}"
         )
     return lines
 

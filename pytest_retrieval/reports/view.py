@@ -29,6 +29,8 @@ class Verdict:
     collection_errors: List[Tuple[str, str]] = field(default_factory=list)  # node id, message
     baselines: int = 0  # suites compared with a baseline
     gates: Optional[Dict[str, int]] = None  # the session's gate counts (``session.gates``), if known
+    #: a ``--retrieval-baseline-update`` run: the baseline files written and not written
+    baseline_update: Optional[Dict[str, List[str]]] = None
 
     @property
     def status(self) -> str:
@@ -36,6 +38,9 @@ class Verdict:
             return "failed"
         if self.errored or self.suite_errors or self.collection_errors:
             return "error"
+        update = self.baseline_update
+        if update is not None and update.get("written") and not update.get("not_written"):
+            return "baseline"  # its baseline gates are skipped by design: the headline says which ran
         return "partial" if self.partial else "passed"
 
     @property
@@ -46,17 +51,17 @@ class Verdict:
 
     @property
     def icon(self) -> str:
-        return {"failed": "❌", "error": "⚠️", "partial": "⏸️", "passed": "✅"}[self.status]
+        return {"failed": "❌", "error": "⚠️", "partial": "⏸️", "baseline": "📝", "passed": "✅"}[self.status]
 
     def headline(self, icon: bool = True) -> str:
         """The verdict as one line of plain text (no markup), led by an emoji unless ``icon``
         is false. A partial run says how many gates ran first, and never "no regression"."""
-        word = {
-            "failed": "Retrieval gates failed:",
-            "error": "Retrieval gates errored:",
-            "partial": "Partial retrieval run:",
-            "passed": "Retrieval gates passed:",
-        }[self.status]
+        from ..wording import HEADLINES
+
+        word = HEADLINES[self.status]
+        if self.status == "baseline":
+            written = (self.baseline_update or {}).get("written") or []
+            word += f" {', '.join(map(str, written[:3]))}{f' and {len(written) - 3} more' if len(written) > 3 else ''};"
         if self.partial:
             word += f" {_judged(self.gates or {})};"
         parts = self._tally()
@@ -77,6 +82,8 @@ class Verdict:
         return parts
 
     def _against_baseline(self) -> str:
+        if self.status == "baseline":
+            return "the baseline gates compare with it from the next run"
         if self.regressions:
             worst = sorted(self.regressions, key=lambda r: r[3])[:3]
             named = ", ".join(f"{s}: {r} {m} {delta(d)}" for s, r, m, d in worst)
@@ -110,7 +117,7 @@ def _judged(gates: Mapping[str, int]) -> str:
 
 def verdict(doc: Mapping[str, Any]) -> Verdict:
     session = doc.get("session") or {}
-    v = Verdict(gates=session.get("gates"))
+    v = Verdict(gates=session.get("gates"), baseline_update=session.get("baseline_update"))
     for s in doc.get("suites", []):
         _read_suite(v, s)
     if v.gates is not None:  # counted from every report of the session, a crashed worker's too
@@ -225,11 +232,11 @@ class SuiteView:
         names them; every metric of the suite when nothing is gated."""
         cols: List[str] = []
         for g in self.s.get("gated", []):
-            if g["metric"] not in cols:
+            if g["metric"] not in cols and not g.get("team"):
                 cols.append(g["metric"])
         for g in self.s.get("gates", []):
             name = gate_name(g)
-            if name not in cols:
+            if name not in cols and not g.get("team"):  # a team's gates: ``team_gates``
                 cols.append(name)
         for r in self.s.get("regressions", []):
             if r["metric"] not in cols:
@@ -238,15 +245,23 @@ class SuiteView:
 
     def gate(self, retriever: str, name: str) -> Optional[Dict[str, Any]]:
         for g in self.s.get("gates", []):
-            if g["retriever"] == retriever and gate_name(g) == name:
+            if g["retriever"] == retriever and gate_name(g) == name and not g.get("team"):
                 return g
         return None
 
-    def item(self, retriever: str, gate: str) -> Optional[Dict[str, Any]]:
+    def item(self, retriever: str, gate: str, team: str = "") -> Optional[Dict[str, Any]]:
         for it in self.items:
-            if it["retriever"] == retriever and it["gate"] == gate:
+            if it["retriever"] == retriever and it["gate"] == gate and (it.get("team") or "") == team:
                 return it
         return None
+
+    def team_gates(self) -> List[Tuple[str, List[Dict[str, Any]]]]:
+        """(team, its gates) of every team threshold file, in the report's order (config/teams.py)."""
+        out: Dict[str, List[Dict[str, Any]]] = {}
+        for g in self.s.get("gates", []):
+            if g.get("team"):
+                out.setdefault(str(g["team"]), []).append(g)
+        return list(out.items())
 
     def cell(self, retriever: str, col: str) -> Tuple[str, Any, Optional[Dict[str, Any]]]:
         """What a (retriever, metric) cell shows, for every renderer: ("error", None, None) when
@@ -267,7 +282,8 @@ class SuiteView:
 
     def is_gated(self, retriever: str, name: str) -> bool:
         return any(
-            g["retriever"] == retriever and g["metric"] == name for g in self.s.get("gated", [])
+            g["retriever"] == retriever and g["metric"] == name and not g.get("team")
+            for g in self.s.get("gated", [])
         ) or bool(self.gate(retriever, name) or self.regression(retriever, name))
 
     def value(self, retriever: str, name: str) -> Any:
@@ -389,13 +405,13 @@ class SuiteView:
         out = set()
         for g in self.s.get("gated", []):
             m = g["metric"]
-            if g["retriever"] == retriever and re.fullmatch(r"p\d\d_ms", m):
+            if g["retriever"] == retriever and re.fullmatch(r"p\d\d_ms", m) and not g.get("team"):
                 out.add(int(m[1:3]))
         return sorted(out)
 
     def ceiling(self, retriever: str, percentile: int) -> Optional[float]:
         for g in self.s.get("gated", []):
-            if g["retriever"] == retriever and g["metric"] == f"p{percentile}_ms":
+            if g["retriever"] == retriever and g["metric"] == f"p{percentile}_ms" and not g.get("team"):
                 return g.get("threshold")
         return None
 
@@ -412,6 +428,19 @@ class SuiteView:
                     shares.append(sum(1 for d in head if d in judged) / len(head))
             out.append(math.fsum(shares) / len(shares) if shares else math.nan)
         return out
+
+
+def owners_of(g: Mapping[str, Any]) -> List[str]:
+    """A gate's or item's owners as the report has them (a report read from disk may hold
+    anything there: only a list of names counts)."""
+    owners = g.get("owners")
+    return [str(o) for o in owners] if isinstance(owners, list) else []
+
+
+def item_label(it: Mapping[str, Any]) -> str:
+    """An item's id under its suite file: ``rrf::ndcg@10``, a team's ``ranking::rrf::ndcg@10``."""
+    team = f"{it['team']}::" if it.get("team") else ""
+    return f"{team}{it['retriever']}::{it['gate']}"
 
 
 def gate_name(g: Mapping[str, Any]) -> str:

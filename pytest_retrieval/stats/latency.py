@@ -252,7 +252,9 @@ class LatencyVerdict:
 
     def describe(self, label: str = "") -> str:
         head = f"{label}: " if label else ""
-        verdict = "ok" if self.passed else "ABOVE the ceiling"
+        from ..wording import word
+
+        verdict = word("met" if self.passed else "above_ceiling")
         s = (
             f"{head}p{self.q:g} = {self.point:.2f} ms ({self.confidence:.0%} bounds "
             f"{self.lo:.2f} .. {self.hi:.2f} ms, n={self.n}) vs ceiling {self.ceiling_ms:g} ms:"
@@ -327,7 +329,9 @@ class ABResult:
             f"{self.hi:.3f})"
         )
         if self.max_ratio is not None:
-            s += f" vs allowed {self.max_ratio:g}: {'ok' if self.passed else 'SLOWER'}"
+            from ..wording import word
+
+            s += f" vs allowed {self.max_ratio:g}: {word('met' if self.passed else 'above_ceiling')}"
         return s
 
 

@@ -271,13 +271,14 @@ class PairedResult:
         """``passed`` / ``improved`` override the CI verdicts (e.g. Holm-corrected strata)."""
         passed = self.non_inferior if passed is None else passed
         improved = self.improved if improved is None else improved
-        if not passed:
-            if self.ci_high < -self.max_drop:
-                return f"FAIL, regressed by more than {self.max_drop:g}"
-            if self.significant_drop:
-                return f"FAIL, significantly worse; a drop larger than {self.max_drop:g} is not ruled out"
-            return f"FAIL, a drop larger than {self.max_drop:g} is not ruled out"
-        return "pass, improved" if improved else "pass, non-inferior"
+        from ..wording import phrase
+
+        if not passed:  # one phrase however far the bounds lie: they are printed beside it
+            return f"FAIL, {phrase('regressed', self.max_drop)}"
+        if improved:
+            return f"pass, {phrase('improved')}"
+        kind = "dropped_within_margin" if self.significant_drop else "no_drop"
+        return f"pass, {phrase(kind, self.max_drop)}"
 
     def describe(
         self,

@@ -35,7 +35,7 @@ def test_unchanged_pipeline_passes_and_30_percent_slower_fails() -> None:
     slow = latency_ratio_outcome("s", FLOOR, _ab(BASE, 1.30))
     assert not slow.passed
     assert slow.value == pytest.approx(1.30, rel=0.05)
-    assert "is slower than its baseline allows" in slow.message
+    assert "is above the ceiling its baseline allows" in slow.message
     assert "floor set at retrieval_x.yaml:9" in slow.message
 
 

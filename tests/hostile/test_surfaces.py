@@ -2,6 +2,7 @@
 
 The surfaces are enumerated from the code, so a new key or option shows up here by itself:
 
+* ``team``: every key path of a team threshold file's schema, ``team:floors.*.*``.
 * ``yaml``: every key path of the suite's JSON Schema (``json_schema()``), walking properties,
   ``$defs``, unions and list items; a map of names (``retrievers.<name>``, ``floors.<retriever>``)
   is written ``*`` (``retrievers.*.reranker.timeout``).
@@ -47,8 +48,15 @@ HERE = Path(__file__).parent
 # --- enumeration -------------------------------------------------------------------------------
 
 
-def yaml_surfaces() -> Set[str]:
-    schema = json_schema()
+def team_surfaces() -> Set[str]:
+    """Every key path of a team threshold file (``config/teams.TeamFile``), as ``team:<path>``."""
+    from pytest_retrieval.config.teams import TeamFile
+
+    return {f"team:{p}" for p in yaml_surfaces(TeamFile.model_json_schema())}
+
+
+def yaml_surfaces(schema: Any = None) -> Set[str]:
+    schema = json_schema() if schema is None else schema
     defs = schema.get("$defs", {})
     out: Set[str] = set()
 
@@ -133,6 +141,10 @@ FILE_CASES: Dict[str, List[str]] = {
         "test_suite_yaml.py::test_a_fifo_is_refused_without_blocking",
     ],
     "file:override": ["test_surfaces_pytest.py::test_hostile_pytest_option"],
+    "file:team": [
+        "test_team_files.py::test_a_hostile_team_file_is_one_clear_line",
+        "test_team_files.py::test_a_fifo_team_file_is_refused_without_blocking",
+    ],
     "file:qrels": ["test_data_and_cli.py::test_hostile_data_file_is_one_clear_line"],
     "file:queries": ["test_data_and_cli.py::test_hostile_data_file_is_one_clear_line"],
     "file:corpus": ["test_data_and_cli.py::test_hostile_data_file_is_one_clear_line"],
@@ -217,6 +229,7 @@ KNOWN_GAPS: Dict[str, str] = {}  # every surface has a hostile case (add a reaso
 def all_surfaces() -> Dict[str, Set[str]]:
     return {
         "yaml": yaml_surfaces(),
+        "team": team_surfaces(),
         "cli": cli_surfaces(),
         "pytest": pytest_surfaces(),
         "ini": ini_surfaces(),

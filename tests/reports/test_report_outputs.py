@@ -183,7 +183,7 @@ def test_compare_two_reports(scenario, capsys) -> None:
     assert main(["compare", good, bad]) == 0
     out = capsys.readouterr().out
     assert re.search(r"bm25\s+ndcg@10\s+0\.6835\s+0\.4864\s+-0\.1971\s+\[-0\.\d+, -0\.\d+\]\s+16/44/40", out)
-    assert "REGRESSED (margin 0.01)" in out and "gated regressions" in out
+    assert "regressed (margin 0.01)" in out and "gated regressions" in out
     assert main(["compare", good, bad, "--fail-on-regression"]) == 1
     capsys.readouterr()
     assert main(["compare", good, good, "--fail-on-regression"]) == 0

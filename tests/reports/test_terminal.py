@@ -53,10 +53,17 @@ def test_gate_lines_one_per_outcome_formatted_by_kind(state):
         assert line.startswith(f"    {'PASS' if o.passed else 'FAIL'}  {o.floor.retriever} {o.floor.name} = ")
     by_name = {line.split()[2]: line for line in gates}
     ndcg = state.outcomes[0]
-    assert by_name["ndcg@10"] == f"    PASS  bm25 ndcg@10 = {ndcg.value:.4f} (>= 0.5000)"
-    assert re.fullmatch(r"    PASS  bm25 p95_ms = \d+\.\d ms \(<= 10000\.0 ms\)", by_name["p95_ms"])
-    assert re.fullmatch(r"    PASS  bm25 p95_ratio = \d+\.\d{3} \(<= 1000\.000\)", by_name["p95_ratio"])
-    assert by_name["abstention"] == "    FAIL  rrf abstention = 0.5000 (>= 0.9000)"
+    # every gate, passed or failed, names the file and line its floor was set at (issue #36)
+    at = {o.floor.name: f" set at {o.floor.origin}" for o in state.outcomes}
+    assert all(o.floor.origin.startswith(str(state.suite.path)) for o in state.outcomes)
+    assert by_name["ndcg@10"] == f"    PASS  bm25 ndcg@10 = {ndcg.value:.4f} (>= 0.5000){at['ndcg@10']}"
+    assert re.fullmatch(
+        r"    PASS  bm25 p95_ms = \d+\.\d ms \(<= 10000\.0 ms\) set at \S+:\d+", by_name["p95_ms"]
+    )
+    assert re.fullmatch(
+        r"    PASS  bm25 p95_ratio = \d+\.\d{3} \(<= 1000\.000\) set at \S+:\d+", by_name["p95_ratio"]
+    )
+    assert by_name["abstention"] == f"    FAIL  rrf abstention = 0.5000 (>= 0.9000){at['abstention']}"
 
 
 def test_baseline_ab_and_notes(state):

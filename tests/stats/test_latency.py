@@ -59,7 +59,7 @@ def test_latency_verdict_fails_only_when_confident():
     assert latency_verdict(x, ceiling_ms=p95).passed  # point at the ceiling: not confident
     assert latency_verdict(x, ceiling_ms=p95 * 0.97).passed
     v = latency_verdict(x, ceiling_ms=p95 * 0.7)
-    assert not v.passed and v.lo > 0.7 * p95 and "ABOVE" in v.describe("rrf p95_ms")
+    assert not v.passed and v.lo > 0.7 * p95 and "above the ceiling" in v.describe("rrf p95_ms")
     assert v.enough_samples and v.needed == 400
     few = latency_verdict(x[:50], ceiling_ms=100.0)
     assert few.passed and not few.enough_samples and "needs >= 400" in few.describe()
