@@ -103,7 +103,7 @@ def test_precomputed_npz_vocabulary_and_id_mismatches(tmp_path: Path) -> None:
     "config, message",
     [
         ({"type": "precomputed"}, "give 'queries' and/or 'documents'"),
-        ({"type": "splade"}, "unknown type 'splade' (known: precomputed, onnx, callable)"),
+        ({"type": "splade"}, "unknown type 'splade' (known: precomputed, onnx, transformers, callable)"),
         ({"type": "onnx"}, "missing 'model'"),
         ({"type": "onnx", "model": "m", "batch_size": "8"}, "'batch_size' must be an integer"),
         ({"type": "callable", "function": "x:y", "nope": 1}, "unknown key(s) 'nope'"),
