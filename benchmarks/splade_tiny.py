@@ -73,22 +73,33 @@ floors:
 """
 
 
-def collection(name: str, data: Path, max_docs: int, work: Path) -> Path:
-    """The BEIR folder the suite reads: the collection itself, or (``--max-docs``) a copy of
-    its first ``max_docs`` documents plus every judged one, with the test queries and qrels."""
+def collection(name: str, data: Path, max_docs: int, subset: str, work: Path) -> Path:
+    """The BEIR folder the suite reads: the collection itself, or (``--max-docs N``) a subset in
+    a copy: ``judged``, the first N documents plus every judged one (all test judgments kept);
+    ``prefix``, the first N documents only, with the judgments on them (queries left without a
+    relevant document drop out). Either is easier than the whole corpus (fewer distractors)."""
     source = data / name
     if not max_docs:
         return source
     js = load_beir(source, "test")
     judged = {d for rels in js.qrels.values() for d in rels}
-    folder = work / f"{name}-{max_docs}"
+    folder = work / f"{name}-{subset}-{max_docs}"
     (folder / "qrels").mkdir(parents=True, exist_ok=True)
+    kept = set()
     with open(source / "corpus.jsonl", encoding="utf-8") as fh, open(folder / "corpus.jsonl", "w") as out:
         for n, line in enumerate(fh):
-            if n < max_docs or json.loads(line)["_id"] in judged:
+            doc_id = json.loads(line)["_id"]
+            if n < max_docs or (subset == "judged" and doc_id in judged):
                 out.write(line)
-    for part in ("queries.jsonl", "qrels/test.tsv"):
-        (folder / part).write_bytes((source / part).read_bytes())
+                kept.add(doc_id)
+    (folder / "queries.jsonl").write_bytes((source / "queries.jsonl").read_bytes())
+    with (
+        open(source / "qrels" / "test.tsv", encoding="utf-8") as fh,
+        open(folder / "qrels" / "test.tsv", "w") as out,
+    ):
+        for n, line in enumerate(fh):
+            if n == 0 or line.split("\t")[1] in kept:
+                out.write(line)
     return folder
 
 
@@ -97,7 +108,9 @@ def encode(beir: Path, onnx: Path, threads: int) -> Dict[str, Any]:
     js = load_beir(beir, "test")
     docs = list(js.corpus)
     encoder = make_sparse_encoder({"type": "onnx", "model": str(onnx), "threads": threads})
-    record = default_cache_dir() / f"splade-tiny-timing-{encoder.id.split(':')[-1]}-{beir.name}-{len(docs)}.json"
+    record = (
+        default_cache_dir() / f"splade-tiny-timing-{encoder.id.split(':')[-1]}-{beir.name}-{len(docs)}.json"
+    )
     t0 = time.perf_counter()
     encode_corpus(encoder, docs)
     took = time.perf_counter() - t0
@@ -167,7 +180,9 @@ def run_elsewhere(suite: Path, key: str, kind: str, version: str, url: str) -> O
 
 def engines(wanted: List[str]) -> List[List[str]]:
     """[key, kind, version, url] of every engine up (``scripts/engines status``)."""
-    out = subprocess.run(["bash", str(ROOT / "scripts" / "engines"), "status"], capture_output=True, text=True)
+    out = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "engines"), "status"], capture_output=True, text=True
+    )
     rows = [line.split() for line in out.stdout.splitlines()]
     return [
         [r[0], *r[1].split("-", 1), r[3]]
@@ -202,9 +217,12 @@ def main(argv: List[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=SHARED / "data")
     parser.add_argument("--collections", default="scifact,nfcorpus")
-    parser.add_argument("--engines", default="", help="keys of `scripts/engines status` (default: every one up)")
+    parser.add_argument(
+        "--engines", default="", help="keys of `scripts/engines status` (default: every one up)"
+    )
     parser.add_argument("--onnx", type=Path, help="the export folder (default: export_splade_onnx's cache)")
-    parser.add_argument("--max-docs", type=int, default=0, help="a subset: the first N documents + the judged")
+    parser.add_argument("--max-docs", type=int, default=0, help="a subset of N documents (see --subset)")
+    parser.add_argument("--subset", choices=("judged", "prefix"), default="judged")
     parser.add_argument("--sample", type=int, default=100, help="documents timed per encoder in this run")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
@@ -219,7 +237,7 @@ def main(argv: List[str]) -> int:
         return 2
     work = Path(tempfile.mkdtemp(prefix="splade-tiny-"))
     for name in [c for c in args.collections.split(",") if c]:
-        beir = collection(name, args.data, args.max_docs, work)
+        beir = collection(name, args.data, args.max_docs, args.subset, work)
         info = encode(beir, onnx, args.threads)
         suite = work / f"retrieval_{name}.yaml"
         suite.write_text(SUITE.format(name=name, beir=beir, onnx=onnx, threads=args.threads))
@@ -228,7 +246,11 @@ def main(argv: List[str]) -> int:
             found = run_elsewhere(suite, key, kind, version, url)
             if found is not None:
                 runs[f"{kind} {found['version'] or version}"] = found
-        table(name + (f" (subset: first {args.max_docs} + judged)" if args.max_docs else ""), info, runs,
+        subset = {
+            "judged": f"the first {args.max_docs} documents + every judged one",
+            "prefix": f"the first {args.max_docs} documents and their judgments",
+        }
+        table(name + (f" (subset: {subset[args.subset]})" if args.max_docs else ""), info, runs,
               sample_times(beir, onnx, args.sample, args.threads))  # fmt: skip
     return 0
 

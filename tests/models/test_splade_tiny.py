@@ -148,6 +148,25 @@ def test_a_checkpoint_without_some_weights_is_refused(model_dir: Path, tmp_path:
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"model": "./no-such-folder"}, "cannot load the masked-language model: "),
+        ({"model": "MODEL", "device": "\u202equantum"}, "cannot run the model on device "),
+        ({"model": "MODEL", "device": "cuda:7"}, "cannot run the model on device 'cuda:7'"),
+    ],
+)
+def test_hostile_transformers_options_are_one_line(model_dir: Path, tmp_path: Path, config, message) -> None:
+    if not has_torch():
+        pytest.skip(NO_TORCH)
+    config = {"type": "transformers", **config}
+    config["model"] = config["model"].replace("MODEL", str(model_dir))
+    encoder = make_sparse_encoder(config, tmp_path)
+    with pytest.raises(ConfigError) as info:
+        encoder.encode_queries(["q"], ["capital"])
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
 def test_without_torch_the_transformers_type_is_one_line(monkeypatch, tmp_path: Path) -> None:
     real = importlib.util.find_spec
     monkeypatch.delitem(sys.modules, "torch", raising=False)

@@ -15,6 +15,7 @@ from typing import Any, List, Literal, Optional, Sequence, Tuple
 from pydantic import Field
 from typing_extensions import Annotated
 
+from ...backends.guard import exception_text
 from ...errors import ConfigError, InfrastructureError
 from ..config_parsing import ModelConfig, PathStr
 from ..digests import file_digest, options_tag
@@ -125,7 +126,9 @@ class TransformersSparseEncoder:
                 where, output_loading_info=True, **options
             )
         except Exception as exc:  # noqa: BLE001 - missing files, a hub name offline, a bad config
-            raise ConfigError(f"cannot load the masked-language model: {exc}", file=where) from None
+            raise ConfigError(
+                f"cannot load the masked-language model: {exception_text(exc)}", file=where
+            ) from None
         missing = sorted(info.get("missing_keys") or ())
         if missing:
             shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
@@ -134,7 +137,13 @@ class TransformersSparseEncoder:
                 "would initialise them at random",
                 file=where,
             )
-        return tokenizer, model.to(self.device).eval()
+        try:
+            model = model.to(self.device)
+        except Exception as exc:  # noqa: BLE001 - an unknown device name, a device not there
+            raise ConfigError(
+                f"cannot run the model on device {self.device!r}: {exception_text(exc)}", file=where
+            ) from None
+        return tokenizer, model.eval()
 
     def _load(self) -> None:
         if self._model is None:
@@ -177,7 +186,7 @@ class TransformersSparseEncoder:
                 ).logits
         except Exception as exc:
             raise InfrastructureError(
-                f"transformers sparse encoder {self.model_name_or_path} failed: {exc}"
+                f"transformers sparse encoder {self.model_name_or_path} failed: {exception_text(exc)}"
             ) from exc
         finally:
             torch.set_num_threads(threads)
