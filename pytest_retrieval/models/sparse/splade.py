@@ -66,5 +66,5 @@ def as_vectors(weights: np.ndarray, terms: Sequence[str]) -> List[SparseVector]:
     out: List[SparseVector] = []
     for row in weights:
         nz = np.flatnonzero(row > 0)
-        out.append({terms[j]: float(row[j]) for j in nz})
+        out.append({terms[j]: float(row[j]) for j in nz.tolist()})
     return out
