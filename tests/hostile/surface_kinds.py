@@ -155,6 +155,7 @@ YAML_KINDS: Dict[str, Tuple[str, ...]] = {
     "embedder.query_prefix": ("text",),
     "retrievers.*.reranker.activation": ("text",),
     "retrievers.*.reranker.device": ("text",),
+    "retrievers.*.sparse_encoder.device": ("text",),
     "retrievers.*.reranker.id": ("text",),
     "retrievers.*.reranker.pooling": ("text",),
     "retrievers.*.reranker.document_prefix": ("text",),

@@ -218,6 +218,7 @@ YAML_PATHS = [
     "retrievers.*.idf",
     "retrievers.*.sparse_encoder",
     "retrievers.*.sparse_encoder.batch_size",
+    "retrievers.*.sparse_encoder.device",
     "retrievers.*.sparse_encoder.document_ids",
     "retrievers.*.sparse_encoder.document_prefix",
     "retrievers.*.sparse_encoder.documents",

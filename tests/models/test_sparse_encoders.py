@@ -103,10 +103,15 @@ def test_precomputed_npz_vocabulary_and_id_mismatches(tmp_path: Path) -> None:
     "config, message",
     [
         ({"type": "precomputed"}, "give 'queries' and/or 'documents'"),
-        ({"type": "splade"}, "unknown type 'splade' (known: precomputed, onnx, callable)"),
+        ({"type": "splade"}, "unknown type 'splade' (known: precomputed, onnx, transformers, callable)"),
         ({"type": "onnx"}, "missing 'model'"),
         ({"type": "onnx", "model": "m", "batch_size": "8"}, "'batch_size' must be an integer"),
         ({"type": "callable", "function": "x:y", "nope": 1}, "unknown key(s) 'nope'"),
+        ({"type": "transformers"}, "missing 'model'"),
+        ({"type": "transformers", "model": "m", "device": 3}, "'device' must be a string"),
+        ({"type": "transformers", "model": "m", "threads": 0}, "'threads': Input should be greater than 0"),
+        ({"type": "transformers", "model": "m", "max_length": 1}, "'max_length': Input should be greater"),
+        ({"type": "transformers", "model": "m", "pooling": "mean"}, "unknown key(s) 'pooling'"),
     ],
 )
 def test_configs_one_line(tmp_path: Path, config, message) -> None:

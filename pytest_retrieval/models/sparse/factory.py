@@ -15,9 +15,15 @@ from .base import SparseEncoder
 from .callables import CallableSparseEncoderConfig
 from .onnx import OnnxSparseEncoderConfig
 from .precomputed import PrecomputedSparseEncoderConfig
+from .transformers_mlm import TransformersSparseEncoderConfig
 
 SparseEncoderConfig = Annotated[
-    Union[PrecomputedSparseEncoderConfig, OnnxSparseEncoderConfig, CallableSparseEncoderConfig],
+    Union[
+        PrecomputedSparseEncoderConfig,
+        OnnxSparseEncoderConfig,
+        TransformersSparseEncoderConfig,
+        CallableSparseEncoderConfig,
+    ],
     Field(discriminator="type"),
 ]
 """A sparse retriever's ``sparse_encoder``: one config model per kind, chosen by ``type``."""
@@ -41,6 +47,6 @@ def make_sparse_encoder(
         "sparse_encoder",
         SPARSE_ENCODER_CONFIGS,
         _TYPE_WORDS,
-        "'type' is required (precomputed, onnx or callable)",
+        "'type' is required (precomputed, onnx, transformers or callable)",
     )
     return model.build(Path(base_dir))

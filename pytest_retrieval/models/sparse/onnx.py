@@ -1,14 +1,12 @@
-"""ONNX sparse encoder: a SPLADE-style masked-language-model export run with onnxruntime.
-
-Per text, the weight of vocabulary entry ``j`` is ``max over tokens i of log(1 + relu(logits[i, j]))``
-over the tokens the attention mask keeps (SPLADE v2/++ "max pooling": Formal et al. 2021,
-"SPLADE v2", eq. 2; naver/splade ``models/transformer_rep.py``); its term is the tokenizer's
-token ``j``."""
+"""ONNX sparse encoder: a SPLADE-style masked-language-model export run with onnxruntime,
+pooled by :func:`.splade.splade_max` (SPLADE-max). ``scripts/export_splade_onnx.py`` exports a
+``transformers`` masked-language model (e.g. the one a ``transformers`` sparse encoder runs) to
+the folder this encoder reads."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, Sequence
+from typing import List, Literal, Optional, Sequence
 
 from pydantic import Field
 from typing_extensions import Annotated
@@ -19,9 +17,7 @@ from ..files import PathLike, resolve
 from ..onnx_runtime import OnnxModel
 from ..tokenization import length_batches
 from .base import SparseEncoder, SparseVector
-
-if TYPE_CHECKING:  # pragma: no cover
-    import numpy as np
+from .splade import as_vectors, splade_max, vocabulary_terms
 
 
 class OnnxSparseEncoder(OnnxModel):
@@ -72,11 +68,7 @@ class OnnxSparseEncoder(OnnxModel):
     def _vocabulary(self) -> List[str]:
         """Vocabulary column -> token, from the tokenizer."""
         if self._terms is None:
-            vocab: Dict[str, int] = self._tokenizer.get_vocab(with_added_tokens=True)
-            terms = [""] * (max(vocab.values(), default=-1) + 1)
-            for token, column in vocab.items():
-                terms[column] = token
-            self._terms = terms
+            self._terms = vocabulary_terms(self._tokenizer.get_vocab(with_added_tokens=True))
         return self._terms
 
     def _encode(self, texts: Sequence[str], prefix: str) -> List[SparseVector]:
@@ -86,36 +78,13 @@ class OnnxSparseEncoder(OnnxModel):
         encodings = self._tokenizer.encode_batch([prefix + (t or "") for t in texts])
         lengths = [len(e.ids) for e in encodings]
         out: List[SparseVector] = [{} for _ in texts]
+        terms = self._vocabulary()
         for batch, width in length_batches(lengths, self.batch_size, self.max_batch_tokens):
-            weights = self._run([encodings[i] for i in batch], width)
-            for row, i in enumerate(batch):
-                out[i] = self._as_vector(weights[row])
+            logits, mask = self._infer([encodings[i] for i in batch], width, "ONNX sparse encoder")
+            weights = splade_max(logits, mask, len(terms), str(self.model_path))
+            for i, vector in zip(batch, as_vectors(weights, terms)):
+                out[i] = vector
         return out
-
-    def _run(self, encodings: List[Any], width: int) -> np.ndarray:
-        """(texts, vocabulary) weights: max over unmasked tokens of log(1 + relu(logits))."""
-        import numpy as np
-
-        logits, mask = self._infer(encodings, width, "ONNX sparse encoder")
-        logits = np.asarray(logits, dtype=np.float32)
-        terms = self._vocabulary()
-        if logits.ndim != 3 or logits.shape[2] != len(terms):
-            raise ConfigError(
-                f"vocabulary mismatch: the model's output has shape {tuple(logits.shape)}, expected "
-                f"(texts, tokens, {len(terms)}) for the tokenizer's {len(terms)} tokens",
-                file=str(self.model_path),
-            )
-        if np.isnan(logits[np.asarray(mask, dtype=bool)]).any():  # max(NaN, 0) would drop the term silently
-            raise ConfigError("the model returned NaN logits", file=str(self.model_path))
-        weights = np.log1p(np.maximum(logits, 0.0)) * mask[:, :, None].astype(np.float32)
-        return np.asarray(weights.max(axis=1))
-
-    def _as_vector(self, row: np.ndarray) -> SparseVector:
-        import numpy as np
-
-        terms = self._vocabulary()
-        nz = np.flatnonzero(row > 0)
-        return {terms[j]: float(row[j]) for j in nz}
 
     def encode_queries(self, ids: Sequence[str], texts: Sequence[str]) -> List[SparseVector]:
         return self._encode(texts, self.query_prefix)
