@@ -15,6 +15,7 @@ from ..errors import ConfigError
 from ..gates.floors import BaselineGate, Floor, ReferenceGate, parse_floors
 from .backend_checks import check_backend
 from .regression import parse_reference, parse_regression
+from .stability import parse_stability
 from .schema import (
     FUSION_TYPES,
     SCALAR_RULES,
@@ -56,6 +57,7 @@ class Suite:
     metrics: List[str]  # canonical metrics to evaluate (summary + floors)
     regression: List[BaselineGate] = field(default_factory=list)  # (retriever, metric, max_drop)
     reference: List[ReferenceGate] = field(default_factory=list)  # against a pinned run of the history
+    stability: List[Any] = field(default_factory=list)  # gates.stability.StabilityGate
     expectations: List[Any] = field(default_factory=list)  # gates.expectations.Expectation
     files: List[str] = field(default_factory=list)  # every file that went into it
     interpolated: List[Interpolated] = field(default_factory=list)  # ${VAR} values: never echoed
@@ -290,7 +292,7 @@ def _problem(err: Any, data: Any) -> Tuple[KeyPath, str]:
     described = _BY_TYPE.get(err.get("type", ""))
     if described is not None:
         return described(err, data, key)
-    if key[:1] == ("floors",) or key[:2] == ("regression", "max_drop") or key[:3] == _TOTAL_DROP:
+    if key[:1] in (("floors",), ("stability",)) or key[:2] == ("regression", "max_drop") or key[:3] == _TOTAL_DROP:
         return key, _not_a_gate_number(err.get("input"))
     if "input" in err and not isinstance(err.get("input"), (dict, list)):
         return key, f"{err['msg']} (got {shown(err.get('input'))})"
@@ -412,9 +414,11 @@ def load_suite(
     suite.regression = parse_regression(suite, metrics)  # appends the metrics compared
     suite.reference = parse_reference(suite, metrics)
     suite.expectations = _parse_expectations(suite)
-    if not suite.floors and not suite.regression and not suite.expectations:
+    suite.stability = parse_stability(suite)
+    if not suite.floors and not suite.regression and not suite.expectations and not suite.stability:
         raise suite.error(
-            ("floors",), "no floors: a suite must gate at least one retriever metric (or golden query)"
+            ("floors",),
+            "no floors: a suite must gate at least one retriever metric (or golden query, or stability measure)",
         )
     suite.metrics = metrics
     return suite
@@ -446,6 +450,8 @@ def _check_judgments(suite: Suite) -> None:
     j = suite.model.judgments
     if not (j.beir or j.qrels or j.inline):
         raise suite.error(("judgments",), "needs one of: beir, qrels (+ queries), inline")
+    if j.canary is not None and not j.canary.strip():
+        raise suite.error(("judgments", "canary"), "name the canary queries file (JSONL or TSV, as queries)")
     if j.qrels and not (j.queries or j.beir):
         raise suite.error(("judgments", "qrels"), "qrels given without queries (add judgments.queries)")
 

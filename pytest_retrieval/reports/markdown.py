@@ -32,6 +32,7 @@ from .formats import (
     stage_latency,
     stage_quality,
 )
+from .stability_view import stability_lines
 from .view import SuiteView, verdict
 
 LIMIT = 60_000
@@ -454,6 +455,9 @@ def _result_blocks(sv: SuiteView, level: int, left: List[str]) -> List[str]:
     u = _unjudged(sv)
     if u:
         blocks.append(u)
+    stability = stability_lines(sv.s.get("stability"))
+    if stability:  # the same words as the terminal summary, one bullet a line
+        blocks.append("\n".join(f"- {esc(line.strip(), 400)}" for line in stability))
     return blocks
 
 
