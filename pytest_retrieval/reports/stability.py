@@ -32,11 +32,17 @@ def stability_report(state: Any) -> Optional[Dict[str, Any]]:
         "note": "",
     }
     try:
-        for name in result.retrievers:
+        state.stability.baseline(suite)
+    except RetrievalError as exc:  # no baseline, or one that does not add up: said, never a figure
+        out["note"] = str(exc)
+        return out
+    for name in result.retrievers:
+        try:
             compared = state.stability.compared(suite, result, name)
-            out["retrievers"][name] = _retriever(compared, result)
-    except RetrievalError as exc:  # no baseline, or none with rankings: said, never a figure
-        out["note"] = str(exc.detail if hasattr(exc, "detail") else exc)
+        except RetrievalError as exc:  # e.g. a retriever added since the baseline: said
+            out["retrievers"][name] = {"note": str(exc)}
+            continue
+        out["retrievers"][name] = _retriever(compared, result)
     return out
 
 

@@ -20,6 +20,9 @@ def stability_lines(section: Optional[Mapping[str, Any]]) -> List[str]:
         return [f"{head}: not compared: {note}"] + _gate_lines(section)
     lines = [f"{head}:"]
     for name, r in (section.get("retrievers") or {}).items():
+        if r.get("note"):
+            lines.append(f"  {name}: not compared: {r['note']}")
+            continue
         lines.append(f"  {name}: {_retriever(r, k)}")
         if r.get("system"):
             lines.append(f"    system changes, compared: {'; '.join(r['system'])}")
