@@ -223,10 +223,11 @@ def rbo_line(big: List[Row], harmless: List[Row]) -> str:
     )
 
 
-def selected(only: Optional[int], engine: str, interleave: bool = False) -> List[Change]:
-    """The first ``only`` changes of each kind; harmful ones first, or taking turns."""
-    harmful = [c for c in HARMFUL if c.applies_to(engine)]
-    harmless = [c for c in HARMLESS if c.applies_to(engine)]
+def selected(only: Optional[int], engine: str, interleave: bool = False, kind: str = "both") -> List[Change]:
+    """The first ``only`` changes of each kind (or of ``kind`` alone); harmful ones first, or
+    taking turns."""
+    harmful = [c for c in HARMFUL if c.applies_to(engine) and kind != "harmless"]
+    harmless = [c for c in HARMLESS if c.applies_to(engine) and kind != "harmful"]
     if only is not None:
         harmful, harmless = harmful[:only], harmless[:only]
     if not interleave:
@@ -251,6 +252,12 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
         "--summarize", type=Path, nargs="+", default=None, help="print the summary of saved --json files"
     )
     ap.add_argument("--json", type=Path, default=None, help="also write every row here")
+    ap.add_argument(
+        "--kind",
+        choices=("both", "harmful", "harmless"),
+        default="both",
+        help="run only the harmful or the harmless changes (two processes side by side; --summarize both)",
+    )
     args = ap.parse_args(argv)
     args.datasets = [d for d in args.dataset.split(",") if d]
     args.engines = [e for e in args.engine.split(",") if e]
@@ -300,7 +307,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     for engine in args.engines:
         for dataset in args.datasets:
-            run_setup(args.out, dataset, engine, selected(args.only, engine, args.interleave), record=record)
+            changes = selected(args.only, engine, args.interleave, args.kind)
+            run_setup(args.out, dataset, engine, changes, record=record)
     print()
     for line in summary(rows):
         print(line)

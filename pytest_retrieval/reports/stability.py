@@ -77,6 +77,7 @@ def _retriever(compared: Any, result: Any) -> Dict[str, Any]:
 def _most_changed(compared: Any, rbo: Mapping[str, float], k: int, result: Any) -> List[Dict[str, Any]]:
     texts = {**result.judgments.queries, **result.canary}
     qrels = result.judgments.qrels
+    titles = result.titles()
     moved = sorted((v, q) for q, v in rbo.items() if compared.before[q][:k] != compared.now[q][:k])
     out = []
     for v, q in moved[:MOST_CHANGED]:
@@ -89,7 +90,9 @@ def _most_changed(compared: Any, rbo: Mapping[str, float], k: int, result: Any) 
                 "kind": "canary" if q in compared.canary else "judged",
                 "rbo": v,
                 "entered": [
-                    {"doc": d, "rank": r, "grade": judged.get(d)} for r, d in enumerate(now, 1) if d not in before
+                    {"doc": d, "rank": r, "grade": judged.get(d), "title": titles.get(d)}
+                    for r, d in enumerate(now, 1)
+                    if d not in before
                 ],
                 "left": [{"doc": d, "was": r} for r, d in enumerate(before, 1) if d not in now],
             }
