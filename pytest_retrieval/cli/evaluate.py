@@ -78,12 +78,17 @@ def _average_over(args: argparse.Namespace) -> str:
 def _run_file_metric(metric: Any) -> str:
     """A metric a run file and qrels can score; one scored against a reference run (the exact kNN
     top k of ``ann_recall``) is refused in one line, not a KeyError after the scoring."""
-    from ..measures.registry import REFERENCE_METRICS
+    from ..measures.registry import COMPARISON_METRICS, REFERENCE_METRICS
 
     if metric.name in REFERENCE_METRICS:
         raise RetrievalError(
             f"-m {metric}: {metric.name} is scored against the exact kNN top k of a knn retriever on "
             "an engine (in a suite), not against qrels: it cannot be computed from a run file"
+        )
+    if metric.name in COMPARISON_METRICS:
+        raise RetrievalError(
+            f"-m {metric}: {metric.name} compares two rankings of each query (a reference's and this "
+            "run's), not a run against qrels: it cannot be computed from one run file and qrels"
         )
     return str(metric)
 

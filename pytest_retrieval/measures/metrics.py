@@ -5,7 +5,8 @@ Hand-written, pure (no I/O) and checked against trec_eval (through pytrec_eval) 
 
 The measures (names, aliases, trec_eval names, cutoff rules, formulas) are declared in
 :mod:`.registry`, listed in ``docs/metrics.md``; ``ann_recall@k`` is scored against the exact
-kNN run, not the judgments (:mod:`.ann`; ``evaluate`` skips it).
+kNN run, not the judgments (:mod:`.ann`; ``evaluate`` skips it), and the comparison measures
+(``rbo@10``, ``top1_changed``: :mod:`.stability`) compare two rankings (``evaluate`` skips them).
 
 Conventions (see :func:`evaluate`):
 
@@ -233,8 +234,10 @@ def aggregate_of(metric: Union[str, Metric], values: Iterable[float]) -> float:
 
 
 def is_share(metric: Union[str, Metric]) -> bool:
-    """Whether the metric's per-query values lie in [0, 1] (not the counts ``num_ret`` ...)."""
-    return BY_NAME[parse_metric(metric).name].aggregate != "sum"
+    """Whether the metric's per-query values lie in [0, 1] (not the counts ``num_ret`` ...,
+    Kendall's tau or a rank change)."""
+    measure = BY_NAME[parse_metric(metric).name]
+    return measure.aggregate != "sum" and measure.bounds == (0.0, 1.0)
 
 
 def gate_problem(metric: Union[str, Metric], regression: bool = False) -> Optional[str]:
@@ -338,7 +341,7 @@ def evaluate(
     parsed = [
         m
         for m in _parse_options(metrics, gain, ties, relevance_threshold)
-        if BY_NAME[m.name].relevance != "reference"
+        if BY_NAME[m.name].needs_qrels  # not ann_recall (exact kNN top k), nor rbo@10 (two rankings)
     ]
     options = _Options(gain, ties, relevance_threshold, average_over, depth, gains)
     from .columnar import QrelsColumns, RunColumns

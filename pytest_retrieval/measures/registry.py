@@ -2,7 +2,9 @@
 spellings it is known by, its trec_eval names, its cutoff rule, what it counts in the
 judgments, its formula and a one-line definition.
 
-Generated from the declarations: the parser's tables (:func:`.metrics.parse_metric`), the
+The measures comparing two rankings of one query without judgments (``rbo@10``,
+``top1_changed``, ...) are declared in :mod:`.comparison_registry` and listed here with the
+others; :mod:`.stability` computes them. Generated from the declarations: the parser's tables (:func:`.metrics.parse_metric`), the
 list of known metrics in error messages (:data:`KNOWN_METRICS`), the formula each metric is
 computed by (:func:`.metrics.evaluate_columns`), the names in trec_eval, ir_measures and ranx
 (:func:`external_names`) and the metrics tables of ``docs/metrics.md`` and
@@ -17,11 +19,11 @@ a test checks both are up to date). Adding a measure is one :class:`Measure` in
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Dict, Mapping, Optional, Tuple
 
 from . import formulas, formulas_gain, formulas_trec
-from .formulas import Formula
+from .comparison_registry import COMPARISON_MEASURES
+from .declaration import AGGREGATES, CUTOFF_RULES, RELEVANCE, Measure, Param
 
 __all__ = [
     "Measure",
@@ -37,118 +39,12 @@ __all__ = [
     "KNOWN_METRICS",
     "aliases_listed",
     "REFERENCE_METRICS",
+    "COMPARISON_METRICS",
     "TREC_EXAMPLES",
     "RELEVANCE",
     "CUTOFF_RULES",
     "external_names",
 ]
-
-#: What a measure counts in the judgments.
-RELEVANCE: Dict[str, str] = {
-    "graded": "the grade, as a gain (grades > 0; the threshold is ignored)",
-    "binary": "grade >= `relevance_threshold` is relevant",
-    "judged": "any judgment (grade 0 and negative grades included)",
-    "preference": (
-        "grade >= `relevance_threshold` relevant, a grade from 0 below it judged non-relevant, a "
-        "negative grade pooled but unjudged (trec_eval `RELVALUE_UNJUDGED`), a document without "
-        "a judgment left out"
-    ),
-    "retrieved": "every retrieved document, judged or not",
-    "reference": "the exact top k of a kNN retriever, not the judgments",
-}
-
-#: Whether a measure takes a cutoff ``@k``.
-CUTOFF_RULES = ("required", "optional", "none")
-
-#: How the per-query values of a measure make its figure over the queries: trec_eval's
-#: ``te_calc_avg_meas_s`` (mean), ``te_calc_avg_meas_s_gm`` (geometric mean of the values
-#: floored at ``MIN_GEO_MEAN`` = 0.00001, meas_avg.c / trec_eval.h) and
-#: ``te_calc_avg_meas_empty`` (the counts ``num_ret``, ``num_rel_ret``: the sum). The functions
-#: are :data:`.formulas.AGGREGATES`; an averaging switch reads ``Measure.aggregate``.
-AGGREGATES = ("mean", "geometric", "sum")
-
-
-@dataclass(frozen=True)
-class Param:
-    """The one numeric parameter of a measure (``rbp(0.9)``, ``iprec(0.5)``): its name (also
-    accepted as ``rbp(p=0.9)``), default (None: required), and the open or closed bounds."""
-
-    name: str
-    default: Optional[float]
-    low: float
-    high: float
-    low_open: bool = False
-    high_open: bool = False
-
-    def describe(self) -> str:
-        lo, hi = "(" if self.low_open else "[", ")" if self.high_open else "]"
-        return f"{self.name} in {lo}{_num(self.low)}, {_num(self.high)}{hi}"
-
-    def contains(self, value: float) -> bool:
-        above = value > self.low if self.low_open else value >= self.low
-        below = value < self.high if self.high_open else value <= self.high
-        return above and below
-
-
-def _num(x: float) -> str:
-    """A parameter as printed in a metric's name: ``0.8``, ``1``, ``inf``."""
-    return format(x, ".15g")
-
-
-@dataclass(frozen=True)
-class Measure:
-    """One measure.
-
-    ``name``: canonical, lower case (``str(Metric)`` prints it). ``aliases``: other spellings
-    (ir_measures, ranx), lower case; names are matched case-insensitively. ``trec_eval``:
-    trec_eval's name of the measure over the whole ranking (``recip_rank``), also a
-    spelling; ``trec_eval_cut``: trec_eval's name with a cutoff, spelt ``<name>_<k>``
-    (``ndcg_cut_10``, ``P_10``). ``cutoff``: one of :data:`CUTOFF_RULES`. ``relevance``: a
-    key of :data:`RELEVANCE`. ``formula``: its function in :mod:`.formulas` (None for a
-    ``reference`` measure, scored elsewhere). ``scope``: which retrievers it applies to,
-    when not all. ``doc``: its definition, one line of markdown. ``param``: its numeric
-    parameter (:class:`Param`), passed to the formula as a third argument;
-    ``trec_eval_param``: trec_eval's name spelt ``<name>_<param>`` (``iprec_at_recall_0.50``).
-    ``ir_measures``, ``ranx``: the measure's name in those tools, a template (see
-    :func:`external_names`). ``aggregate``: one of :data:`AGGREGATES`.
-    """
-
-    name: str
-    cutoff: str
-    relevance: str
-    formula: Optional[Formula]
-    doc: str
-    aliases: Tuple[str, ...] = ()
-    trec_eval: Optional[str] = None
-    trec_eval_cut: Optional[str] = None
-    scope: str = ""
-    param: Optional[Param] = None
-    trec_eval_param: Optional[str] = None
-    ir_measures: Optional[str] = None
-    ranx: Optional[str] = None
-    aggregate: str = "mean"
-
-    @property
-    def synopsis(self) -> str:
-        """``ndcg[@k]``, ``recall[@k]``, ``r-precision``, ``rbp[(p)][@k]``."""
-        param = ""
-        if self.param is not None:
-            param = f"({self.param.name})" if self.param.default is None else f"[({self.param.name})]"
-        return self.name + param + _CUTOFF_SUFFIX[self.cutoff]
-
-    @property
-    def condensable(self) -> bool:
-        """Whether ``name'`` (judged documents only) means something: not for a measure of
-        the judgments themselves."""
-        return self.formula is not None and self.relevance != "judged"
-
-    def spellings(self) -> Tuple[str, ...]:
-        """The other names it is parsed from (lower case): aliases, then trec_eval's name."""
-        trec = (self.trec_eval.lower(),) if self.trec_eval and self.trec_eval.lower() != self.name else ()
-        return self.aliases + trec
-
-
-_CUTOFF_SUFFIX = {"required": "@k", "optional": "[@k]", "none": ""}
 
 MEASURES: Tuple[Measure, ...] = (
     Measure(
@@ -492,7 +388,7 @@ MEASURES: Tuple[Measure, ...] = (
             "naming it, never a recall of 1.0"
         ),
     ),
-)
+) + COMPARISON_MEASURES  # two rankings compared, no judgments: comparison_registry.py
 
 #: canonical name -> its declaration
 BY_NAME: Dict[str, Measure] = {m.name: m for m in MEASURES}
@@ -512,6 +408,9 @@ TREC_PARAM_RE = re.compile(f"({'|'.join(map(re.escape, TREC_PARAM))})_([0-9]+(?:
 
 #: Metrics scored against a reference run (the exact kNN top k), not against judgments.
 REFERENCE_METRICS = tuple(m.name for m in MEASURES if m.relevance == "reference")
+
+#: Metrics comparing two rankings of one query (stability.py), not scored against judgments.
+COMPARISON_METRICS = tuple(m.name for m in MEASURES if m.compares_rankings)
 
 # examples in the list of known metrics, checked to parse by the registry's tests
 TREC_EXAMPLES = ("ndcg_cut_10", "P_10", "recall_100", "map_cut_10", "iprec_at_recall_0.50")

@@ -52,8 +52,9 @@ def test_declarations_are_consistent():
         assert m.name == m.name.lower() and all(a == a.lower() for a in m.aliases), m
         assert m.cutoff in CUTOFF_RULES and m.relevance in RELEVANCE, m
         assert m.doc and "\n" not in m.doc and "|" not in m.doc, m
-        # every measure but a reference one is computed by a formula of measures/formulas.py
-        assert (m.formula is None) == (m.relevance == "reference"), m
+        # every measure but a reference or comparison one is computed by a formula of
+        # measures/formulas.py
+        assert (m.formula is None) == (not m.needs_qrels), m
         if m.formula is not None:
             assert inspect.getmodule(m.formula) in formula_modules, m
         assert m.aggregate in AGGREGATES and m.aggregate in formulas.AGGREGATES, m
