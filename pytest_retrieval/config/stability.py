@@ -43,12 +43,12 @@ def parse_stability(suite: Any) -> List[StabilityGate]:
 
 
 def _check_range(suite: Any, key: Any, canon: str, threshold: float) -> None:
-    """A threshold the measure can reach: a share or a similarity in [0, 1] (Kendall's tau in
-    [-1, 1]), a rank change >= 0."""
-    if canon.startswith("rank_change"):
-        if threshold < 0:
-            raise suite.error(key, f"{canon} is a mean rank change, >= 0; ceiling {threshold:g} can never be met")
-        return
-    low = -1.0 if canon.startswith("kendall_tau") else 0.0
-    if not low <= threshold <= 1.0:
-        raise suite.error(key, f"{canon} lies in [{low:g}, 1]; threshold {threshold:g} is outside it")
+    """A threshold the measure can reach: within its bounds (a share or a similarity in [0, 1],
+    Kendall's tau in [-1, 1], a rank change >= 0; measures/comparison_registry.py)."""
+    from ..measures.metrics import parse_metric
+    from ..measures.registry import BY_NAME
+
+    low, high = BY_NAME[parse_metric(canon).name].bounds
+    if not low <= threshold <= high:
+        span = f"[{low:g}, {high:g}]" if high != float("inf") else f">= {low:g}"
+        raise suite.error(key, f"{canon} lies in {span}; threshold {threshold:g} is outside it")

@@ -20,7 +20,6 @@ than the gate's k, is an error that says to rewrite the baseline, never a pass.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -45,39 +44,40 @@ MAX_STABILITY_DEPTH = 100
 #: what to do about a baseline that cannot serve a stability gate
 REWRITE_HINT = "rewrite the baseline with pytest --retrieval-baseline-update"
 
-# name -> (operator, takes @k): similarities are floors, shares of changed queries ceilings
-_MEASURES: Dict[str, Tuple[str, bool]] = {
-    "rbo": (">=", True),
-    "rbo_ext": (">=", True),
-    "jaccard": (">=", True),
-    "overlap": (">=", True),
-    "kendall_tau": (">=", True),
-    "top1_changed": ("<=", False),
-    "topk_changed": ("<=", True),
-    "rank_change": ("<=", True),
-}
-_NAME = re.compile(r"^([a-z0-9_]+?)(?:@(\d+))?$")
+#: the comparison measures gated as ceilings (a share of changed queries, a rank change, RBO's
+#: residual); every other one is a similarity, gated as a floor
+CEILINGS = ("top1_changed", "topk_changed", "rank_change", "rbo_res")
 
 
 def parse_stability_measure(text: str) -> Tuple[str, str, int]:
-    """``rbo@10`` -> (canonical name, op, k); ``ValueError`` with the known names otherwise.
-    ``top1_changed`` has k 1."""
-    m = _NAME.match(str(text).strip().lower())
-    name, k_text = (m.group(1), m.group(2)) if m else (str(text), None)
-    if name not in _MEASURES:
-        known = ", ".join(f"{n}@k" if at else n for n, (_, at) in _MEASURES.items())
-        raise ValueError(f"unknown stability measure {text!r} (known: {known})")
-    op, takes_k = _MEASURES[name]
-    if not takes_k:
-        if k_text is not None:
-            raise ValueError(f"{name} takes no cut-off (it compares the first document)")
-        return name, op, 1
-    if k_text is None:
-        raise ValueError(f"{name} needs a cut-off: write {name}@10")
-    k = int(k_text)
-    if not 1 <= k <= MAX_STABILITY_DEPTH:
-        raise ValueError(f"{name}@{k}: the cut-off lies in 1..{MAX_STABILITY_DEPTH}")
-    return f"{name}@{k}", op, k
+    """``rbo@10`` -> (its name as shown, op, k): a comparison measure of the registry
+    (measures/comparison_registry.py); ``ValueError`` for another metric or none. The name
+    shown drops a default persistence (``rbo@10``, not ``rbo(0.9)@10``); ``top1_changed`` has
+    k 1."""
+    from ..measures.metrics import parse_metric
+    from ..measures.registry import BY_NAME
+
+    m = parse_metric(str(text).strip())
+    measure = BY_NAME[m.name]
+    if not measure.compares_rankings:
+        raise ValueError(
+            f"{m} is scored against judgments: gate it under floors or regression.max_drop; a "
+            f"stability measure compares two rankings ({', '.join(_comparison_names())})"
+        )
+    k = int(m.k) if m.k is not None else 1
+    if k > MAX_STABILITY_DEPTH:
+        raise ValueError(f"{m}: the cut-off lies in 1..{MAX_STABILITY_DEPTH}")
+    shown = str(m)
+    default = measure.param.default if measure.param is not None else None
+    if m.param is not None and m.param == default:
+        shown = f"{m.name}@{m.k}" if m.k is not None else m.name
+    return shown, ("<=" if m.name in CEILINGS else ">="), k
+
+
+def _comparison_names() -> List[str]:
+    from ..measures.registry import MEASURES
+
+    return [f"{m.name}@k" if m.cutoff == "required" else m.name for m in MEASURES if m.compares_rankings]
 
 
 @dataclass(frozen=True)
@@ -206,11 +206,17 @@ def judge_stability(
         )
     if not compared.before:
         raise ConfigError(f"{head}: no query of this run has a ranking in the baseline to compare with; {REWRITE_HINT}")
-    values = per_query_values(gate.measure, compared.before, compared.now)
+    every = per_query_values(gate.measure, compared.before, compared.now)
+    values = {q: v for q, v in every.items() if not math.isnan(v)}  # tau, rank change: undefined
+    if not values:
+        raise ConfigError(
+            f"{head}: undefined for every compared query (fewer than 2 documents of the top {gate.k} "
+            "shared with the baseline's): gate rbo or jaccard instead"
+        )
     value = math.fsum(values.values()) / len(values)
     passed = value >= gate.threshold if gate.op == ">=" else value <= gate.threshold
-    can = [values[q] for q in compared.canary]
-    jud = [values[q] for q in compared.judged]
+    can = [values[q] for q in compared.canary if q in values]
+    jud = [values[q] for q in compared.judged if q in values]
     out = StabilityOutcome(
         suite, gate, value, passed, "", _mean(can), _mean(jud), len(can), len(jud), len(compared.left_out), compared.new
     )
