@@ -253,6 +253,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     )
     ap.add_argument("--json", type=Path, default=None, help="also write every row here")
     ap.add_argument(
+        "--match",
+        default=None,
+        help="only the changes whose name contains one of these '|'-separated texts",
+    )
+    ap.add_argument(
         "--kind",
         choices=("both", "harmful", "harmless"),
         default="both",
@@ -308,6 +313,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     for engine in args.engines:
         for dataset in args.datasets:
             changes = selected(args.only, engine, args.interleave, args.kind)
+            if args.match:
+                changes = [c for c in changes if any(m and m in c.name for m in args.match.split("|"))]
             run_setup(args.out, dataset, engine, changes, record=record)
     print()
     for line in summary(rows):
