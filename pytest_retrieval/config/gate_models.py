@@ -64,7 +64,6 @@ class RegressionConfig(_Strict):
     )
 
 
-
 # retriever -> {stability measure: threshold}: a floor for a similarity (rbo@10 >= 0.9), a
 # ceiling for a share of changed queries (top1_changed <= 0.05); config/stability.py reads it
 StabilityGates = Dict[str, Dict[str, GateNumber]]

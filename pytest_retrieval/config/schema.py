@@ -34,7 +34,8 @@ from ..models.embedders import OnnxEmbedderConfig as OnnxEmbedderConfig
 from ..models.embedders import PrecomputedEmbedderConfig as PrecomputedEmbedderConfig
 from ..models.rerankers import RerankerConfig
 from ..models.sparse import SparseEncoderConfig
-from .gate_models import FloorValue, GateNumber, RegressionConfig, StabilityGates
+from .gate_models import FloorValue, RegressionConfig, StabilityGates
+from .gate_models import GateNumber as GateNumber
 from .gate_models import Margin as Margin
 from .gate_models import ReferenceConfig as ReferenceConfig
 from .scalars import ANY, ScalarRules
@@ -518,8 +519,6 @@ class ExpectationConfig(_Strict):
         ):
             raise ValueError("an expectation needs a check: contains, excludes, first, above or min_hits")
         return self
-
-
 
 
 class SuiteFile(_Strict):

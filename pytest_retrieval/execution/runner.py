@@ -120,8 +120,12 @@ class SuiteRunner:
             warnings += self_hit_warnings({n: r.run for n, r in results.items()}, first)
         out = SuiteResult(suite, js, overlap, results, got.backend_info, warnings)
         out.canary = {q.qid: q.text for q in canary}  # their rankings apart: never scored
-        out.canary_runs = {n: {q: r for q, r in run.items() if q in out.canary} for n, run in got.golden.items()}
-        out.golden_runs = {n: {q: r for q, r in run.items() if q not in out.canary} for n, run in got.golden.items()}
+        out.canary_runs = {
+            n: {q: r for q, r in run.items() if q in out.canary} for n, run in got.golden.items()
+        }
+        out.golden_runs = {
+            n: {q: r for q, r in run.items() if q not in out.canary} for n, run in got.golden.items()
+        }
         out.retries = got.retries
         out.query_set = query_set
         out.missing_documents = missing

@@ -205,7 +205,9 @@ def judge_stability(
             f"the top {gate.k}; {REWRITE_HINT}"
         )
     if not compared.before:
-        raise ConfigError(f"{head}: no query of this run has a ranking in the baseline to compare with; {REWRITE_HINT}")
+        raise ConfigError(
+            f"{head}: no query of this run has a ranking in the baseline to compare with; {REWRITE_HINT}"
+        )
     every = per_query_values(gate.measure, compared.before, compared.now)
     values = {q: v for q, v in every.items() if not math.isnan(v)}  # tau, rank change: undefined
     if not values:
@@ -218,7 +220,17 @@ def judge_stability(
     can = [values[q] for q in compared.canary if q in values]
     jud = [values[q] for q in compared.judged if q in values]
     out = StabilityOutcome(
-        suite, gate, value, passed, "", _mean(can), _mean(jud), len(can), len(jud), len(compared.left_out), compared.new
+        suite,
+        gate,
+        value,
+        passed,
+        "",
+        _mean(can),
+        _mean(jud),
+        len(can),
+        len(jud),
+        len(compared.left_out),
+        compared.new,
     )
     out.message = _message(head, out, compared, values, texts, titles, judged_docs, n_worst)
     return out
@@ -238,19 +250,28 @@ def _message(
     if out.passed:
         return f"{head} = {out.value:.4f} ({g.op} {g.threshold:.4f}: ok); {_scope(out)}"
     word = "below the floor" if g.op == ">=" else "above the ceiling"
-    lines = [f"{head} = {out.value:.4f}, {word} {g.op} {g.threshold:.4f} (off by {abs(out.value - g.threshold):.4f})"]
+    lines = [
+        f"{head} = {out.value:.4f}, {word} {g.op} {g.threshold:.4f} (off by {abs(out.value - g.threshold):.4f})"
+    ]
     if g.origin:
         lines.append(f"  set at {g.origin}")
     lines.append(f"  against the baseline's rankings: {_scope(out)}")
     lines += [f"  system changes, compared: {s}" for s in compared.system]
     worst = most_changed(values, g.op, n_worst, compared, max(g.k, 10))
     if worst:
-        lines.append(f"  the {len(worst)} most changed queries (top {min(g.k, compared.depth) if g.k > 1 else 10}):")
+        lines.append(
+            f"  the {len(worst)} most changed queries (top {min(g.k, compared.depth) if g.k > 1 else 10}):"
+        )
     for q in worst:
         kind = "canary" if q in compared.canary else "judged"
         text = _clip(texts.get(q, ""), 70)
         lines.append(f"    {values[q]:.4f}  {q} ({kind})  {text}")
-        lines += [f"      {line}" for line in diff_lines(compared.before[q], compared.now[q], max(g.k, 10), titles, judged_docs.get(q, {}))]
+        lines += [
+            f"      {line}"
+            for line in diff_lines(
+                compared.before[q], compared.now[q], max(g.k, 10), titles, judged_docs.get(q, {})
+            )
+        ]
     return "\n".join(lines)
 
 
@@ -291,12 +312,22 @@ def diff_lines(
     rank_b = {d: i for i, d in enumerate(b, 1)}
     rank_n = {d: i for i, d in enumerate(n, 1)}
     left = [f"{_named(d, titles)} (was #{r})" for d, r in rank_b.items() if d not in rank_n]
-    entered = [f"{_named(d, titles)} (#{r}, {_grade(judged.get(d))})" for d, r in rank_n.items() if d not in rank_b]
+    entered = [
+        f"{_named(d, titles)} (#{r}, {_grade(judged.get(d))})" for d, r in rank_n.items() if d not in rank_b
+    ]
     out = []
     if left:
-        out.append(f"left the top {k}: " + ", ".join(left[:limit]) + (f", {len(left) - limit} more" if len(left) > limit else ""))
+        out.append(
+            f"left the top {k}: "
+            + ", ".join(left[:limit])
+            + (f", {len(left) - limit} more" if len(left) > limit else "")
+        )
     if entered:
-        out.append("entered: " + ", ".join(entered[:limit]) + (f", {len(entered) - limit} more" if len(entered) > limit else ""))
+        out.append(
+            "entered: "
+            + ", ".join(entered[:limit])
+            + (f", {len(entered) - limit} more" if len(entered) > limit else "")
+        )
     if not left and not entered:
         out.append(f"same documents, reordered: {' '.join(n[:limit])}")
     return out
@@ -316,7 +347,9 @@ def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def entered_unjudged(compared: Compared, judged_docs: Mapping[str, Mapping[str, int]], k: int = 10) -> Dict[str, List[Tuple[str, int]]]:
+def entered_unjudged(
+    compared: Compared, judged_docs: Mapping[str, Mapping[str, int]], k: int = 10
+) -> Dict[str, List[Tuple[str, int]]]:
     """Per compared query, the documents that entered its top ``k`` since the baseline and have
     no judgment: (doc id, rank now)."""
     out: Dict[str, List[Tuple[str, int]]] = {}

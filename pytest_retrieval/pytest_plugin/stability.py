@@ -27,11 +27,11 @@ class StabilityInputs:
         if self._read is None:
             from ..gates.baseline import baseline_path, read_baseline
 
-            path = baseline_path(suite)
+            where = baseline_path(suite)
             try:
-                self._read = (read_baseline(path), str(path), None)
+                self._read = (read_baseline(where), str(where), None)
             except ConfigError as exc:
-                self._read = (None, str(path), exc)
+                self._read = (None, str(where), exc)
         baseline, path, error = self._read
         if error is not None:
             raise error
@@ -51,7 +51,9 @@ def _stored(baseline: Any, path: str, result: Any, retriever: str) -> Tuple[Dict
     entry = baseline.retrievers.get(retriever)
     name = Path(path).name
     if entry is None:
-        raise ConfigError(f"{name} has no rankings of retriever {retriever!r} (added since?); {REWRITE_HINT}", file=path)
+        raise ConfigError(
+            f"{name} has no rankings of retriever {retriever!r} (added since?); {REWRITE_HINT}", file=path
+        )
     top, canary = entry.get("top"), entry.get("canary")
     if not top and not canary:
         raise ConfigError(

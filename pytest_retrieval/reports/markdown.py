@@ -455,10 +455,13 @@ def _result_blocks(sv: SuiteView, level: int, left: List[str]) -> List[str]:
     u = _unjudged(sv)
     if u:
         blocks.append(u)
-    stability = stability_lines(sv.s.get("stability"))
-    if stability:  # the same words as the terminal summary, one bullet a line
-        blocks.append("\n".join(f"- {esc(line.strip(), 400)}" for line in stability))
-    return blocks
+    return blocks + _stability(sv)
+
+
+def _stability(sv: SuiteView) -> List[str]:
+    """The stability section (issue #33) in the terminal summary's words, one bullet a line."""
+    lines = stability_lines(sv.s.get("stability"))
+    return ["\n".join(f"- {esc(line.strip(), 400)}" for line in lines)] if lines else []
 
 
 def _recent(sv: SuiteView) -> str:

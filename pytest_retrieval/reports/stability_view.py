@@ -56,5 +56,7 @@ def _gate_lines(section: Mapping[str, Any]) -> List[str]:
         mark = "PASS" if o.get("passed") else "FAIL"
         value = o.get("value")
         shown = f"{value:.4f}" if isinstance(value, (int, float)) else "n/a"
-        out.append(f"  {mark}  {o['retriever']} stability:{o['measure']} = {shown} ({o['op']} {o['threshold']:.4f})")
+        out.append(
+            f"  {mark}  {o['retriever']} stability:{o['measure']} = {shown} ({o['op']} {o['threshold']:.4f})"
+        )
     return out

@@ -36,7 +36,9 @@ def test_gates_with_their_direction_and_depth(tmp_path: Path) -> None:
     )
     gates = {g.measure: g for g in suite.stability}
     assert set(gates) == {"rbo@10", "top1_changed", "rbo(0.95)@100", "rank_change@10"}
-    assert gates["rbo@10"].op == ">=" and gates["top1_changed"].op == "<=" and gates["rank_change@10"].op == "<="
+    assert (
+        gates["rbo@10"].op == ">=" and gates["top1_changed"].op == "<=" and gates["rank_change@10"].op == "<="
+    )
     assert gates["top1_changed"].k == 1 and gates["rbo@10"].origin.endswith(":11")
     assert run_depth(suite, 0) == 100  # deeper than evaluation.depth: the gate needs its top 100
     assert not suite.floors  # a suite of stability gates alone is a suite
@@ -68,6 +70,8 @@ def test_a_mistake_is_one_line(tmp_path: Path, extra: str, fragments: list) -> N
 
 def test_an_empty_canary_file_name_is_refused(tmp_path: Path) -> None:
     p = tmp_path / "retrieval_s.yaml"
-    p.write_text(BASE.replace("judgments:\n", "judgments:\n  canary: ' '\n") + "stability:\n  bm25: {rbo@10: 0.9}\n")
+    p.write_text(
+        BASE.replace("judgments:\n", "judgments:\n  canary: ' '\n") + "stability:\n  bm25: {rbo@10: 0.9}\n"
+    )
     with pytest.raises(ConfigError, match="name the canary queries file"):
         load_suite(p)

@@ -61,13 +61,17 @@ def test_stored_too_shallow_or_nothing_compared_is_an_error() -> None:
         judge_stability("s", gate, _compared(depth=10), texts={}, titles={}, judged_docs={})
     empty = compare_rankings({}, {"q": ["a"]}, canary=set(), old_texts={}, new_texts={}, depth=10)
     with pytest.raises(ConfigError, match="no query of this run has a ranking in the baseline"):
-        judge_stability("s", StabilityGate("bm25", "rbo@10", ">=", 0.9, 10), empty, texts={}, titles={}, judged_docs={})
+        judge_stability(
+            "s", StabilityGate("bm25", "rbo@10", ">=", 0.9, 10), empty, texts={}, titles={}, judged_docs={}
+        )
 
 
 def test_kendall_tau_undefined_everywhere_is_an_error() -> None:
     c = compare_rankings({"q": ["a"]}, {"q": ["b"]}, canary=set(), old_texts={}, new_texts={}, depth=10)
     with pytest.raises(ConfigError, match="undefined for every compared query"):
-        judge_stability("s", StabilityGate("r", "kendall_tau@10", ">=", 0.5, 10), c, texts={}, titles={}, judged_docs={})
+        judge_stability(
+            "s", StabilityGate("r", "kendall_tau@10", ">=", 0.5, 10), c, texts={}, titles={}, judged_docs={}
+        )
 
 
 def test_measure_names() -> None:

@@ -89,7 +89,9 @@ def test_canary_stability_workflow(pytester, capsys) -> None:
     assert main(["judge", "pool", "--from-diff", str(pytester.path / "report.json"), "-o", str(pairs)]) == 0
     rows = [json.loads(line) for line in pairs.read_text().splitlines()]
     assert rows and all(r["grade"] is None and r["title"] for r in rows)
-    entered = {(c["query"], e["doc"]) for c in bm25["most_changed"] for e in c["entered"] if e["grade"] is None}
+    entered = {
+        (c["query"], e["doc"]) for c in bm25["most_changed"] for e in c["entered"] if e["grade"] is None
+    }
     assert {(r["query_id"], r["doc_id"]) for r in rows} == entered
     assert "to annotate" in capsys.readouterr().err
 
