@@ -68,6 +68,12 @@ class Suite:
         return conceal(repr(value), self.interpolated)
 
     @property
+    def stability_metrics(self) -> List[str]:
+        """The stability gates' measures (``rbo@10``, ...): the depth the baseline keeps
+        (gates/rankings.py ``ranking_depth``)."""
+        return [g.measure for g in self.stability]
+
+    @property
     def reference_run(self) -> str:
         """``regression.reference.run``: the stored run the reference gates compare with."""
         reg = self.model.regression

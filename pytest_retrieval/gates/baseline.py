@@ -60,6 +60,7 @@ __all__ = [
     "FORMAT_VERSION",
     "Baseline",
     "BaselineMissing",
+    "RankingsMissing",
     "write_baseline",
     "read_baseline",
     "baseline_from_result",
@@ -79,6 +80,15 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 class BaselineMissing(ConfigError):
     """No baseline file yet (first run, or never written): not an error by itself."""
+
+
+class RankingsMissing(ConfigError):
+    """The baseline (or stored run) keeps no rankings deep enough for a stability measure."""
+
+
+_REWRITE_FOR_STABILITY = (
+    "stability comparisons need a rewritten baseline (pytest --retrieval-baseline-update)"
+)
 
 
 # =========================================================================== baseline
@@ -112,6 +122,33 @@ class Baseline:
     def top(self, retriever: str) -> Dict[str, List[str]]:
         """Each query's top-k doc ids of a retriever ({} when the baseline predates them)."""
         return dict((self.retrievers.get(retriever) or {}).get("top") or {})
+
+    def top_depth(self, retriever: str) -> Optional[int]:
+        """The depth its top lists were cut at (a shorter list: the retriever returned fewer
+        documents), or None when the baseline predates ``top_depth`` (issue #33)."""
+        depth = (self.retrievers.get(retriever) or {}).get("top_depth")
+        return depth if isinstance(depth, int) and not isinstance(depth, bool) else None
+
+    def stored_rankings(self, retriever: str, k: int) -> Dict[str, List[str]]:
+        """Each query's top ``k`` doc ids of a retriever, for the stability measures (issue
+        #33). :class:`RankingsMissing` (one line, naming what is missing) when the baseline has
+        no rankings of that retriever, was written before their depth was recorded, or keeps
+        them less than ``k`` deep: stability comparisons need a rewritten baseline."""
+        entry = self.retrievers.get(retriever)
+        if entry is None:
+            raise RankingsMissing(f"the baseline has no retriever {retriever!r}: {_REWRITE_FOR_STABILITY}")
+        depth = self.top_depth(retriever)
+        if depth is None:
+            raise RankingsMissing(
+                f"the baseline's rankings of {retriever!r} have no recorded depth (written before the "
+                f"stability measures, or without rankings): {_REWRITE_FOR_STABILITY}"
+            )
+        if depth < k:
+            raise RankingsMissing(
+                f"the baseline keeps the top {depth} of each ranking of {retriever!r}, a stability "
+                f"measure needs the top {k}: {_REWRITE_FOR_STABILITY}"
+            )
+        return {q: list(docs[:k]) for q, docs in (entry.get("top") or {}).items()}
 
     def as_json(self) -> Dict[str, Any]:
         return {
@@ -164,7 +201,6 @@ def _retriever_entry(result: Any, rr: Any, metrics: Optional[Sequence[str]]) -> 
     """One retriever's metrics (all, or ``metrics``) per query and aggregated, its latency
     summary and its top documents."""
     from .rankings import ranking_depth, top_ids
-    from .stability import stability_depth
 
     ev = rr.evaluation
     keys = [m for m in ev.per_query if metrics is None or m in metrics]
@@ -177,10 +213,10 @@ def _retriever_entry(result: Any, rr: Any, metrics: Optional[Sequence[str]]) -> 
         _add_judged(entry, result, rr.name)
     if rr.latency is not None:
         entry["latency_ms"] = rr.latency.as_dict()
-    depth = max(ranking_depth(result.suite), stability_depth(result.suite.stability, bool(result.canary)))
-    entry["top"] = top_ids(rr.run, ev.evaluated, depth)  # for ranking diffs and stability gates
+    depth = ranking_depth(result.suite)  # the stability gates' k included (suite.stability_metrics)
+    entry["top"] = top_ids(rr.run, ev.evaluated, depth)  # ranking diffs, stability measures
     entry["top_depth"] = depth
-    if result.canary:  # the canary queries' rankings (judgments.canary), for the stability gates
+    if getattr(result, "canary", None):  # the canary queries' rankings (judgments.canary): stability gates
         entry["canary"] = top_ids(result.canary_runs.get(rr.name, {}), result.canary, depth)
     return entry
 
@@ -381,10 +417,23 @@ def _check_retriever(name: str, entry: Any, err: _Errors) -> Dict[str, Any]:
     for key in ("top", "canary"):  # optional (older baselines): {qid: [doc ids]}
         if not _is_top_ids(clean.get(key, {})):
             raise err("expected an object {query id: [doc ids]}", key=f"{base}.{key}")
-    depth = clean.get("top_depth", 0)
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
-        raise err(f"expected a whole number of ranks, got {depth!r}", key=f"{base}.top_depth")
+    _check_top_depth(clean, base, err)
     return clean
+
+
+def _check_top_depth(entry: Mapping[str, Any], base: str, err: _Errors) -> None:
+    """``top_depth`` (optional: older baselines): the depth the top lists were cut at, a positive
+    integer no stored list is longer than, and no list holding a document twice."""
+    if "top_depth" not in entry:
+        return
+    depth = entry["top_depth"]
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise err(f"expected a positive integer, got {depth!r}", key=f"{base}.top_depth")
+    for qid, docs in (entry.get("top") or {}).items():
+        if len(docs) > depth:
+            raise err(f"{len(docs)} documents, more than top_depth {depth}", key=f"{base}.top.{qid}")
+        if len(set(docs)) != len(docs):
+            raise err("a document is twice in the ranking", key=f"{base}.top.{qid}")
 
 
 def _check_aggregate(aggregate: Any, key: str, err: _Errors) -> Dict[str, float]:

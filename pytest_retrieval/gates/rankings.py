@@ -10,8 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-#: The deepest ranking a baseline keeps per query, whatever the gated cut-offs.
+#: The deepest ranking a baseline keeps per query for the relevance gates' diffs.
 MAX_DEPTH = 20
+#: The deepest ranking a baseline (and a run record) keeps per query for the stability measures
+#: (``rbo@100``: issue #33).
+STABILITY_MAX_DEPTH = 100
 #: The rankings shown side by side (and diffed) in every report.
 SHOWN = 10
 
@@ -19,7 +22,9 @@ SHOWN = 10
 def ranking_depth(suite: Any) -> int:
     """k for the rankings kept in baselines and reports: the deepest gated cut-off (floors and
     regression metrics; a metric without one, e.g. ``map``, counts as the maximum), at least
-    :data:`SHOWN` and at most :data:`MAX_DEPTH`."""
+    :data:`SHOWN` and at most :data:`MAX_DEPTH`; or deeper, up to :data:`STABILITY_MAX_DEPTH`,
+    for the suite's stability measures (``suite.stability_metrics``: metric names such as
+    ``rbo@100``, when the suite has them)."""
     from ..measures.metrics import parse_metric
 
     names = [f.metric for f in getattr(suite, "floors", ())]
@@ -32,7 +37,28 @@ def ranking_depth(suite: Any) -> int:
         except ValueError:  # latency, abstention: no ranking depth
             continue
         deepest = max(deepest, m.k if m.k is not None else MAX_DEPTH)
-    return min(deepest, MAX_DEPTH)
+    return max(min(deepest, MAX_DEPTH), stability_depth(getattr(suite, "stability_metrics", None) or ()))
+
+
+def stability_depth(metrics: Iterable[Any]) -> int:
+    """The depth the comparison measures among ``metrics`` need (their deepest k; 1 for
+    ``top1_changed``), at most :data:`STABILITY_MAX_DEPTH`; 0 without one. ``ValueError`` for a
+    deeper k, which no baseline stores."""
+    from ..measures.metrics import parse_metric
+    from ..measures.registry import BY_NAME
+
+    deepest = 0
+    for name in metrics:
+        m = parse_metric(name)
+        if not BY_NAME[m.name].compares_rankings:
+            continue
+        k = 1 if m.k is None else m.k
+        if k > STABILITY_MAX_DEPTH:
+            raise ValueError(
+                f"{m}: a stability measure compares at most the top {STABILITY_MAX_DEPTH} (what a baseline stores)"
+            )
+        deepest = max(deepest, k)
+    return deepest
 
 
 def top_ids(run: Mapping[str, Any], qids: Iterable[str], k: int) -> Dict[str, List[str]]:

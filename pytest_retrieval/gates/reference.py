@@ -66,6 +66,7 @@ def reference_from_record(
         for r in entry.get("retrievers") or []
         if isinstance(r, Mapping)
     }
+    _add_top_depth(retrievers, rankings, entry.get("k"))
     return Baseline(
         suite=suite,
         created=str(run.get("time") or run.get("created") or ""),
@@ -73,6 +74,14 @@ def reference_from_record(
         fingerprint=dict(fingerprint),
         retrievers=retrievers,
     )
+
+
+def _add_top_depth(retrievers: Dict[str, Dict[str, Any]], rankings: Mapping[str, Any], depth: Any) -> None:
+    """``top_depth``: the depth ``k`` the record's rankings were cut at (reports/details.py), for
+    the stability measures (:meth:`.baseline.Baseline.stored_rankings`)."""
+    if isinstance(depth, int) and not isinstance(depth, bool) and depth > 0:
+        for name in set(retrievers) & set(rankings):
+            retrievers[name]["top_depth"] = depth
 
 
 def _suite_entry(record: Mapping[str, Any], suite: str, ref: str) -> Mapping[str, Any]:

@@ -41,7 +41,7 @@ COMPARISON_MEASURES: Tuple[Measure, ...] = (
         param=COMPARISON_P,
         doc=(
             f"RBO's lower bound on the compared depth {_RBO}, eq. 11: the documents past the top "
-            "k assumed disjoint (0.857 for two identical top 10 at p = 0.9)"
+            "k assumed disjoint (0.856 for two identical top 10 at p = 0.9)"
         ),
     ),
     Measure(

@@ -85,6 +85,41 @@ and the counts `num_ret`, `num_rel`, `num_rel_ret` (the sum, as trec_eval prints
 The counts are reported, never gated (a floor or baseline comparison on one is refused);
 `gm_map` can be a floor but not a baseline comparison, which tests a mean difference.
 
+## Comparing two rankings (no judgments)
+
+`rbo@k`, `rbo_min@k`, `rbo_res@k`, `jaccard@k`, `overlap@k`, `top1_changed`,
+`topk_changed@k`, `kendall_tau@k` and `rank_change@k` compare two rankings of one query, a
+reference's (the baseline's, a stored run's) and this run's, and need no judgments: they say
+how much the rankings moved, on any query, labelled or not (issue #33). `evaluate` never
+scores them against qrels (`evaluate -m rbo@10` is refused); `measures/stability.py` computes
+them on arrays, one value per query.
+
+Rank-biased overlap (W. Webber, A. Moffat, J. Zobel, "A similarity measure for indefinite
+rankings", ACM TOIS 28(4), 2010): with X_d the documents the two rankings share in their first
+d and persistence p (`rbo(0.9)@10`; 0.9 when not given: the first 10 ranks carry 86% of the
+weight, the paper's eq. 21), RBO = (1 - p) sum_{d >= 1} p^(d-1) X_d / d. On the top k only
+part of that sum is seen, so three numbers are reported:
+
+- `rbo_min@k` (eq. 11): the lower bound, every document past the top k assumed disjoint;
+- `rbo_res@k` (eq. 30): the residual, what those unseen documents could still add. The
+  full rankings' RBO lies in [rbo_min, rbo_min + rbo_res]: the residual is the uncertainty
+  that comes from looking at the top k only (0.144 for two identical top 10 at p = 0.9;
+  it shrinks as k grows);
+- `rbo@k` (RBO_ext, eq. 32): the point estimate, the agreement seen at depth k carried past
+  it. Two identical top 10 have rbo@10 = 1 and rbo_min@10 = 0.856; this is the one to gate.
+
+A ranking shorter than k (the retriever returned fewer documents) is an uneven list, as the
+paper's section 4.3 treats it. Two empty rankings are identical (1, residual 0); an empty and a
+non-empty one share nothing (0, residual 0). `jaccard@k` is |A n B| / |A u B| of the two
+top-k sets, `overlap@k` |A n B| / the longer top k (the paper's agreement A_k when both hold
+k). `top1_changed` and `topk_changed@k` are 0 or 1 per query (the top k compared as ordered
+lists): their mean is the share of queries that changed. `kendall_tau@k` is Kendall's tau
+between the two ranks of the documents in both top k and `rank_change@k` their mean absolute
+rank change; both are undefined (NaN, counted apart, never averaged in) when too few
+documents are shared (two for tau, one for the rank change). Checked against a transcription of
+the paper's formulas and the `rbo` package (10,000 random pairs, 1e-12) and scipy's
+`kendalltau` (`tests/measures/test_stability.py`).
+
 ## Measures
 
 | metric | also spelt | trec_eval | ir_measures | ranx | counts | definition |

@@ -65,9 +65,14 @@ def _stored(baseline: Any, path: str, result: Any, retriever: str) -> Tuple[Dict
             f"{name} has no rankings of the canary queries (written before judgments.canary was set); {REWRITE_HINT}",
             file=path,
         )
-    stored = {**(top or {}), **(canary or {})}
-    depth = entry.get("top_depth") or max((len(v) for v in stored.values()), default=0)
-    return stored, int(depth)
+    depth = baseline.top_depth(retriever)
+    if depth is None:
+        raise ConfigError(
+            f"{name}: the rankings of {retriever!r} have no recorded depth (written before the stability "
+            f"measures); {REWRITE_HINT}",
+            file=path,
+        )
+    return {**(top or {}), **(canary or {})}, int(depth)
 
 
 def _compare(baseline: Any, path: str, result: Any, retriever: str) -> Compared:
