@@ -30,7 +30,8 @@ CANARY = {f"c{i}": f"delta{i} epsilon{i % 3} alpha" for i in range(7)}
 
 
 def _index(url: str, name: str) -> None:
-    http(url, "PUT", f"/{name}", {"settings": {"number_of_shards": 1, "number_of_replicas": 0}})
+    settings = {"settings": {"number_of_shards": 1, "number_of_replicas": 0}}
+    http(url, "PUT", f"/{name}", settings, timeout=60)  # a loaded CI machine: the shard takes a while
     lines = []
     for d, t in DOCS.items():
         lines += [json.dumps({"index": {"_index": name, "_id": d}}), json.dumps({"text": t})]
@@ -40,7 +41,7 @@ def _index(url: str, name: str) -> None:
         method="POST",
         headers={"Content-Type": "application/x-ndjson"},
     )
-    urllib.request.urlopen(req, timeout=30).read()
+    urllib.request.urlopen(req, timeout=60).read()
 
 
 @pytest.fixture(scope="module")
