@@ -114,4 +114,4 @@ def test_replica_change_and_recreated_index_pass_the_stability_gate(live_index, 
     _index(instance.url, name)
     outcomes = _gates(path)
     assert all(o.passed for o in outcomes), [o.message for o in outcomes]
-    assert outcomes[0].value == 1.0
+    assert outcomes[0].value == pytest.approx(1.0, abs=1e-12)

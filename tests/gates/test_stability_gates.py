@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from pytest_retrieval.cli.app import main
 
 pytest_plugins = ["pytester"]
@@ -69,7 +71,11 @@ def test_canary_stability_workflow(pytester, capsys) -> None:
     result.assert_outcomes(passed=2)
     section = report["suites"][0]["stability"]
     rbo = next(o for o in section["outcomes"] if o["measure"] == "rbo@10")
-    assert rbo["value"] == 1.0 and rbo["canary"]["queries"] == 3 and rbo["judged"]["queries"] == 2
+    assert (
+        rbo["value"] == pytest.approx(1.0, abs=1e-12)
+        and rbo["canary"]["queries"] == 3
+        and rbo["judged"]["queries"] == 2
+    )
     assert "3 canary queries: 100% top 10 unchanged" in result.stdout.str()
 
     # ranking changes (the text searched too: documents enter); a canary's text changed is left out and counted
