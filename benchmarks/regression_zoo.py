@@ -41,7 +41,19 @@ from typing import Callable, Dict, List, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from zoo_changes import HARMFUL, HARMLESS, Change  # noqa: E402
 from zoo_data import MAX_DROP, SHARED, Case, build_base, copy_case  # noqa: E402
-from zoo_outcome import FULL_FILE, GATE_FILE, classify, largest_drop, read_items, read_metrics, verdict  # noqa: E402
+from zoo_outcome import (  # noqa: E402
+    FULL_FILE,
+    GATE_FILE,
+    classify,
+    largest_drop,
+    read_items,
+    read_metrics,
+    read_stability,
+    verdict,
+)
+
+#: the documented default floor of a stability gate's mean RBO@10 (docs/how-to/stability.md)
+DEFAULT_RBO = 0.85
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ("scifact", "nfcorpus")
@@ -62,6 +74,8 @@ class Row:
     gate_drop: Optional[float]  # that retriever's drop on the gate queries
     seconds: float
     detail: str
+    rbo: Optional[float] = None  # the lowest mean RBO@10 of a retriever over every query as a canary
+    rbo_retriever: Optional[str] = None
 
 
 def run_pytest(folder: Path, update: bool = False) -> float:
@@ -88,6 +102,7 @@ def run_change(base: Case, base_metrics: Dict[str, Dict[str, float]], change: Ch
     seconds = run_pytest(case.root)
     result = classify(read_items(case.root / "junit.xml"), change.added_retrievers)
     metrics = read_metrics(case.root / "report.json")
+    rbo_retriever, rbo = read_stability(case.root / "report.json")
     worst, cost = largest_drop(base_metrics.get(FULL_FILE, {}), metrics.get(FULL_FILE, {}))
     if worst is None:  # no full suite: the largest drop on the gate queries
         worst, gate_drop = largest_drop(base_metrics[GATE_FILE], metrics.get(GATE_FILE, {}))
@@ -107,6 +122,8 @@ def run_change(base: Case, base_metrics: Dict[str, Dict[str, float]], change: Ch
         gate_drop,
         seconds,
         result.detail,
+        rbo,
+        rbo_retriever,
     )
 
 
@@ -149,15 +166,16 @@ def fmt_num(value: Optional[float]) -> str:
 def format_row(row: Row) -> str:
     kind = "harmful" if row.harmful else "harmless"
     cost = f"{fmt_num(row.cost)} {row.cost_retriever or '-':<8}"
+    rbo = "     -" if row.rbo is None else f"{row.rbo:.4f} {row.rbo_retriever or '-':<8}"
     return (
         f"  {row.dataset:<8} {row.engine[:7]:<7} {kind:<8} {row.change:<38} {row.verdict:<7} "
-        f"{cost} {fmt_num(row.gate_drop)} {row.seconds:4.0f}s  {row.detail[:120]}"
+        f"{cost} {fmt_num(row.gate_drop)} {rbo:<15} {row.seconds:4.0f}s  {row.detail[:120]}"
     )
 
 
 HEADER = (
     f"  {'dataset':<8} {'engine':<7} {'kind':<8} {'change':<38} {'verdict':<7} "
-    f"{'cost(full)':<16} {'gate':>7} {'time':>5}  detail"
+    f"{'cost(full)':<16} {'gate':>7} {'rbo@10 (min)':<15} {'time':>5}  detail"
 )
 
 
@@ -179,13 +197,37 @@ def summary(rows: List[Row]) -> List[str]:
             f"costing >= {2 * MAX_DROP:g}: {len(big) - len(big_missed)}/{len(big)} caught"
             + (f" (not: {'; '.join(big_missed)})" if big_missed else "")
         )
+        lines.append(rbo_line(big, harmless))
     return lines
 
 
-def selected(only: Optional[int], engine: str, interleave: bool = False) -> List[Change]:
-    """The first ``only`` changes of each kind; harmful ones first, or taking turns."""
-    harmful = [c for c in HARMFUL if c.applies_to(engine)]
-    harmless = [c for c in HARMLESS if c.applies_to(engine)]
+def rbo_line(big: List[Row], harmless: List[Row]) -> str:
+    """Whether one mean RBO@10 floor separates the harmful changes costing >= 2 x max_drop
+    (below it) from the harmless ones (at or above it), and the default's verdict."""
+    lows = [r.rbo for r in big if r.rbo is not None]
+    highs = [r.rbo for r in harmless if r.rbo is not None]
+    if not lows or not highs:
+        return "  rbo@10: not measured (no stability section in the reports)"
+    top, bottom = max(lows), min(highs)
+    below = sum(r < DEFAULT_RBO for r in lows)
+    above = sum(r >= DEFAULT_RBO for r in highs)
+    split = (
+        f"any floor in ({top:.4f}, {bottom:.4f}] separates them"
+        if top < bottom
+        else f"no single floor separates them (highest harmful {top:.4f} >= lowest harmless {bottom:.4f})"
+    )
+    return (
+        f"  rbo@10 (lowest retriever mean over every query as a canary): harmful costing >= {2 * MAX_DROP:g} "
+        f"at most {top:.4f}, harmless at least {bottom:.4f}: {split}; the default {DEFAULT_RBO} puts "
+        f"{below}/{len(lows)} harmful below it and {above}/{len(highs)} harmless at or above it"
+    )
+
+
+def selected(only: Optional[int], engine: str, interleave: bool = False, kind: str = "both") -> List[Change]:
+    """The first ``only`` changes of each kind (or of ``kind`` alone); harmful ones first, or
+    taking turns."""
+    harmful = [c for c in HARMFUL if c.applies_to(engine) and kind != "harmless"]
+    harmless = [c for c in HARMLESS if c.applies_to(engine) and kind != "harmful"]
     if only is not None:
         harmful, harmless = harmful[:only], harmless[:only]
     if not interleave:
@@ -210,6 +252,17 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
         "--summarize", type=Path, nargs="+", default=None, help="print the summary of saved --json files"
     )
     ap.add_argument("--json", type=Path, default=None, help="also write every row here")
+    ap.add_argument(
+        "--match",
+        default=None,
+        help="only the changes whose name contains one of these '|'-separated texts",
+    )
+    ap.add_argument(
+        "--kind",
+        choices=("both", "harmful", "harmless"),
+        default="both",
+        help="run only the harmful or the harmless changes (two processes side by side; --summarize both)",
+    )
     args = ap.parse_args(argv)
     args.datasets = [d for d in args.dataset.split(",") if d]
     args.engines = [e for e in args.engine.split(",") if e]
@@ -259,7 +312,10 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     for engine in args.engines:
         for dataset in args.datasets:
-            run_setup(args.out, dataset, engine, selected(args.only, engine, args.interleave), record=record)
+            changes = selected(args.only, engine, args.interleave, args.kind)
+            if args.match:
+                changes = [c for c in changes if any(m and m in c.name for m in args.match.split("|"))]
+            run_setup(args.out, dataset, engine, changes, record=record)
     print()
     for line in summary(rows):
         print(line)

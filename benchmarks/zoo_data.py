@@ -124,6 +124,9 @@ def suite_dicts(dataset: str, engine: str) -> Tuple[Dict[str, Any], Dict[str, An
     gate = {"suite": f"zoo-{dataset}-gate", **copy.deepcopy(common)}
     gate["judgments"]["qrels"] = "data/qrels_gate.tsv"
     gate["regression"] = {"max_drop": {"ndcg@10": MAX_DROP}}
+    # every query of the collection as a canary (labels ignored): mean RBO@10 against the
+    # baseline's rankings beside the relevance drop (issue #33; the JSON report's stability)
+    gate["judgments"]["canary"] = "data/queries.jsonl"
     full = {"suite": f"zoo-{dataset}-full", **copy.deepcopy(common)}
     full["judgments"]["qrels"] = "data/qrels_full.tsv"
     # one always-met floor per retriever: the suite has items, so pytest runs it

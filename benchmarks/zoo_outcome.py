@@ -121,3 +121,25 @@ def largest_drop(base: Dict[str, float], changed: Dict[str, float]) -> Tuple[Opt
         return None, None
     worst = max(drops, key=lambda r: drops[r])
     return worst, drops[worst]
+
+
+def read_stability(report: Path, k: int = 10) -> Tuple[Optional[str], Optional[float]]:
+    """(the retriever whose mean RBO@k against the baseline's rankings is lowest, that mean)
+    over every query of the gate suite (canary and judged), from a ``--retrieval-report`` JSON;
+    (None, None) without a stability section."""
+    if not report.exists():
+        return None, None
+    data = json.loads(report.read_text(encoding="utf-8"))
+    means: Dict[str, float] = {}
+    for suite in data.get("suites", []):
+        if Path(suite.get("file") or "").name != GATE_FILE:
+            continue
+        for name, r in ((suite.get("stability") or {}).get("retrievers") or {}).items():
+            groups = [r.get(g) or {} for g in ("canary", "judged")]
+            n = sum(g.get("queries") or 0 for g in groups)
+            if n and not r.get("note"):
+                means[name] = sum((g.get("queries") or 0) * (g.get(f"rbo@{k}") or 0.0) for g in groups) / n
+    if not means:
+        return None, None
+    worst = min(means, key=lambda r: means[r])
+    return worst, means[worst]

@@ -30,6 +30,7 @@ from .schema import (
     WeightedRetrieverConfig,
 )
 from .teams import Team, load_teams
+from .stability import parse_stability
 from .yamlio import (
     Interpolated,
     KeyPath,
@@ -59,6 +60,7 @@ class Suite:
     metrics: List[str]  # canonical metrics to evaluate (summary + floors)
     regression: List[BaselineGate] = field(default_factory=list)  # (retriever, metric, max_drop)
     reference: List[ReferenceGate] = field(default_factory=list)  # against a pinned run of the history
+    stability: List[Any] = field(default_factory=list)  # gates.stability.StabilityGate
     expectations: List[Any] = field(default_factory=list)  # gates.expectations.Expectation
     files: List[str] = field(default_factory=list)  # every file that went into it
     teams: List[Team] = field(default_factory=list)  # team threshold files (config/teams.py)
@@ -68,6 +70,12 @@ class Suite:
     def shown(self, value: Any) -> str:
         """``repr(value)``, or the variable's name when the value came from ``${VAR}``."""
         return conceal(repr(value), self.interpolated)
+
+    @property
+    def stability_metrics(self) -> List[str]:
+        """The stability gates' measures (``rbo@10``, ...): the depth the baseline keeps
+        (gates/rankings.py ``ranking_depth``)."""
+        return [g.measure for g in self.stability]
 
     @property
     def reference_run(self) -> str:
@@ -259,9 +267,11 @@ def load_suite(
     suite.regression = parse_regression(suite, metrics)  # appends the metrics compared
     suite.reference = parse_reference(suite, metrics)
     suite.expectations = _parse_expectations(suite)
-    if not suite.floors and not suite.regression and not suite.expectations:
+    suite.stability = parse_stability(suite)
+    if not suite.floors and not suite.regression and not suite.expectations and not suite.stability:
         raise suite.error(
-            ("floors",), "no floors: a suite must gate at least one retriever metric (or golden query)"
+            ("floors",),
+            "no floors: a suite must gate at least one retriever metric (or golden query, or stability measure)",
         )
     suite.metrics = metrics
     return suite
@@ -301,6 +311,8 @@ def _check_judgments(suite: Suite) -> None:
     j = suite.model.judgments
     if not (j.beir or j.qrels or j.inline):
         raise suite.error(("judgments",), "needs one of: beir, qrels (+ queries), inline")
+    if j.canary is not None and not j.canary.strip():
+        raise suite.error(("judgments", "canary"), "name the canary queries file (JSONL or TSV, as queries)")
     if j.qrels and not (j.queries or j.beir):
         raise suite.error(("judgments", "qrels"), "qrels given without queries (add judgments.queries)")
 

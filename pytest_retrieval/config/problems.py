@@ -80,7 +80,11 @@ def _problem(err: Any, data: Any) -> Tuple[KeyPath, str]:
     described = _BY_TYPE.get(err.get("type", ""))
     if described is not None:
         return described(err, data, key)
-    if key[:1] == ("floors",) or key[:2] == ("regression", "max_drop") or key[:3] == _TOTAL_DROP:
+    if (
+        key[:1] in (("floors",), ("stability",))
+        or key[:2] == ("regression", "max_drop")
+        or key[:3] == _TOTAL_DROP
+    ):
         return key, _not_a_gate_number(err.get("input"))
     if "input" in err and not isinstance(err.get("input"), (dict, list)):
         return key, f"{err['msg']} (got {shown(err.get('input'))})"

@@ -35,6 +35,10 @@ from ..models.embedders import PrecomputedEmbedderConfig as PrecomputedEmbedderC
 from ..models.rerankers import RerankerConfig
 from ..models.sparse import SparseEncoderConfig
 from .ownership import GateOwnership
+from .gate_models import FloorValue, RegressionConfig, StabilityGates
+from .gate_models import GateNumber as GateNumber
+from .gate_models import Margin as Margin
+from .gate_models import ReferenceConfig as ReferenceConfig
 from .scalars import ANY, ScalarRules
 
 
@@ -130,6 +134,12 @@ class JudgmentsConfig(_Strict):
     qrels: Optional[str] = Field(None, description="Qrels file (TREC, BEIR TSV or JSONL).")
     corpus: Optional[str] = Field(None, description="Corpus JSONL (for throwaway/embedded indexes).")
     tags: Optional[str] = Field(None, description="Per-query tags (TSV or JSONL).")
+    canary: Optional[str] = Field(
+        None,
+        description="Canary queries file (JSONL or TSV, as queries): unlabelled queries (e.g. a "
+        "judge sample of production logs) run through every retriever and scored by the stability "
+        "measures only, never by relevance measures (docs/how-to/stability.md).",
+    )
     inline: Optional[List[InlineQuery]] = None
     documents: Optional[List[InlineDocument]] = None
     relevance_threshold: Annotated[int, Field(ge=1)] = Field(
@@ -449,50 +459,6 @@ class LatencyConfig(_Strict):
     )
 
 
-Margin = Annotated[float, Field(ge=0, le=1, strict=True, allow_inf_nan=False)]  # max_drop, max_total_drop
-
-
-class ReferenceConfig(_Strict):
-    """A cumulative budget against a pinned run of the history (issue #37; gates/reference.py)."""
-
-    run: str = Field(description="The stored run: a tag, a commit or a run id of --retrieval-history.")
-    max_total_drop: Dict[str, Margin] = Field(
-        description="metric -> the largest mean drop since the reference run, e.g. {ndcg@10: 0.02}.",
-        min_length=1,
-    )
-    allow_partial: Annotated[bool, Field(strict=True)] = Field(False, description="A partial run may serve.")
-
-
-class RegressionConfig(_Strict):
-    """Paired comparison of every query against a committed baseline (non-inferiority)."""
-
-    baseline: Optional[str] = Field(
-        None, description="Baseline JSON (default: <suite file stem>.baseline.json beside it)."
-    )
-    max_drop: Dict[str, Margin] = Field(
-        description="metric -> the largest mean drop tolerated, e.g. {ndcg@10: 0.01}.", min_length=1
-    )
-    retrievers: Optional[List[str]] = Field(None, description="Retrievers compared (default: all).")
-    strata: bool = Field(False, description="Also one gate per query tag, Holm-corrected across tags.")
-    confidence: Annotated[float, Field(gt=0.5, lt=1)] = 0.95
-    resamples: Annotated[int, Field(ge=100)] = 10000
-    seed: int = 0
-    min_compared: Annotated[float, Field(gt=0, le=1, strict=True, allow_inf_nan=False)] = Field(
-        0.8,
-        description="The share of the baseline's queries that must be unchanged (text and "
-        "judgments) for a comparison: below it, or when the queries left out make the gate "
-        "blind to max_drop, the comparison is refused.",
-    )
-    on_fingerprint_mismatch: Literal["floors_only", "error"] = Field(
-        "floors_only",
-        description="When a comparison is refused (the metric profile changed, or too few "
-        "queries are unchanged): skip with the reason (floors only), or an error.",
-    )
-    reference: Optional[ReferenceConfig] = Field(
-        None, description="Also compare with a pinned run of the history: <retriever>::reference:<metric>."
-    )
-
-
 class UnanswerableConfig(_Strict):
     """Queries with no relevant document in the corpus, scored by whether the retriever abstains."""
 
@@ -556,13 +522,6 @@ class ExpectationConfig(_Strict):
         return self
 
 
-# The one number rule for gates (floors, regression max_drop): a finite number written as a
-# number. A boolean (YAML's yes/no/on/off), a string (an interpolated ${VAR} included) or
-# .nan/.inf is a config error, never a floor of 0, 1 or NaN that always passes.
-GateNumber = Annotated[float, Field(strict=True, allow_inf_nan=False)]
-FloorValue = GateNumber
-
-
 class SuiteFile(_Strict, GateOwnership):
     """Schema of a pytest-retrieval suite file (``owner``, ``mention``, ``teams``, ``overrides``: ownership.py)."""
 
@@ -578,6 +537,13 @@ class SuiteFile(_Strict, GateOwnership):
     retrievers: Dict[str, RetrieverConfig] = Field(min_length=1)
     regression: Optional[RegressionConfig] = None
     unanswerable: Optional[UnanswerableConfig] = None
+    stability: StabilityGates = Field(
+        default_factory=dict,
+        description="retriever -> {stability measure: threshold} against the baseline's stored "
+        "rankings, e.g. {rrf: {rbo@10: 0.9, top1_changed: 0.05}}: similarities (rbo, jaccard, "
+        "overlap, kendall_tau) pass when value >= threshold, shares of changed queries and rank "
+        "changes when value <= threshold.",
+    )
     floors: Dict[str, Dict[str, FloorValue]] = Field(
         default_factory=dict,
         description="retriever -> {metric: floor}. Quality metrics pass when value >= floor; "

@@ -20,5 +20,7 @@ def gated_k(suite: Suite, retriever: str) -> int:
 
 
 def run_depth(suite: Suite, at_least: int) -> int:
-    """How deep a run retrieves: ``evaluation.depth``, ``at_least``, or the deepest metric cut-off."""
-    return max([suite.model.evaluation.depth, at_least] + [metric_k(m) for m in suite.metrics])
+    """How deep a run retrieves: ``evaluation.depth``, ``at_least``, or the deepest metric or
+    stability cut-off."""
+    ks = [metric_k(m) for m in suite.metrics] + [g.k for g in suite.stability]
+    return max([suite.model.evaluation.depth, at_least] + ks)

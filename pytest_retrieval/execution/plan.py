@@ -72,7 +72,7 @@ def check_judgment_files(suite: Suite) -> None:
     ConfigError naming the suite file's line and key, raised when the suite is collected (not
     one identical setup error per gate, issue #26). Reading them stays with the run."""
     j = suite.model.judgments
-    for role in ("beir", "queries", "qrels", "corpus", "tags"):
+    for role in ("beir", "queries", "qrels", "corpus", "tags", "canary"):
         value = getattr(j, role)
         if not value:
             continue

@@ -96,6 +96,8 @@ class SuiteResult:
     query_set: Any = None  # integrity.QuerySetCheck
     missing_documents: Any = None  # integrity.MissingDocuments, when the judged docs were checked
     golden_runs: Dict[str, Run] = field(default_factory=dict)  # retriever -> golden query rankings
+    canary: Dict[str, str] = field(default_factory=dict)  # canary query id -> text (judgments.canary)
+    canary_runs: Dict[str, Run] = field(default_factory=dict)  # retriever -> canary rankings, never scored
     retries: Dict[str, Dict[str, int]] = field(default_factory=dict)  # "quality"/"latency" -> reason -> n
     _titles: Optional[Dict[str, str]] = field(default=None, repr=False, compare=False)
 
@@ -126,6 +128,14 @@ class SuiteResult:
             query_id=expectation.query_id,
             suite=self.suite.name,
         )
+
+    def titles(self) -> Dict[str, str]:
+        """Document id -> title, from the corpus when the suite read one (empty otherwise)."""
+        from .hits import titles_of
+
+        if self._titles is None:
+            self._titles = titles_of(self.judgments.corpus)
+        return self._titles
 
     def check_lines(self) -> List[str]:
         """The judgment checks for the summary: query set, then missing documents."""

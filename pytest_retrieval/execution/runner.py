@@ -34,7 +34,7 @@ from .plan import StagePlan, load_judgments, make_backend, needs_corpus
 from .results import Retrieval, SuiteResult
 from .scoring import score_retriever
 from .security import security_warnings
-from .selection import check_query_set, golden_queries, golden_retrievers, queries_to_run
+from .selection import canary_queries, check_query_set, golden_queries, golden_retrievers, queries_to_run
 from .shared import SharedBackend
 from .sparse import sparse_retrievers
 from .vectors import SuiteVectors
@@ -97,8 +97,9 @@ class SuiteRunner:
         qids, unanswerable = queries_to_run(suite, js)
         overlap.run = len(qids)
         golden = golden_queries(suite, js, set(qids))
+        canary = canary_queries(suite, js, set(qids), golden)
         got = self.retrieve(
-            js, qids, latency=suite.model.latency.enabled, check_documents=True, extra_queries=golden
+            js, qids, latency=suite.model.latency.enabled, check_documents=True, extra_queries=golden + canary
         )
         warnings += [str(w) for w in got.backend_info.get("warnings", ())]  # e.g. client/server majors
         warnings += retry_warnings(got.retries)
@@ -118,7 +119,13 @@ class SuiteRunner:
             first = results[suite.order[0]].evaluation.evaluated if suite.order else []
             warnings += self_hit_warnings({n: r.run for n, r in results.items()}, first)
         out = SuiteResult(suite, js, overlap, results, got.backend_info, warnings)
-        out.golden_runs = got.golden
+        out.canary = {q.qid: q.text for q in canary}  # their rankings apart: never scored
+        out.canary_runs = {
+            n: {q: r for q, r in run.items() if q in out.canary} for n, run in got.golden.items()
+        }
+        out.golden_runs = {
+            n: {q: r for q, r in run.items() if q not in out.canary} for n, run in got.golden.items()
+        }
         out.retries = got.retries
         out.query_set = query_set
         out.missing_documents = missing

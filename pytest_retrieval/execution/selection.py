@@ -78,3 +78,31 @@ def golden_retrievers(suite: Suite, extra: Set[str]) -> Dict[str, Set[str]]:
         if e.qid in extra:
             out.setdefault(e.qid, set()).update(suite.with_inputs(list(e.retrievers)))
     return out
+
+
+def canary_queries(suite: Suite, js: JudgmentSet, running: Set[str], golden: List[Query]) -> List[Query]:
+    """The suite's canary queries (``judgments.canary``) to send beside the judged ones: every
+    one but those that are a judged query already (same id, same text: its judged ranking is
+    compared). A canary id that is a judged query's with another text, or a golden query's,
+    is refused in one line."""
+    from ..io.queries import load_queries
+
+    value = suite.model.judgments.canary
+    if not value:
+        return []
+    path = suite.resolve_path(("judgments", "canary"), value)
+    texts = load_queries(path)  # a bad line: one ConfigError naming the file and line
+    golden_ids = {q.qid for q in golden}
+    out: List[Query] = []
+    for qid, text in texts.items():
+        if qid in running:
+            if js.queries.get(qid) != text:
+                raise suite.error(
+                    ("judgments", "canary"),
+                    f"canary query {qid!r} has the id of a judged query with another text: give it another id",
+                )
+            continue
+        if qid in golden_ids:
+            raise suite.error(("judgments", "canary"), f"canary query {qid!r} has the id of a golden query")
+        out.append(Query(qid, text))
+    return out

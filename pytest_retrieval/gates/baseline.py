@@ -52,7 +52,7 @@ from ..errors import ConfigError
 from ..fileio import atomic_write
 from .baseline_checks import checksums, verify_baseline
 from .comparable import left_out_queries, left_out_summary
-from .fingerprint import compare_fingerprints, fingerprint_from_result
+from .fingerprint import CANARY_HASHES, compare_fingerprints, fingerprint_from_result, text_hashes
 from .judged import JUDGED, current_judged
 
 __all__ = [
@@ -181,6 +181,8 @@ def baseline_from_result(
     from .. import __version__
 
     fp = dict(fingerprint) if fingerprint is not None else fingerprint_from_result(result)
+    if getattr(result, "canary", None):  # what tells a canary query's text changed (stability gates)
+        fp[CANARY_HASHES] = text_hashes(result.canary)
     out = {
         name: _retriever_entry(result, rr, metrics)
         for name, rr in result.retrievers.items()
@@ -211,9 +213,11 @@ def _retriever_entry(result: Any, rr: Any, metrics: Optional[Sequence[str]]) -> 
         _add_judged(entry, result, rr.name)
     if rr.latency is not None:
         entry["latency_ms"] = rr.latency.as_dict()
-    depth = ranking_depth(result.suite)
+    depth = ranking_depth(result.suite)  # the stability gates' k included (suite.stability_metrics)
     entry["top"] = top_ids(rr.run, ev.evaluated, depth)  # ranking diffs, stability measures
     entry["top_depth"] = depth
+    if getattr(result, "canary", None):  # the canary queries' rankings (judgments.canary): stability gates
+        entry["canary"] = top_ids(result.canary_runs.get(rr.name, {}), result.canary, depth)
     return entry
 
 
@@ -267,10 +271,11 @@ def _diff_friendly_json(data: Dict[str, Any]) -> str:
     token = secrets.token_hex(8)
     rankings: List[str] = []
     for entry in data.get("retrievers", {}).values():
-        if isinstance(entry, dict) and isinstance(entry.get("top"), dict):
-            for q, docs in entry["top"].items():
-                rankings.append(json.dumps([str(d) for d in docs], ensure_ascii=False))
-                entry["top"][q] = f"{token}:{len(rankings) - 1}"
+        for key in ("top", "canary"):
+            if isinstance(entry, dict) and isinstance(entry.get(key), dict):
+                for q, docs in entry[key].items():
+                    rankings.append(json.dumps([str(d) for d in docs], ensure_ascii=False))
+                    entry[key][q] = f"{token}:{len(rankings) - 1}"
     text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
     if rankings:
         text = re.sub(f'": "{token}:(\\d+)"', lambda m: '": ' + rankings[int(m.group(1))], text)
@@ -409,8 +414,9 @@ def _check_retriever(name: str, entry: Any, err: _Errors) -> Dict[str, Any]:
     clean["aggregate"] = agg
     if "latency_ms" in clean and not isinstance(clean["latency_ms"], dict):
         raise err("expected an object", key=f"{base}.latency_ms")
-    if not _is_top_ids(clean.get("top", {})):  # optional (older baselines): {qid: [doc ids]}
-        raise err("expected an object {query id: [doc ids]}", key=f"{base}.top")
+    for key in ("top", "canary"):  # optional (older baselines): {qid: [doc ids]}
+        if not _is_top_ids(clean.get(key, {})):
+            raise err("expected an object {query id: [doc ids]}", key=f"{base}.{key}")
     _check_top_depth(clean, base, err)
     return clean
 

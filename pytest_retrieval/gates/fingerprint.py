@@ -29,6 +29,8 @@ __all__ = [
     "INVALIDATING",
     "PER_QUERY",
     "query_hashes",
+    "text_hashes",
+    "CANARY_HASHES",
     "fingerprint",
     "fingerprint_from_result",
     "diff_fingerprints",
@@ -45,6 +47,10 @@ INVALIDATING: Tuple[str, ...] = ("metric_profile",)
 #: Components whose change is resolved query by query (``query_hashes``): only the queries
 #: whose text or judgments changed are left out of a comparison.
 PER_QUERY: Tuple[str, ...] = ("queries", "qrels")
+
+#: the baseline's hashes of its canary queries' texts (issue #33): read by the stability gates
+#: alone, never a change of the inputs of a relevance comparison
+CANARY_HASHES = "canary_hashes"
 
 #: hex digits kept of each per-query hash (48 bits: a change is what is looked for, not an attack)
 _QUERY_HASH_DIGITS = 12
@@ -218,6 +224,12 @@ def query_hashes(queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, in
         j = sha256_json(sorted([str(d), int(g)] for d, g in judged.items()))[:_QUERY_HASH_DIGITS]
         out[str(q)] = f"{t}:{j}"
     return dict(sorted(out.items()))
+
+
+def text_hashes(queries: Mapping[str, str]) -> Dict[str, str]:
+    """``{qid: text hash}``: the text part of :func:`query_hashes`, of queries without judgments
+    (canary queries)."""
+    return {str(q): sha256_json(str(t))[:_QUERY_HASH_DIGITS] for q, t in sorted(queries.items())}
 
 
 def _index_entry(index: Mapping[str, Any]) -> Dict[str, Any]:
@@ -427,7 +439,7 @@ def compare_fingerprints(
 
     for key in sorted(set(old) | set(new), key=_component_order):
         a, b = old.get(key), new.get(key)
-        if a != b and key != "query_hashes":  # summed up by queries/qrels
+        if a != b and key not in ("query_hashes", CANARY_HASHES):  # summed up by queries/qrels
             _diff_component(key, a, b, add)
     if out.invalidating and not resolvable and any(old.get(k) != new.get(k) for k in PER_QUERY):
         out.invalidating.append(NO_QUERY_HASHES)

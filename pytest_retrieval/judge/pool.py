@@ -30,7 +30,7 @@ from ..types import Run
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["Pool", "PoolPair", "pool_runs", "pool_suites", "retrieve_suite"]
+__all__ = ["Pool", "PoolPair", "documents_of", "labels_of", "pool_runs", "pool_suites", "retrieve_suite"]
 
 
 @dataclass
@@ -344,6 +344,22 @@ def _check_retriever_names(wanted: Set[str], paths: Sequence[PathLike], suites: 
         raise ValueError(
             f"--retrievers: no retriever named {', '.join(sorted(wanted - known))} in {', '.join(names)}"
         )
+
+
+def documents_of(path: PathLike) -> Dict[str, Tuple[str, str]]:
+    """doc id -> (title, text) of a corpus JSONL (``--corpus``)."""
+    from ..io.corpus import load_corpus
+
+    return {doc.doc_id: _title_text(doc.fields) for doc in load_corpus(Path(path))}
+
+
+def labels_of(paths: Sequence[PathLike]) -> Dict[str, Dict[str, int]]:
+    """The labels of qrels files (``--judged``), merged."""
+    out: Dict[str, Dict[str, int]] = {}
+    for p in paths:
+        for q, d in load_qrels(Path(p)).items():
+            out.setdefault(q, {}).update(d)
+    return out
 
 
 def _title_text(fields: Mapping[str, str]) -> Tuple[str, str]:

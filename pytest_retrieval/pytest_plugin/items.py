@@ -19,6 +19,7 @@ from .suite_files import SUITE_PATTERNS, is_suite_file, suite_gates, team_gates
 if TYPE_CHECKING:
     from ..gates.expectations import Expectation
     from ..gates.floors import BaselineGate, Floor, ReferenceGate
+    from ..gates.stability import StabilityGate
 
 __all__ = [
     "SUITE_PATTERNS",
@@ -29,6 +30,7 @@ __all__ = [
     "RegressionItem",
     "RetrievalSuiteFile",
     "RetrieverNode",
+    "StabilityItem",
     "SuiteItem",
     "TeamNode",
     "collect_file",
@@ -92,6 +94,7 @@ class RetrievalSuiteFile(pytest.File):
                 regression=regression,
                 expectations=expectations,
                 reference=[g for g in state.suite.reference if g.retriever == name],
+                stability=[g for g in state.suite.stability if g.retriever == name],
                 state=state,
             )
         for team, by_retriever in team_gates(state.suite).items():
@@ -128,6 +131,7 @@ class RetrieverNode(pytest.Collector):
         regression: Sequence[BaselineGate] = (),
         expectations: Sequence[Expectation] = (),
         reference: Sequence[ReferenceGate] = (),
+        stability: Sequence[StabilityGate] = (),
         **kw: Any,
     ):
         super().__init__(**kw)
@@ -135,6 +139,7 @@ class RetrieverNode(pytest.Collector):
         self.floors = floors
         self.regression = list(regression)
         self.reference = list(reference)
+        self.stability = list(stability)
         self.expectations = list(expectations)
         self.state = state
 
@@ -145,6 +150,8 @@ class RetrieverNode(pytest.Collector):
             yield RegressionItem.from_parent(self, name=gate.name, gate=gate, state=self.state)
         for ref_gate in self.reference:
             yield ReferenceItem.from_parent(self, name=ref_gate.name, gate=ref_gate, state=self.state)
+        for st_gate in self.stability:
+            yield StabilityItem.from_parent(self, name=st_gate.name, gate=st_gate, state=self.state)
         for expectation in self.expectations:
             yield ExpectationItem.from_parent(
                 self, name=f"expect[{expectation.name}]", expectation=expectation, state=self.state
@@ -285,6 +292,37 @@ class ReferenceItem(SuiteItem):
         self.user_properties.extend(regression_properties(outcome, kind="reference"))
         if not outcome.passed:
             raise GateFailed(outcome.message)
+
+
+class StabilityItem(SuiteItem):
+    """A stability measure of one retriever against the baseline's stored rankings (issue #33):
+    canary and judged queries, no judgments needed. No baseline file is a skip (as for the
+    baseline gates); a baseline without the rankings is an error (gates/stability.py)."""
+
+    def __init__(self, *, gate: StabilityGate, **kw: Any):
+        super().__init__(**kw)
+        self.gate = gate
+
+    def runtest(self) -> None:
+        from ..gates.baseline import BaselineMissing
+        from ..gates.stability import judge_stability
+
+        if self.config.getoption("retrieval_baseline_update"):
+            pytest.skip("--retrieval-baseline-update: writing the baseline, not comparing")
+        state, result = self.state, self.state.ran
+        try:
+            compared = state.stability.compared(state.suite, result, self.gate.retriever)
+        except BaselineMissing as exc:
+            pytest.skip(_relative(f"{exc}: no stability comparison", self))
+        js = result.judgments
+        texts = {**js.queries, **result.canary}
+        outcome = judge_stability(
+            state.suite.name, self.gate, compared, texts=texts, titles=result.titles(), judged_docs=js.qrels
+        )
+        state.stabilities.append(outcome)
+        self.user_properties.append(("stability", f"{self.gate.measure}={outcome.value:.6f}"))
+        if not outcome.passed:
+            raise GateFailed(redact(outcome.message))
 
 
 class ExpectationItem(SuiteItem):

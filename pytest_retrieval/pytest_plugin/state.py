@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple
 
 import pytest
 
+from .stability import StabilityInputs
+
 if TYPE_CHECKING:
     from ..config.load import Suite
     from ..execution.results import SuiteResult
@@ -38,6 +40,8 @@ class SuiteState:
         self.outcomes: List[GateOutcome] = []
         self.regressions: List[RegressionOutcome] = []
         self.references: List[RegressionOutcome] = []  # against the pinned run of the history
+        self.stability = StabilityInputs()  # the baseline's stored rankings, read once (issue #33)
+        self.stabilities: List[Any] = []  # gates.stability.StabilityOutcome of each stability item
         self._reference: Optional[Tuple[Baseline, str, str]] = None  # (values, note, run id)
         self._reference_error: Optional[Exception] = None
         self._warned: Set[str] = set()
@@ -59,6 +63,7 @@ class SuiteState:
         out._shared = None
         out._error_tb = None  # a traceback does not pickle
         out._reference_error = None  # each item reported it; the controller does not read it again
+        out.stability = StabilityInputs()  # the controller does not compare again
         out.runs = 1
         if self.error is not None:
             try:

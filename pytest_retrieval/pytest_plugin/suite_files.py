@@ -33,7 +33,7 @@ def suite_gates(suite: Suite) -> Dict[str, Tuple[List[Any], List[Any], List[Any]
     for expectation in suite.expectations:
         for name in expectation.retrievers:
             expectations.setdefault(name, []).append(expectation)
-    for ref_gate in suite.reference:  # beside the baseline gates (items.py collects them apart)
+    for ref_gate in list(suite.reference) + list(suite.stability):  # items.py collects them apart
         regression.setdefault(ref_gate.retriever, [])
     return {
         name: (floors.get(name, []), regression.get(name, []), expectations.get(name, []))
@@ -56,4 +56,4 @@ def team_gates(suite: Suite) -> Dict[str, Dict[str, List[Any]]]:
 def gate_count(suite: Suite) -> int:
     """How many gate items the suite's file collects (its teams' floors included)."""
     own = sum(len(f) + len(r) + len(e) for f, r, e in suite_gates(suite).values())
-    return own + len(suite.reference) + sum(1 for f in suite.floors if f.team)
+    return own + len(suite.reference) + len(suite.stability) + sum(1 for f in suite.floors if f.team)

@@ -107,6 +107,7 @@ def report_extras(state: Any) -> Dict[str, Any]:
 def _result_extras(state: Any) -> Dict[str, Any]:
     from ..gates.rankings import ranking_depth, top_ids
     from .power import power_line
+    from .stability import stability_report
 
     result = state.result
     suite = result.suite
@@ -129,6 +130,7 @@ def _result_extras(state: Any) -> Dict[str, Any]:
         "unjudged_share": {name: result.unjudged_share(name) for name in result.retrievers},
         "power": power_line(result).strip(),
         "baseline": baseline_doc,
+        "stability": stability_report(state),
     }
 
 

@@ -32,6 +32,7 @@ from .formats import (
     stage_latency,
     stage_quality,
 )
+from .stability_view import stability_lines
 from .view import SuiteView, gate_name, item_label, owners_of, verdict
 
 LIMIT = 60_000
@@ -496,7 +497,13 @@ def _result_blocks(sv: SuiteView, level: int, left: List[str]) -> List[str]:
     u = _unjudged(sv)
     if u:
         blocks.append(u)
-    return blocks
+    return blocks + _stability(sv)
+
+
+def _stability(sv: SuiteView) -> List[str]:
+    """The stability section (issue #33) in the terminal summary's words, one bullet a line."""
+    lines = stability_lines(sv.s.get("stability"))
+    return ["\n".join(f"- {esc(line.strip(), 400)}" for line in lines)] if lines else []
 
 
 def _recent(sv: SuiteView) -> str:

@@ -22,6 +22,7 @@ from .formats import (
     sparse_precision_lines,
     text_table,
 )
+from .stability_view import stability_lines
 from .view import gate_name, owners_of, verdict
 
 __all__ = ["expectation_lines", "render_summary", "session_headline", "summary_lines"]
@@ -58,6 +59,7 @@ def render_summary(s: Mapping[str, Any]) -> List[str]:
     lines += _gate_lines(s.get("gates") or [])
     lines += _baseline_lines(s)
     lines += _reference_lines(s)
+    lines += [f"  {line}" for line in stability_lines(s.get("stability"))]
     lines += _ab_lines(s)
     lines += _notes(s)
     return lines

@@ -31,7 +31,7 @@ SKIPPED = [s for s in SNIPPETS if s.skip is not None]
 MAX_SKIPPED = 12  # keep the blocks that cannot run standalone few
 SUITE_KEYS = {
     "suite", "description", "judgments", "backend", "embedder", "evaluation", "latency", "retrievers",
-    "regression", "unanswerable", "floors", "expectations", "include",
+    "regression", "unanswerable", "floors", "expectations", "include", "stability",
 }  # fmt: skip
 # the variables the docs' connection examples name (a reader sets their own)
 ENV = {

@@ -117,6 +117,7 @@ YAML_PATHS = [
     "include",
     "judgments",
     "judgments.beir",
+    "judgments.canary",
     "judgments.corpus",
     "judgments.documents",
     "judgments.documents.id",
@@ -238,6 +239,9 @@ YAML_PATHS = [
     "retrievers.*.type",
     "retrievers.*.weights",
     "retrievers.*.window",
+    "stability",
+    "stability.*",
+    "stability.*.*",
     "suite",
     "teams",
     "unanswerable",
@@ -259,6 +263,8 @@ NAMES = {
     "regression.reference.max_total_drop": "ndcg@10",
     "judgments.grades.map": "fair",
     "unanswerable.threshold": "bm25",
+    "stability": "bm25",
+    "stability.*": "rbo@10",
 }
 # what a branch needs besides the hostile key to reach that key's check
 CONTEXT = {"retrievers.*.reranker": {"model": "m.onnx"}}

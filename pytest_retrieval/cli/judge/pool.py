@@ -14,7 +14,6 @@ __all__ = ["register", "run"]
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...judge.annotations import write_annotation_file
     from ...judge.pool import pool_suites
     from ...output_paths import Output
     from ...progress import progress_bar
@@ -23,9 +22,12 @@ def run(args: argparse.Namespace) -> int:
     for o in outs:
         if o.suffix.lower() not in (".csv", ".tsv", ".jsonl"):
             raise RetrievalError(f"--out {o}: annotation files are .csv, .tsv or .jsonl")
+    _check_sources(args)
     inputs = [("the suite", s) for s in args.suites] + [("--corpus", args.corpus)]
-    inputs += [("--judged", j) for j in args.judged or []]
+    inputs += [("--judged", j) for j in args.judged or []] + [("--from-diff", args.from_diff)]
     check_output_files([Output("--out", str(o), "annotations") for o in outs], inputs)
+    if args.from_diff:
+        return _write(_from_diff(args), outs, args)
     bar = progress_bar(None, "pooling", unit="step", enabled=None if args.progress else False)
 
     def progress(msg: str) -> None:
@@ -38,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         pool = pool_suites(
             args.suites,
-            depth=args.depth,
+            depth=args.depth or 20,
             retrievers=retrievers,
             judged=args.judged,
             corpus=args.corpus,
@@ -48,6 +50,12 @@ def run(args: argparse.Namespace) -> int:
         )
     finally:
         bar.close()
+    return _write(pool, outs, args)
+
+
+def _write(pool: Any, outs: list, args: argparse.Namespace) -> int:
+    from ...judge.annotations import write_annotation_file
+
     say(pool.summary())
     for o in outs:
         n = write_annotation_file(pool, o)
@@ -58,6 +66,43 @@ def run(args: argparse.Namespace) -> int:
         )
     _say_formula_ids(pool, outs)
     return 0
+
+
+def _check_sources(args: argparse.Namespace) -> None:
+    """Suite files or ``--from-diff``, one of them; the options of the other refused."""
+    if bool(args.suites) == bool(args.from_diff):
+        raise RetrievalError("judge pool: give suite files to pool, or --from-diff REPORT (one of them)")
+    given = [o for o, v in (("--depth", args.depth), ("--shuffle", args.shuffle)) if v is not None]
+    given += ["--include-judged"] if args.include_judged else []
+    if args.from_diff and given:
+        raise RetrievalError(
+            f"judge pool --from-diff: {', '.join(given)} applies to pooling suites (the report's "
+            "diff holds the documents that entered each top 10)"
+        )
+    if not args.from_diff and args.queries is not None:
+        raise RetrievalError("judge pool: --queries applies to --from-diff (the most changed queries)")
+
+
+def _from_diff(args: argparse.Namespace) -> Any:
+    """The pool of the report's most changed queries (``judge.diff_pool``)."""
+    from ...judge.diff_pool import pool_from_diff
+    from ...judge.pool import documents_of, labels_of
+    from ..report_file import load_report
+
+    doc = load_report(args.from_diff)
+    if not any(isinstance(s, dict) and s.get("stability") for s in doc["suites"]):
+        raise RetrievalError(
+            f"--from-diff {args.from_diff}: no suite of the report compared rankings with a baseline "
+            "(set judgments.canary or a stability gate, and write a baseline)"
+        )
+    retrievers = [r.strip() for r in args.retrievers.split(",") if r.strip()] if args.retrievers else None
+    return pool_from_diff(
+        doc,
+        queries=args.queries or 20,
+        retrievers=retrievers,
+        judged=labels_of(args.judged or []),
+        documents=documents_of(args.corpus) if args.corpus else None,
+    )
 
 
 def _say_formula_ids(pool: Any, outs: list) -> None:
@@ -79,7 +124,20 @@ def _say_formula_ids(pool: Any, outs: list) -> None:
 def register(sub: Any) -> None:
     """``judge pool``: the unjudged top-k of suites' retrievers, for annotation."""
     p = sub.add_parser("pool", help="pool the unjudged top-k of suites' retrievers for annotation")
-    p.add_argument("suites", nargs="+", help="suite files (candidate systems)")
+    p.add_argument("suites", nargs="*", help="suite files (candidate systems); or --from-diff")
+    p.add_argument(
+        "--from-diff",
+        metavar="REPORT",
+        help="pool the unjudged documents that entered the top 10 of the most changed canary and "
+        "judged queries of a JSON report (--retrieval-report of a run with canary queries or "
+        "stability gates), instead of running suites",
+    )
+    p.add_argument(
+        "--queries",
+        type=number(int, ge=1),
+        default=None,
+        help="with --from-diff: the most changed queries pooled per retriever (default 20, at most 50)",
+    )
     p.add_argument(
         "-o",
         "--out",
@@ -87,7 +145,7 @@ def register(sub: Any) -> None:
         required=True,
         help="annotation file to write: .csv, .tsv or .jsonl (repeatable)",
     )
-    p.add_argument("--depth", type=number(int, ge=1), default=20, help="top-k per retriever (default 20)")
+    p.add_argument("--depth", type=number(int, ge=1), default=None, help="top-k per retriever (default 20)")
     p.add_argument(
         "--retrievers",
         help="comma-separated retrievers to pool (default: all; suite:name picks from one suite)",
