@@ -29,8 +29,8 @@ from .schema import (
     SuiteFile,
     WeightedRetrieverConfig,
 )
-from .teams import Team, load_teams
 from .stability import parse_stability
+from .teams import Team, load_teams
 from .yamlio import (
     Interpolated,
     KeyPath,

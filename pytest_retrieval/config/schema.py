@@ -34,11 +34,11 @@ from ..models.embedders import OnnxEmbedderConfig as OnnxEmbedderConfig
 from ..models.embedders import PrecomputedEmbedderConfig as PrecomputedEmbedderConfig
 from ..models.rerankers import RerankerConfig
 from ..models.sparse import SparseEncoderConfig
-from .ownership import GateOwnership
 from .gate_models import FloorValue, RegressionConfig, StabilityGates
 from .gate_models import GateNumber as GateNumber
 from .gate_models import Margin as Margin
 from .gate_models import ReferenceConfig as ReferenceConfig
+from .ownership import GateOwnership
 from .scalars import ANY, ScalarRules
 
 
