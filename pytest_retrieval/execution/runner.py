@@ -98,12 +98,17 @@ class SuiteRunner:
         overlap.run = len(qids)
         golden = golden_queries(suite, js, set(qids))
         got = self.retrieve(
-            js, qids, latency=suite.model.latency.enabled, check_documents=True, extra_queries=golden
+            js,
+            qids,
+            latency=suite.model.latency.enabled,
+            check_documents=True,
+            extra_queries=golden,
+            rank_eval=suite.model.evaluation.rank_eval,
         )
         warnings += [str(w) for w in got.backend_info.get("warnings", ())]  # e.g. client/server majors
         warnings += retry_warnings(got.retries)
         missing = got.missing_documents
-        if missing is not None and missing.missing and suite.model.judgments.missing_documents == "drop":
+        if missing is not None and drops_missing(suite, missing):
             js.qrels = missing.drop_from(js.qrels)  # scored (and written out) without them
             missing.dropped = True
         from ..measures.columnar import QrelsColumns
@@ -117,7 +122,17 @@ class SuiteRunner:
         else:
             first = results[suite.order[0]].evaluation.evaluated if suite.order else []
             warnings += self_hit_warnings({n: r.run for n, r in results.items()}, first)
+        if got.rank_eval is not None:  # the engine's _rank_eval beside the plugin's values
+            from .rank_eval import compare
+
+            got.rank_eval = compare(got.rank_eval, results)
+            if got.rank_eval.disagreements:
+                warnings.append(
+                    f"the engine's _rank_eval disagrees with the plugin on {len(got.rank_eval.disagreements)} "
+                    "values (the _rank_eval cross-check lines name them)"
+                )
         out = SuiteResult(suite, js, overlap, results, got.backend_info, warnings)
+        out.rank_eval = got.rank_eval
         out.golden_runs = got.golden
         out.retries = got.retries
         out.query_set = query_set
@@ -134,6 +149,7 @@ class SuiteRunner:
         only: Optional[Sequence[str]] = None,
         check_documents: bool = False,
         extra_queries: Sequence[Query] = (),
+        rank_eval: bool = False,
     ) -> Retrieval:
         """Every retriever of the suite (or those in ``only`` and what they build on) over
         ``qids``: the quality pass (and, if asked, the latency pass). Shared by the gate run,
@@ -143,7 +159,8 @@ class SuiteRunner:
         more than ``judgments.max_missing_documents`` of the relevant ones are missing, or when
         an expectation names a document that exists nowhere.
         ``extra_queries`` (golden queries) go through the same quality pass, batched with the
-        judged ones; their rankings are kept apart (``Retrieval.golden``), never scored."""
+        judged ones; their rankings are kept apart (``Retrieval.golden``), never scored.
+        ``rank_eval``: also ask the engine's ``_rank_eval`` (``Retrieval.rank_eval``)."""
         suite = self.suite
         order = suite.order if only is None else suite.with_inputs(only)
         plan = self.plan(order, run_depth(suite, min_depth))
@@ -164,6 +181,8 @@ class SuiteRunner:
                 check_expectation_documents(suite, backend, js, self.progress)
             StagePasses(suite, backend, plan, self.progress).run(queries, extra, texts, out, only_for)
             out.sparse = plan.sparse_facts(queries)
+            if rank_eval:
+                out.rank_eval = self._rank_eval(backend, plan, queries, js, out.missing_documents)
             before = _count_retries(out, "quality", backend, before)
             if latency:
                 single = stage_timer(suite, backend, plan, texts)
@@ -176,6 +195,16 @@ class SuiteRunner:
         if owned:
             backend.close()
         return out
+
+    def _rank_eval(
+        self, backend: Backend, plan: StagePlan, queries: List[Query], js: JudgmentSet, missing: Any
+    ) -> Any:
+        """The engine's ``_rank_eval`` answers, with the judgments as they will be scored."""
+        from .rank_eval import rank_eval_pass
+
+        self.progress("asking the engine's _rank_eval for the cross-check")
+        qrels = missing.drop_from(js.qrels) if drops_missing(self.suite, missing) else js.qrels
+        return rank_eval_pass(self.suite, backend, plan, queries, qrels)
 
     def _engine_facts(
         self,
@@ -266,6 +295,11 @@ class SuiteRunner:
     def embedder(self) -> Any:
         """A new embedder of the suite's ``embedder`` section."""
         return self.vectors.new_embedder()
+
+
+def drops_missing(suite: Suite, missing: Any) -> bool:
+    """Whether the run scores without the judgments of missing documents (``missing_documents: drop``)."""
+    return bool(missing is not None and missing.missing and suite.model.judgments.missing_documents == "drop")
 
 
 def retries_of(backend: Backend) -> Dict[str, int]:

@@ -64,6 +64,13 @@ def add_options(parser: pytest.Parser) -> None:
         "evaluate.sh (the `pytest-retrieval evaluate` commands that reproduce the numbers)",
     )
     g.addoption(
+        "--retrieval-rank-eval",
+        action="store_true",
+        default=False,
+        help="also run each suite's engine retrievers through the engine's own _rank_eval API and "
+        "report where its per-query values disagree with the plugin's (evaluation.rank_eval)",
+    )
+    g.addoption(
         "--retrieval-no-latency",
         action="store_true",
         default=False,
@@ -106,12 +113,15 @@ def _add_report_options(group: pytest.OptionGroup) -> None:
 
 
 def suite_overrides(config: pytest.Config) -> Dict[str, Any]:
-    """The settings ``--retrieval-profile`` and ``--retrieval-backend`` override in every suite."""
+    """The settings ``--retrieval-profile``, ``--retrieval-backend`` and ``--retrieval-rank-eval``
+    override in every suite."""
     out: Dict[str, Any] = {}
     if config.getoption("retrieval_profile"):
         out["evaluation.profile"] = config.getoption("retrieval_profile")
     if config.getoption("retrieval_backend"):
         out["backend.type"] = config.getoption("retrieval_backend")
+    if config.getoption("retrieval_rank_eval"):
+        out["evaluation.rank_eval"] = True
     return out
 
 

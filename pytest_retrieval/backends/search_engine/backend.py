@@ -294,6 +294,11 @@ class SearchEngineBackend(SparseSearch, Backend):
             return self._searcher.each(index, bodies, params, k)
         return self._searcher.msearch(index, bodies, k)
 
+    def search_options(self, spec: Any) -> Dict[str, Any]:
+        """What a search of ``spec`` carries beside its body: the settings of every search
+        (``preference``, ``search_type``) and its URL parameters (a search pipeline)."""
+        return {**self._searcher.settings, **self._search_params(spec)}
+
     def exact_knn(self, spec: KnnSpec, queries: Sequence[Query], k: int) -> Optional[Run]:
         """The exact top ``k``: client-side from the document vectors of a throwaway index
         (without a filter), else on the engine with a brute-force ``script_score`` query
