@@ -96,7 +96,9 @@ def _retriever_reason(suite: Suite, backend: Any, plan: Any, name: str) -> str:
     spec = plan.leaves.get(name)
     if spec is None or type(spec).__name__ == "ServiceSpec":
         return f"a {kind} retriever has no search body"
-    if "search_pipeline" in backend.search_options(spec):
+    from ..backends.search_engine.backend import search_options
+
+    if "search_pipeline" in search_options(backend, spec):
         return "a search pipeline: _rank_eval takes none"
     return ""
 
@@ -191,12 +193,12 @@ def _answers(
     backend: Any, spec: Any, queries: Sequence[Query], qrels: Any, index: str, metric: Any, body: Any
 ) -> Dict[str, Tuple[Optional[float], List[str]]]:
     """qid -> (the plugin's value mapped from _rank_eval's answer, the hit ids it rated)."""
-    from ..backends.search_engine.backend import engine_request
+    from ..backends.search_engine.backend import engine_request, search_options
     from ..backends.search_engine.http import EngineHTTPError
 
     out: Dict[str, Tuple[Optional[float], List[str]]] = {}
     # search_type goes along (dfs_query_then_fetch changes BM25 scores); preference cannot
-    params = {k: v for k, v in backend.search_options(spec).items() if k == "search_type"}
+    params = {k: v for k, v in search_options(backend, spec).items() if k == "search_type"}
     for i in range(0, len(queries), BATCH):
         batch = [(q.qid, backend.build_body(spec, q, metric.k), qrels[q.qid]) for q in queries[i : i + BATCH]]
         what = f"_rank_eval of {len(batch)} queries (first {batch[0][0]!r}, {metric})"

@@ -64,22 +64,27 @@ def add_options(parser: pytest.Parser) -> None:
         "evaluate.sh (the `pytest-retrieval evaluate` commands that reproduce the numbers)",
     )
     g.addoption(
-        "--retrieval-rank-eval",
-        action="store_true",
-        default=False,
-        help="also run each suite's engine retrievers through the engine's own _rank_eval API and "
-        "report where its per-query values disagree with the plugin's (evaluation.rank_eval)",
-    )
-    g.addoption(
         "--retrieval-no-latency",
         action="store_true",
         default=False,
         help="skip the latency pass (latency floors are then skipped with that reason)",
     )
     _add_report_options(g)
+    _add_rank_eval_option(g)
     add_history_options(g)
     add_recent_option(g)
     add_ini(parser)  # an ini key for each (ini.py)
+
+
+def _add_rank_eval_option(group: pytest.OptionGroup) -> None:
+    """The engine's own ``_rank_eval`` beside the plugin's scoring (``execution/rank_eval.py``)."""
+    group.addoption(
+        "--retrieval-rank-eval",
+        action="store_true",
+        default=False,
+        help="also run each suite's engine retrievers through the engine's own _rank_eval API and "
+        "report where its per-query values disagree with the plugin's (evaluation.rank_eval)",
+    )
 
 
 def _add_report_options(group: pytest.OptionGroup) -> None:

@@ -294,11 +294,6 @@ class SearchEngineBackend(SparseSearch, Backend):
             return self._searcher.each(index, bodies, params, k)
         return self._searcher.msearch(index, bodies, k)
 
-    def search_options(self, spec: Any) -> Dict[str, Any]:
-        """What a search of ``spec`` carries beside its body: the settings of every search
-        (``preference``, ``search_type``) and its URL parameters (a search pipeline)."""
-        return {**self._searcher.settings, **self._search_params(spec)}
-
     def exact_knn(self, spec: KnnSpec, queries: Sequence[Query], k: int) -> Optional[Run]:
         """The exact top ``k``: client-side from the document vectors of a throwaway index
         (without a filter), else on the engine with a brute-force ``script_score`` query
@@ -360,6 +355,12 @@ def _exact_top_k(queries: Sequence[Query], vectors: DocVectors, similarity: str,
     matrix = np.stack([np.asarray(q.vector, dtype=np.float32) for q in with_vectors])
     qids = [q.qid for q in with_vectors]
     return exact_top_k(qids, matrix, vectors.doc_ids, vectors.matrix, similarity, k)
+
+
+def search_options(backend: SearchEngineBackend, spec: Any) -> Dict[str, Any]:
+    """What a search of ``spec`` carries beside its body: the settings of every search
+    (``preference``, ``search_type``) and its URL parameters (a search pipeline)."""
+    return {**backend._searcher.settings, **backend._search_params(spec)}
 
 
 def engine_request(backend: SearchEngineBackend, method: str, path: str, **options: Any) -> Any:
