@@ -109,38 +109,58 @@ def rank_eval_pass(
     """``_rank_eval`` over every leaf retriever that one request expresses, every measure of
     the suite it has, the judged queries of ``queries``, ratings from ``qrels`` (as scored)."""
     check = RankEvalCheck()
+    ready = _ready(suite, backend, plan, qrels, check)
+    if ready is None:
+        return check
+    metrics, leaves, index = ready
+    judged = [q for q in queries if qrels.get(q.qid)]
+    try:
+        check.answers = {
+            name: {
+                str(m): _answers(
+                    backend, plan.leaves[name], plan.with_sparse(name, judged), qrels, index, m, body
+                )
+                for m, body in metrics
+            }
+            for name in leaves
+        }
+    except _NoModule as exc:
+        check.unavailable = str(exc)
+    return check
+
+
+def _ready(
+    suite: Suite, backend: Any, plan: Any, qrels: Any, check: RankEvalCheck
+) -> Optional[Tuple[Any, Any, str]]:
+    """(the measures, the retrievers, the concrete index) to ask about, or None with the reason
+    in ``check``."""
     why = _suite_reason(suite, backend)
     if why:
         check.unavailable = why
-        return check
+        return None
     metrics = _metrics(suite, qrels, check)
-    leaves = []
+    leaves = _leaves(suite, backend, plan, check)
+    if not metrics:
+        check.unavailable = "no measure of evaluation.metrics has a _rank_eval form"
+    if not metrics or not leaves:
+        return None
+    index, why = _concrete_index(backend)
+    if not index:
+        check.unavailable = why
+        return None
+    return metrics, leaves, index
+
+
+def _leaves(suite: Suite, backend: Any, plan: Any, check: RankEvalCheck) -> List[str]:
+    """The retrievers one ``_rank_eval`` request expresses; the others go to ``check.skipped``."""
+    out = []
     for name in plan.order:
         reason = _retriever_reason(suite, backend, plan, name)
         if reason:
             check.skipped[name] = reason
         else:
-            leaves.append(name)
-    if not metrics or not leaves:
-        if not metrics:
-            check.unavailable = "no measure of evaluation.metrics has a _rank_eval form"
-        return check
-    index, why = _concrete_index(backend)
-    if not index:
-        check.unavailable = why
-        return check
-    judged = [q for q in queries if qrels.get(q.qid)]
-    try:
-        for name in leaves:
-            sent = plan.with_sparse(name, judged)
-            check.answers[name] = {
-                str(m): _answers(backend, plan.leaves[name], sent, qrels, index, m, body)
-                for m, body in metrics
-            }
-    except _NoModule as exc:
-        check.answers.clear()
-        check.unavailable = str(exc)
-    return check
+            out.append(name)
+    return out
 
 
 def _metrics(

@@ -75,28 +75,35 @@ class RankEvalOptions:
 def metric_body(metric: Any, options: RankEvalOptions) -> Tuple[Optional[Dict[str, Any]], str]:
     """(the ``metric`` object of a ``_rank_eval`` request for ``metric`` (a parsed
     ``measures.metrics.Metric``), why there is none): one of the two is empty."""
-    name, k = metric.name, metric.k
+    why = _no_form(metric, options)
+    if why:
+        return None, why
+    k, t = metric.k, max(0, int(options.relevance_threshold))
+    bodies: Dict[str, Dict[str, Any]] = {
+        "precision": {"precision": {"k": k, "relevant_rating_threshold": t, "ignore_unlabeled": False}},
+        "recall": {"recall": {"k": k, "relevant_rating_threshold": t}},
+        "mrr": {"mean_reciprocal_rank": {"k": k, "relevant_rating_threshold": t}},
+        "ndcg": {"dcg": {"k": k, "normalize": True}},
+        "err": {"expected_reciprocal_rank": {"k": k, "maximum_relevance": int(options.max_grade)}},
+    }
+    return bodies[metric.name], ""
+
+
+def _no_form(metric: Any, options: RankEvalOptions) -> str:
+    """Why ``metric`` has no ``_rank_eval`` form under ``options``, or ''."""
+    name = metric.name
     if name not in MEASURES:
-        return None, f"{metric}: _rank_eval has no such measure"
-    if k is None:
-        return None, f"{metric}: _rank_eval always cuts at k (name one, e.g. {name}@10)"
+        return f"{metric}: _rank_eval has no such measure"
+    if metric.k is None:
+        return f"{metric}: _rank_eval always cuts at k (name one, e.g. {name}@10)"
     if metric.condensed:
-        return None, f"{metric}: _rank_eval has no judged-documents-only form"
-    t = max(0, int(options.relevance_threshold))
-    if name == "precision":
-        return {"precision": {"k": k, "relevant_rating_threshold": t, "ignore_unlabeled": False}}, ""
-    if name == "recall":
-        return {"recall": {"k": k, "relevant_rating_threshold": t}}, ""
-    if name == "mrr":
-        return {"mean_reciprocal_rank": {"k": k, "relevant_rating_threshold": t}}, ""
-    if name == "ndcg":
-        if options.gain != "exp" or options.custom_gains:
-            why = "judgments.gains" if options.custom_gains else "profile trec (linear gain)"
-            return None, f"{metric}: _rank_eval's dcg has the gain 2^rating - 1 only, not {why}"
-        return {"dcg": {"k": k, "normalize": True}}, ""
-    if options.max_grade < 1:
-        return None, f"{metric}: no grade above 0 in the judgments (ERR's maximum_relevance)"
-    return {"expected_reciprocal_rank": {"k": k, "maximum_relevance": int(options.max_grade)}}, ""
+        return f"{metric}: _rank_eval has no judged-documents-only form"
+    if name == "ndcg" and (options.gain != "exp" or options.custom_gains):
+        why = "judgments.gains" if options.custom_gains else "profile trec (linear gain)"
+        return f"{metric}: _rank_eval's dcg has the gain 2^rating - 1 only, not {why}"
+    if name == "err" and options.max_grade < 1:
+        return f"{metric}: no grade above 0 in the judgments (ERR's maximum_relevance)"
+    return ""
 
 
 def ratings(index: str, grades: Mapping[str, int]) -> List[Dict[str, Any]]:
