@@ -117,10 +117,7 @@ def rank_eval_pass(
     try:
         check.answers = {
             name: {
-                str(m): _answers(
-                    backend, plan.leaves[name], plan.with_sparse(name, judged), qrels, index, m, body
-                )
-                for m, body in metrics
+                str(m): _answers(backend, plan, name, judged, qrels, index, m, body) for m, body in metrics
             }
             for name in leaves
         }
@@ -210,9 +207,17 @@ def _concrete_index(backend: Any) -> Tuple[str, str]:
 
 
 def _answers(
-    backend: Any, spec: Any, queries: Sequence[Query], qrels: Any, index: str, metric: Any, body: Any
+    backend: Any,
+    plan: Any,
+    name: str,
+    judged: Sequence[Query],
+    qrels: Any,
+    index: str,
+    metric: Any,
+    body: Any,
 ) -> Dict[str, Tuple[Optional[float], List[str]]]:
     """qid -> (the plugin's value mapped from _rank_eval's answer, the hit ids it rated)."""
+    spec, queries, depth = plan.leaves[name], plan.with_sparse(name, judged), plan.leaf_depth
     from ..backends.search_engine.backend import engine_request, search_options
     from ..backends.search_engine.http import EngineHTTPError
 
@@ -220,7 +225,8 @@ def _answers(
     # search_type goes along (dfs_query_then_fetch changes BM25 scores); preference cannot
     params = {k: v for k, v in search_options(backend, spec).items() if k == "search_type"}
     for i in range(0, len(queries), BATCH):
-        batch = [(q.qid, backend.build_body(spec, q, metric.k), qrels[q.qid]) for q in queries[i : i + BATCH]]
+        # the body the quality pass sent (a kNN clause's k at the run's depth); size: the metric's k
+        batch = [(q.qid, backend.build_body(spec, q, depth), qrels[q.qid]) for q in queries[i : i + BATCH]]
         what = f"_rank_eval of {len(batch)} queries (first {batch[0][0]!r}, {metric})"
         answer = engine_request(
             backend,
