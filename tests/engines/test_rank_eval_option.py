@@ -6,8 +6,9 @@ express (a client-side fusion) and the measure it has no form for (``ndcg'@10``)
 engine without the module (the integ-test Elasticsearch builds) is one line, not a pass of the
 check and not a traceback.
 
-The example suite's data (100 SciFact queries over 671 abstracts), BM25 only, no latency pass;
-one run per engine.
+The example suite's data (100 SciFact queries over 671 abstracts, its MiniLM vectors): two BM25
+retrievers and a kNN one (its body as the quality pass sent it, the clause's k at the run's
+depth), no latency pass; one run per engine.
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ judgments:
   queries: {DATA / "queries.jsonl"}
   qrels: {DATA / "qrels.tsv"}
   corpus: {DATA / "corpus.jsonl"}
+embedder:
+  type: precomputed
+  queries: {DATA / "vectors" / "queries.npy"}
+  query_ids: {DATA / "vectors" / "query_ids.txt"}
+  documents: {DATA / "vectors" / "corpus.npy"}
+  document_ids: {DATA / "vectors" / "corpus_ids.txt"}
 backend:
   type: {engine.name}
   connection:
@@ -43,7 +50,8 @@ evaluation:
 retrievers:
   bm25: {{type: bm25, fields: [title, text]}}
   title: {{type: bm25, fields: [title]}}
-  rrf: {{type: rrf, of: [bm25, title]}}
+  dense: {{type: knn, similarity: cosine}}
+  rrf: {{type: rrf, of: [bm25, dense]}}
 floors:
   bm25: {{ndcg@10: 0.0}}
 """
@@ -70,7 +78,7 @@ def test_rank_eval_option(engine, tmp_path):
     assert check["unavailable"] is None, check
     assert check["measures"] == MEASURES
     assert check["disagreements"] == [], check["disagreements"][:5]
-    assert set(check["compared"]) == {"bm25", "title"} and min(check["compared"].values()) >= 5 * 90
+    assert set(check["compared"]) == {"bm25", "title", "dense"} and min(check["compared"].values()) >= 5 * 90
     assert "fused client-side" in check["skipped"]["rrf"]
     assert any("ndcg'@10" in why for why in check["not_expressible"])
     assert "_rank_eval cross-check, bm25: " in out and "all agree" in out
