@@ -7,9 +7,9 @@ the 2.x one gets OpenSearch's published jar). Elasticsearch's module is not in t
 builds nor on Maven Central, and its licence keeps it out of this repository: its side of the
 check runs on a team's own cluster (``--retrieval-rank-eval``, docs/how-to/rank-eval.md).
 
-One throwaway index per engine holds both corpora (the other collection's documents are
-unjudged noise to each query: parity, not quality), built once for the module; each measure is
-one ``_rank_eval`` call per batch of queries. Every difference of definition is mapped
+Per engine, SciFact is searched in the session's index (``scifact_index``, which the other parity
+tests build) and NFCorpus in this module's, built once; each measure is one ``_rank_eval`` call
+per batch of 100 queries. Every difference of definition is mapped
 explicitly below (``measures/rank_eval.py`` has the sources it follows):
 
 * gain: ``_rank_eval``'s dcg is ``2^rating - 1`` = the plugin's profile ``exp`` (its default);
@@ -53,22 +53,22 @@ def collections(shared_dir) -> Dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def index(os_instance, collections):
-    """One throwaway index per engine with both corpora (BM25 only), for the module."""
-    docs = [d for js in collections.values() for d in js.corpus]
+def indexes(os_instance, collections, scifact_index):
+    """Per engine: the session's SciFact index (``scifact_index``, shared with the other parity
+    tests) and this module's NFCorpus index (BM25 only), built once."""
     backend = backend_class(os_instance)({"hosts": [os_instance.url]}, {"suite": "rank_eval parity"})
-    backend.prepare(docs, None)
-    yield backend
+    backend.prepare(collections["nfcorpus"].corpus, None)
+    yield {"scifact": scifact_index(os_instance), "nfcorpus": backend}
     backend.close()
 
 
 @pytest.fixture(scope="module")
-def runs(index, collections) -> Dict[str, Any]:
+def runs(indexes, collections) -> Dict[str, Any]:
     """The plugin's BM25 run of each collection's queries at k (one pass, read by every metric)."""
     out = {}
     for name, js in collections.items():
         queries = [Query(q, js.queries[q]) for q in js.qrels]
-        out[name] = (queries, index.search_batch(BM25, queries, K))
+        out[name] = (queries, indexes[name].search_batch(BM25, queries, K))
     return out
 
 
@@ -81,8 +81,8 @@ def _rank_eval(url: str, index: str, body: Dict[str, Any]) -> Dict[str, Any]:
 
 @pytest.mark.parametrize("name", METRICS)
 @pytest.mark.parametrize("collection", ["scifact", "nfcorpus"])
-def test_per_query_parity(index, runs, os_instance, collections, collection, name, record_property):
-    js = collections[collection]
+def test_per_query_parity(indexes, runs, os_instance, collections, collection, name, record_property):
+    js, index = collections[collection], indexes[collection]
     queries, run = runs[collection]
     metric = parse_metric(name)
     plugin = evaluate(js.qrels, run, [metric], ties="engine", gain="exp", relevance_threshold=1).per_query[
