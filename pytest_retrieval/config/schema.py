@@ -425,6 +425,7 @@ class EvaluationConfig(_Strict):
         default_factory=lambda: ["ndcg@10", "mrr@10", "recall@100"],
         description="Metrics shown in the summary and report.",
     )
+    rank_eval: bool = Field(default=False, description="Cross-check with _rank_eval (--retrieval-rank-eval).")
 
 
 # A sane maximum of timed work: 10,000 warm-up requests, 10,000 passes over the queries (auto

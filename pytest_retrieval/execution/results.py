@@ -30,6 +30,7 @@ class Retrieval:
     exact: Dict[str, Run] = field(default_factory=dict)  # kNN leaf -> its exact top k (ann_recall@k)
     retries: Dict[str, Dict[str, int]] = field(default_factory=dict)  # pass -> reason -> retries
     sparse: Dict[str, Any] = field(default_factory=dict)  # sparse leaf -> sparse.SparseFacts
+    rank_eval: Any = None  # rank_eval.RankEvalCheck: the engine's _rank_eval answers (evaluation.rank_eval)
 
 
 @dataclass
@@ -99,6 +100,7 @@ class SuiteResult:
     canary: Dict[str, str] = field(default_factory=dict)  # canary query id -> text (judgments.canary)
     canary_runs: Dict[str, Run] = field(default_factory=dict)  # retriever -> canary rankings, never scored
     retries: Dict[str, Dict[str, int]] = field(default_factory=dict)  # "quality"/"latency" -> reason -> n
+    rank_eval: Any = None  # rank_eval.RankEvalCheck, compared with the plugin's values
     _titles: Optional[Dict[str, str]] = field(default=None, repr=False, compare=False)
 
     def expectation_hits(self, expectation: Any, retriever: str) -> Any:

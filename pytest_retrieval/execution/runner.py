@@ -99,12 +99,17 @@ class SuiteRunner:
         golden = golden_queries(suite, js, set(qids))
         canary = canary_queries(suite, js, set(qids), golden)
         got = self.retrieve(
-            js, qids, latency=suite.model.latency.enabled, check_documents=True, extra_queries=golden + canary
+            js,
+            qids,
+            latency=suite.model.latency.enabled,
+            check_documents=True,
+            extra_queries=golden + canary,
+            rank_eval=suite.model.evaluation.rank_eval,
         )
         warnings += [str(w) for w in got.backend_info.get("warnings", ())]  # e.g. client/server majors
         warnings += retry_warnings(got.retries)
         missing = got.missing_documents
-        if missing is not None and missing.missing and suite.model.judgments.missing_documents == "drop":
+        if missing is not None and drops_missing(suite, missing):
             js.qrels = missing.drop_from(js.qrels)  # scored (and written out) without them
             missing.dropped = True
         from ..measures.columnar import QrelsColumns
@@ -118,7 +123,17 @@ class SuiteRunner:
         else:
             first = results[suite.order[0]].evaluation.evaluated if suite.order else []
             warnings += self_hit_warnings({n: r.run for n, r in results.items()}, first)
+        if got.rank_eval is not None:  # the engine's _rank_eval beside the plugin's values
+            from .rank_eval import compare
+
+            got.rank_eval = compare(got.rank_eval, results)
+            if got.rank_eval.disagreements:
+                warnings.append(
+                    f"the engine's _rank_eval disagrees with the plugin on {len(got.rank_eval.disagreements)} "
+                    "values (the _rank_eval cross-check lines name them)"
+                )
         out = SuiteResult(suite, js, overlap, results, got.backend_info, warnings)
+        out.rank_eval = got.rank_eval
         out.canary = {q.qid: q.text for q in canary}  # their rankings apart: never scored
         out.canary_runs = {
             n: {q: r for q, r in run.items() if q in out.canary} for n, run in got.golden.items()
@@ -141,6 +156,7 @@ class SuiteRunner:
         only: Optional[Sequence[str]] = None,
         check_documents: bool = False,
         extra_queries: Sequence[Query] = (),
+        rank_eval: bool = False,
     ) -> Retrieval:
         """Every retriever of the suite (or those in ``only`` and what they build on) over
         ``qids``: the quality pass (and, if asked, the latency pass). Shared by the gate run,
@@ -150,7 +166,8 @@ class SuiteRunner:
         more than ``judgments.max_missing_documents`` of the relevant ones are missing, or when
         an expectation names a document that exists nowhere.
         ``extra_queries`` (golden queries) go through the same quality pass, batched with the
-        judged ones; their rankings are kept apart (``Retrieval.golden``), never scored."""
+        judged ones; their rankings are kept apart (``Retrieval.golden``), never scored.
+        ``rank_eval``: also ask the engine's ``_rank_eval`` (``Retrieval.rank_eval``)."""
         suite = self.suite
         order = suite.order if only is None else suite.with_inputs(only)
         plan = self.plan(order, run_depth(suite, min_depth))
@@ -171,6 +188,8 @@ class SuiteRunner:
                 check_expectation_documents(suite, backend, js, self.progress)
             StagePasses(suite, backend, plan, self.progress).run(queries, extra, texts, out, only_for)
             out.sparse = plan.sparse_facts(queries)
+            if rank_eval:
+                out.rank_eval = self._rank_eval(backend, plan, queries, js, out.missing_documents)
             before = _count_retries(out, "quality", backend, before)
             if latency:
                 single = stage_timer(suite, backend, plan, texts)
@@ -183,6 +202,16 @@ class SuiteRunner:
         if owned:
             backend.close()
         return out
+
+    def _rank_eval(
+        self, backend: Backend, plan: StagePlan, queries: List[Query], js: JudgmentSet, missing: Any
+    ) -> Any:
+        """The engine's ``_rank_eval`` answers, with the judgments as they will be scored."""
+        from .rank_eval import rank_eval_pass
+
+        self.progress("asking the engine's _rank_eval for the cross-check")
+        qrels = missing.drop_from(js.qrels) if drops_missing(self.suite, missing) else js.qrels
+        return rank_eval_pass(self.suite, backend, plan, queries, qrels)
 
     def _engine_facts(
         self,
@@ -273,6 +302,11 @@ class SuiteRunner:
     def embedder(self) -> Any:
         """A new embedder of the suite's ``embedder`` section."""
         return self.vectors.new_embedder()
+
+
+def drops_missing(suite: Suite, missing: Any) -> bool:
+    """Whether the run scores without the judgments of missing documents (``missing_documents: drop``)."""
+    return bool(missing is not None and missing.missing and suite.model.judgments.missing_documents == "drop")
 
 
 def retries_of(backend: Backend) -> Dict[str, int]:

@@ -30,6 +30,7 @@ INI_KEYS: Dict[str, Union[str, Tuple[str, ...]]] = {
     "retrieval_export_unjudged": PATH,
     "retrieval_runs": PATH,
     "retrieval_no_latency": FLAG,
+    "retrieval_rank_eval": FLAG,
     "retrieval_markdown": PATH,
     "retrieval_html": PATH,
     "retrieval_openmetrics": PATH,

@@ -70,9 +70,21 @@ def add_options(parser: pytest.Parser) -> None:
         help="skip the latency pass (latency floors are then skipped with that reason)",
     )
     _add_report_options(g)
+    _add_rank_eval_option(g)
     add_history_options(g)
     add_recent_option(g)
     add_ini(parser)  # an ini key for each (ini.py)
+
+
+def _add_rank_eval_option(group: pytest.OptionGroup) -> None:
+    """The engine's own ``_rank_eval`` beside the plugin's scoring (``execution/rank_eval.py``)."""
+    group.addoption(
+        "--retrieval-rank-eval",
+        action="store_true",
+        default=False,
+        help="also run each suite's engine retrievers through the engine's own _rank_eval API and "
+        "report where its per-query values disagree with the plugin's (evaluation.rank_eval)",
+    )
 
 
 def _add_report_options(group: pytest.OptionGroup) -> None:
@@ -106,12 +118,15 @@ def _add_report_options(group: pytest.OptionGroup) -> None:
 
 
 def suite_overrides(config: pytest.Config) -> Dict[str, Any]:
-    """The settings ``--retrieval-profile`` and ``--retrieval-backend`` override in every suite."""
+    """The settings ``--retrieval-profile``, ``--retrieval-backend`` and ``--retrieval-rank-eval``
+    override in every suite."""
     out: Dict[str, Any] = {}
     if config.getoption("retrieval_profile"):
         out["evaluation.profile"] = config.getoption("retrieval_profile")
     if config.getoption("retrieval_backend"):
         out["backend.type"] = config.getoption("retrieval_backend")
+    if config.getoption("retrieval_rank_eval"):
+        out["evaluation.rank_eval"] = True
     return out
 
 

@@ -117,6 +117,8 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "unanswerable": result.suite.model.unanswerable is not None,
         "runs": max(getattr(state, "runs", 1), 1),  # more than 1: an xdist --dist mode split the suite
         "retries": _retries_report(result),
+        # the engine's _rank_eval beside the plugin's values (evaluation.rank_eval); None: not asked
+        "rank_eval": result.rank_eval.as_dict() if getattr(result, "rank_eval", None) is not None else None,
         "fingerprint": _fingerprint(result),
         **report_extras(state),
     }

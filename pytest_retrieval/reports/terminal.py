@@ -310,6 +310,7 @@ def _notes(s: Mapping[str, Any]) -> List[str]:
     if s.get("power"):
         lines.append("  " + str(s["power"]))
     lines += _left_out_lines(s)
+    lines += [f"  {line}" for line in (s.get("rank_eval") or {}).get("lines") or []]
     lines += [f"  {line}" for line in sparse_precision_lines(s.get("backend") or {})]
     queries = s.get("queries") or {}
     for r in s.get("retrievers") or []:

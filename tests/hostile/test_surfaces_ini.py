@@ -39,6 +39,7 @@ CASES = [
     ('retrieval_openmetrics = "/dev/null"', (0,), ["retrieval_openmetrics in pyproject.toml", "a device"]),
     ('retrieval_no_latency = "maybe"', (4,), ["retrieval_no_latency", "expected true or false"]),
     ('retrieval_no_step_summary = "2"', (4,), ["retrieval_no_step_summary", "expected true or false"]),
+    ('retrieval_rank_eval = "\\u202e"', (4,), ["retrieval_rank_eval", "expected true or false"]),
     (
         'retrieval_baseline_update = "\\u202e"',
         (4,),

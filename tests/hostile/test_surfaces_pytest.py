@@ -40,6 +40,7 @@ CASES = [
         ["--retrieval-openmetrics adir", "not written"],
     ),
     ("--retrieval-no-step-summary", ["--retrieval-no-step-summary=1"], (4,), ["--retrieval-no-step-summary"]),
+    ("--retrieval-rank-eval", ["--retrieval-rank-eval=yes"], (4,), ["--retrieval-rank-eval"]),
 ]
 
 

@@ -99,6 +99,7 @@ YAML_PATHS = [
     "evaluation.exclude_self_hits",
     "evaluation.metrics",
     "evaluation.profile",
+    "evaluation.rank_eval",
     "evaluation.ties",
     "expectations",
     "expectations.above",

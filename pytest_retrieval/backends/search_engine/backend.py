@@ -357,6 +357,12 @@ def _exact_top_k(queries: Sequence[Query], vectors: DocVectors, similarity: str,
     return exact_top_k(qids, matrix, vectors.doc_ids, vectors.matrix, similarity, k)
 
 
+def search_options(backend: SearchEngineBackend, spec: Any) -> Dict[str, Any]:
+    """What a search of ``spec`` carries beside its body: the settings of every search
+    (``preference``, ``search_type``) and its URL parameters (a search pipeline)."""
+    return {**backend._searcher.settings, **backend._search_params(spec)}
+
+
 def engine_request(backend: SearchEngineBackend, method: str, path: str, **options: Any) -> Any:
     """One request to the engine through ``backend``'s connection, retry policy and redaction
     (``http.EngineHTTP.request``: ``params``, ``body``, ``what``, ``ok_status``): the run
