@@ -30,6 +30,8 @@ class Retrieval:
     exact: Dict[str, Run] = field(default_factory=dict)  # kNN leaf -> its exact top k (ann_recall@k)
     retries: Dict[str, Dict[str, int]] = field(default_factory=dict)  # pass -> reason -> retries
     sparse: Dict[str, Any] = field(default_factory=dict)  # sparse leaf -> sparse.SparseFacts
+    # retriever -> the error that failed it (its own problem, or an input's): a gate run only
+    failed: Dict[str, Exception] = field(default_factory=dict)
 
 
 @dataclass
@@ -97,6 +99,8 @@ class SuiteResult:
     missing_documents: Any = None  # integrity.MissingDocuments, when the judged docs were checked
     golden_runs: Dict[str, Run] = field(default_factory=dict)  # retriever -> golden query rankings
     retries: Dict[str, Dict[str, int]] = field(default_factory=dict)  # "quality"/"latency" -> reason -> n
+    # retrievers that failed (passes.StagePasses, ``isolate``): not in ``retrievers``, their gates errors
+    failed: Dict[str, Exception] = field(default_factory=dict)
     _titles: Optional[Dict[str, str]] = field(default=None, repr=False, compare=False)
 
     def expectation_hits(self, expectation: Any, retriever: str) -> Any:
@@ -113,7 +117,7 @@ class SuiteResult:
         js = self.judgments
         judged = qid if qid in js.qrels else None
         if self._titles is None:
-            self._titles = titles_of(js.corpus)
+            self._titles = titles_of(js.judged_corpus)
         titles = self._titles
         text = expectation.text if expectation.text is not None else js.queries.get(qid, qid)
         return make_hits(

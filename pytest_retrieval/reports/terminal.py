@@ -54,6 +54,10 @@ def summary_lines(doc: Mapping[str, Any]) -> List[str]:
 def render_summary(s: Mapping[str, Any]) -> List[str]:
     """The summary lines of one suite entry of the JSON report, without a trailing newline each."""
     lines = _header(s) + _retriever_table(s) + _latency_line(s) + _stage_table(s)
+    lines += [
+        f"  ERROR {name}: the retriever failed, its gates are not judged: {why}"
+        for name, why in (s.get("failed_retrievers") or {}).items()
+    ]
     lines += _gate_lines(s.get("gates") or [])
     lines += _baseline_lines(s)
     lines += _reference_lines(s)

@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 from ...errors import ConfigError, InfrastructureError, RetrievalError
 from ...types import DocSparseVectors, Document, DocVectors, Query, Ranking, Run
 from ..base import Backend, BM25Spec, KnnSpec, LeafSpec, SearchResult, SparseSpec, TemplateSpec
+from ..id_field import ID_FIELD_KEY, IdField, unique_ids
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -187,9 +188,13 @@ class EmbeddedBackend(Backend):
 
     name = "embedded"
 
-    def __init__(self) -> None:
+    def __init__(self, id_field: Optional[str] = None) -> None:
         self._documents: Optional[List[Document]] = None
         self._doc_ids: List[str] = []
+        # the ids a ranking names: the documents' ids, or their ``id_field`` values (id_field.py)
+        self._id_field = IdField(id_field) if id_field else None
+        self._ranked: List[str] = []
+        self._has_field: set = set()  # BM25 fields some document has (checked once)
         self._analyzed: Dict[Tuple[str, Optional[str]], _AnalyzedField] = {}
         self._indexes: Dict[Tuple[str, Optional[str], float, float], _FieldIndex] = {}
         self._vectors: Any = None  # float32 (n_vec, dim), rows in corpus order
@@ -215,8 +220,23 @@ class EmbeddedBackend(Backend):
                 seen[doc_id] = 1
         elif doc_vectors is not None:
             self._doc_ids = [str(d) for d in doc_vectors.doc_ids]
+        self._ranked = self._ranked_ids()
         if doc_vectors is not None:
             self._set_vectors(doc_vectors)
+
+    def _ranked_ids(self) -> List[str]:
+        """What rankings name each document by: its id, or the value of ``id_field`` (every
+        document has one, no two the same)."""
+        if self._id_field is None:
+            return self._doc_ids
+        if self._documents is None:
+            raise ConfigError(
+                f"index.id_field {self._id_field.name!r} needs the corpus (its documents' fields)",
+                key=ID_FIELD_KEY,
+            )
+        ids = [self._id_field.of_document(d) for d in self._documents]
+        unique_ids(ids, self._id_field, "the corpus")
+        return ids
 
     def _set_vectors(self, doc_vectors: DocVectors) -> None:
         import numpy as np
@@ -249,6 +269,8 @@ class EmbeddedBackend(Backend):
         self._sparse = {}
         self._documents = None
         self._doc_ids = []
+        self._ranked = []
+        self._has_field = set()
         self._analyzed.clear()
         self._indexes.clear()
         self._vectors = self._vector_rows = self._normalized = None
@@ -266,6 +288,8 @@ class EmbeddedBackend(Backend):
             "engine": f"bm25s {bm25s_version} + numpy",
             "doc_count": len(self._doc_ids),
         }
+        if self._id_field is not None:
+            info["id_field"] = self._id_field.name
         if self._sparse:
             info["sparse_terms"] = {e: len(ix.columns) for e, ix in self._sparse.items()}
         if self._vectors is not None:
@@ -303,7 +327,7 @@ class EmbeddedBackend(Backend):
             from .sparse import sparse_index
 
             index = sparse_index(self._sparse, spec.encoder_id)
-            return index.search(queries, k, self._doc_ids.__getitem__, top_k_indices)
+            return index.search(queries, k, self._ranked.__getitem__, top_k_indices)
         raise ConfigError(f"the embedded backend cannot run a {type(spec).__name__} stage")
 
     # ---- BM25 --------------------------------------------------------------------------
@@ -316,6 +340,7 @@ class EmbeddedBackend(Backend):
         if self._documents is None:
             raise ConfigError("BM25 on the embedded backend needs the corpus documents")
         _check_bm25_spec(spec)
+        self._check_fields(spec)
         stop_key = self._stopword_key(spec.stopwords)
         analyzer = get_analyzer(stop_key)
         indexes = [
@@ -335,7 +360,7 @@ class EmbeddedBackend(Backend):
             total = _multi_match(per_field, best, tie)
             hits = np.flatnonzero(total > 0)
             chosen = top_k_indices(total, k, hits)
-            run[query.qid] = Ranking([self._doc_ids[i] for i in chosen], [float(total[i]) for i in chosen])
+            run[query.qid] = Ranking([self._ranked[i] for i in chosen], [float(total[i]) for i in chosen])
         return run
 
     @staticmethod
@@ -351,6 +376,20 @@ class EmbeddedBackend(Backend):
         if words and words != ENGLISH_STOP_WORDS:  # pragma: no cover - only named lists exist
             raise ConfigError(f"stopwords: unsupported list {stopwords!r}")
         return "english" if words else None
+
+    def _check_fields(self, spec: BM25Spec) -> None:
+        """A field no document of the corpus has is refused, as the engines refuse a field the
+        index does not map (``search.FieldCheck``): a search on it would find nothing."""
+        for field, _boost in spec.fields:
+            if "*" in field or (field, None) in self._analyzed or field in self._has_field:
+                continue
+            if any(field in d.fields for d in self._documents or ()):
+                self._has_field.add(field)
+            else:
+                raise ConfigError(
+                    f"no document of the corpus has the field {field!r}: a search on it would find nothing",
+                    key="retrievers",
+                )
 
     def _field_index(self, field: str, stop_key: Optional[str], k1: float, b: float) -> _FieldIndex:
         key = (field, stop_key, float(k1), float(b))
@@ -401,7 +440,7 @@ class EmbeddedBackend(Backend):
                 chosen = top_k_indices(row, k)
                 query = queries[start + j]
                 run[query.qid] = Ranking(
-                    [self._doc_ids[self._vector_rows[i]] for i in chosen],
+                    [self._ranked[self._vector_rows[i]] for i in chosen],
                     [float(row[i]) for i in chosen],
                 )
         return run

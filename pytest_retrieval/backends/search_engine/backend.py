@@ -23,8 +23,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 from ...errors import ConfigError, InfrastructureError, cleanup_after_failure
 from ...types import Document, DocVectors, Query, Run
 from ..base import Backend, KnnSpec, SearchResult, TemplateSpec
+from ..id_field import IdField
 from .dsl import check_k, search_body, vector_to_list
-from .existing import held_ids, refuse_index_options
+from .existing import check_id_field, held_ids, refuse_index_options
 from .facts import hnsw_parameters, index_definition, read_vector_mapping, searched_index_facts
 from .http import ConnectionSettings, EngineHTTP, connect
 from .index import INDEX_PREFIX, IndexPlan, ThrowawayIndex, count_docs, reap_indices
@@ -71,8 +72,9 @@ class SearchEngineBackend(SparseSearch, Backend):
                 self._bulk_client(), actions, **options
             ),
         )
+        self._id_field = IdField(self._config.id_field) if self._config.id_field else None
         self._searcher = Searcher(
-            self._http, self._conn.batch_size, self._conn.concurrency, self._search_settings()
+            self._http, self._conn.batch_size, self._conn.concurrency, self._search_settings(), self._id_field
         )
         self._sparse = SparseFields(self._http, self._index, self._config, self.sparse_field_types)
         self._check_fields = FieldCheck(self._http, self.vector_field_types, self._sparse.check)
@@ -194,6 +196,8 @@ class SearchEngineBackend(SparseSearch, Backend):
             "index_mode": "existing" if existing else "throwaway",
             "search": dict(self._searcher.settings),
         }
+        if self._id_field is not None:
+            facts["id_field"] = self._id_field.name
         facts.update(_client_facts(self.name, self._client_warning))
         facts.update(self.index_facts(), **self._sparse.facts(self.index_name))
         if existing:  # the system under test: the alias's target, mapping and settings (read once)
@@ -230,6 +234,8 @@ class SearchEngineBackend(SparseSearch, Backend):
             log.info(
                 "%s: using existing index %s (%d docs, read-only)", self.name, existing, self._existing_count
             )
+            if self._id_field is not None:
+                check_id_field(self._http, existing, self._id_field.name)
             return
         if self._index.name is not None:
             raise InfrastructureError(f"{self.name} backend already prepared ({self._index.name})")
@@ -283,8 +289,9 @@ class SearchEngineBackend(SparseSearch, Backend):
         return self._target()
 
     def build_body(self, spec: Any, query: Query, k: int) -> Dict[str, Any]:
-        """The search body for one query (what search_one sends)."""
-        return search_body(spec, query, k, self._knn_body, self.name, self._sparse_body)
+        """The search body for one query (what search_one sends), asking for the id field."""
+        body = search_body(spec, query, k, self._knn_body, self.name, self._sparse_body)
+        return self._id_field.request(body) if self._id_field is not None else body
 
     def search_batch(self, spec: Any, queries: Sequence[Query], k: int) -> Run:
         index = self._ready(k, spec)
@@ -300,7 +307,8 @@ class SearchEngineBackend(SparseSearch, Backend):
         (:meth:`_exact_knn_body`) with the index's own vector similarity."""
         self._ready(k, spec)
         vectors = self._index.vectors
-        if vectors is not None and spec.field == self._config.vector_field and not spec.filter:
+        client_side = vectors is not None and self._id_field is None  # its ids are the corpus's _ids
+        if client_side and spec.field == self._config.vector_field and not spec.filter:
             return _exact_top_k(queries, vectors, self._index.variant["similarity"], k)
         return self.exact_knn_on_engine(spec, queries, k)
 
@@ -313,7 +321,8 @@ class SearchEngineBackend(SparseSearch, Backend):
         for q in queries:
             if q.vector is None:
                 raise ConfigError(f"query {q.qid!r} has no vector: ann_recall needs query embeddings")
-            bodies.append((q.qid, self._exact_knn_body(spec, vector_to_list(q.vector), k, similarity)))
+            body = self._exact_knn_body(spec, vector_to_list(q.vector), k, similarity)
+            bodies.append((q.qid, self._id_field.request(body) if self._id_field is not None else body))
         return self._searcher.msearch(index, bodies, k)
 
     def _field_similarity(self, index: str, field: str) -> str:
@@ -329,7 +338,8 @@ class SearchEngineBackend(SparseSearch, Backend):
 
     def existing_ids(self, doc_ids: Sequence[str], batch: int = 1000) -> Optional[Set[str]]:
         """Which of ``doc_ids`` the index (or alias) holds (:func:`.existing.held_ids`)."""
-        return held_ids(self._http, self._target(), doc_ids, batch)
+        field = self._id_field.name if self._id_field is not None else None
+        return held_ids(self._http, self._target(), doc_ids, batch, field)
 
     def search_one(self, spec: Any, query: Query, k: int) -> SearchResult:
         index = self._ready(k, spec)
