@@ -11,13 +11,13 @@ same id are a ``ConfigError`` naming the field, the hit and the query, never a r
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from ..errors import ConfigError
 from ..safe_names import one_line
 from ..types import Document
 
-__all__ = ["ID_FIELD_KEY", "IdField", "unique_ids"]
+__all__ = ["ID_FIELD_KEY", "IdField", "asking_for_id", "ranked_ids", "unique_ids"]
 
 ID_FIELD_KEY = "backend.index.id_field"
 
@@ -74,8 +74,7 @@ class IdField:
             value = value[0]
         if isinstance(value, bool) or not isinstance(value, _ID_TYPES):
             raise ConfigError(
-                f"{what}: {self.name!r} is {type(value).__name__} {_shown(value)}, "
-                "not a text or integer id",
+                f"{what}: {self.name!r} is {type(value).__name__} {_shown(value)}, not a text or integer id",
                 key=ID_FIELD_KEY,
             )
         text = str(value)
@@ -110,6 +109,27 @@ def _at_path(source: Any, path: str) -> Any:
 def _shown(value: Any) -> str:
     text = json.dumps(value, default=str)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def asking_for_id(body: Dict[str, Any], field: Optional[IdField]) -> Dict[str, Any]:
+    """``body`` asking for ``field`` (:meth:`IdField.request`), as it is without one."""
+    return field.request(body) if field is not None else body
+
+
+def ranked_ids(
+    documents: Optional[Sequence[Document]], field: Optional[IdField], own: List[str]
+) -> List[str]:
+    """What rankings name corpus documents by: ``own`` (their ids) without ``field``, else
+    each document's ``field`` value (every document has one, no two the same)."""
+    if field is None:
+        return own
+    if documents is None:
+        raise ConfigError(
+            f"id field {field.name!r} needs the corpus (its documents' fields)", key=ID_FIELD_KEY
+        )
+    ids = [field.of_document(d) for d in documents]
+    unique_ids(ids, field, "the corpus")
+    return ids
 
 
 def unique_ids(ids: Iterable[str], field: Optional[IdField], where: str) -> None:

@@ -448,7 +448,8 @@ def update_baseline(suite: Any, result: Any) -> Path:
     failed = sorted(getattr(result, "failed", {}) or {})
     if failed:
         raise ConfigError(
-            f"not written: retriever {failed[0]!r}" + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else "")
+            f"not written: retriever {failed[0]!r}"
+            + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else "")
             + " failed in this run; fix it and update the baseline again",
             file=str(baseline_path(suite)),
         )

@@ -170,7 +170,9 @@ class SuiteState:
         first = self.failure_shown.setdefault(retriever, nodeid)
         if first == nodeid:
             raise RetrieverFailed(f"{label}: the retriever failed, its gates are not judged: {exc}")
-        raise RetrieverFailed(f"{label}: not judged: the retriever failed (the error is shown once, at {first})")
+        raise RetrieverFailed(
+            f"{label}: not judged: the retriever failed (the error is shown once, at {first})"
+        )
 
     def ensure_run(self, config: pytest.Config) -> SuiteResult:
         """Run the suite the first time (progress on the terminal with ``-v``); then the result,

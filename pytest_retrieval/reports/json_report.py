@@ -9,9 +9,9 @@ from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
 
 from .. import __version__
 from ..fileio import atomic_write
-from ..redaction import redact
 from ..gates.floors import ab_percentiles
 from ..gates.stages import stage_rows
+from ..redaction import redact
 
 __all__ = ["REPORT_VERSION", "suite_report", "write_json_report"]
 

@@ -30,8 +30,14 @@ def test_a_broken_retriever_errors_its_gates_once_and_the_others_are_judged(pyte
     cause = "no document of the corpus has the field 'no_such_field'"
     # once in its first gate's error, once in the summary: never once per gate
     assert out.count(cause) == 2, out
-    assert "not judged: the retriever failed (the error is shown once, at retrieval_tiny.yaml::broken::ndcg@10)" in out
-    assert "tiny :: on_broken: the retriever failed, its gates are not judged: built on retriever 'broken'" in out
+    assert (
+        "not judged: the retriever failed (the error is shown once, at retrieval_tiny.yaml::broken::ndcg@10)"
+        in out
+    )
+    assert (
+        "tiny :: on_broken: the retriever failed, its gates are not judged: built on retriever 'broken'"
+        in out
+    )
     assert "ERROR broken: the retriever failed" in out
     report = json.loads((pytester.path / "r.json").read_text())
     suite = report["suites"][0]

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 from ...errors import ConfigError, InfrastructureError, RetrievalError
 from ...types import DocSparseVectors, Document, DocVectors, Query, Ranking, Run
 from ..base import Backend, BM25Spec, KnnSpec, LeafSpec, SearchResult, SparseSpec, TemplateSpec
-from ..id_field import ID_FIELD_KEY, IdField, unique_ids
+from ..id_field import IdField, ranked_ids
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -220,23 +220,9 @@ class EmbeddedBackend(Backend):
                 seen[doc_id] = 1
         elif doc_vectors is not None:
             self._doc_ids = [str(d) for d in doc_vectors.doc_ids]
-        self._ranked = self._ranked_ids()
+        self._ranked = ranked_ids(self._documents, self._id_field, self._doc_ids)
         if doc_vectors is not None:
             self._set_vectors(doc_vectors)
-
-    def _ranked_ids(self) -> List[str]:
-        """What rankings name each document by: its id, or the value of ``id_field`` (every
-        document has one, no two the same)."""
-        if self._id_field is None:
-            return self._doc_ids
-        if self._documents is None:
-            raise ConfigError(
-                f"index.id_field {self._id_field.name!r} needs the corpus (its documents' fields)",
-                key=ID_FIELD_KEY,
-            )
-        ids = [self._id_field.of_document(d) for d in self._documents]
-        unique_ids(ids, self._id_field, "the corpus")
-        return ids
 
     def _set_vectors(self, doc_vectors: DocVectors) -> None:
         import numpy as np
@@ -335,12 +321,12 @@ class EmbeddedBackend(Backend):
     def _search_bm25(self, spec: BM25Spec, queries: List[Query], k: int) -> Run:
         import numpy as np
 
-        from .analyzer import get_analyzer
+        from .analyzer import check_fields, get_analyzer
 
         if self._documents is None:
             raise ConfigError("BM25 on the embedded backend needs the corpus documents")
         _check_bm25_spec(spec)
-        self._check_fields(spec)
+        check_fields(self._documents, spec.fields, self._has_field)
         stop_key = self._stopword_key(spec.stopwords)
         analyzer = get_analyzer(stop_key)
         indexes = [
@@ -376,20 +362,6 @@ class EmbeddedBackend(Backend):
         if words and words != ENGLISH_STOP_WORDS:  # pragma: no cover - only named lists exist
             raise ConfigError(f"stopwords: unsupported list {stopwords!r}")
         return "english" if words else None
-
-    def _check_fields(self, spec: BM25Spec) -> None:
-        """A field no document of the corpus has is refused, as the engines refuse a field the
-        index does not map (``search.FieldCheck``): a search on it would find nothing."""
-        for field, _boost in spec.fields:
-            if "*" in field or (field, None) in self._analyzed or field in self._has_field:
-                continue
-            if any(field in d.fields for d in self._documents or ()):
-                self._has_field.add(field)
-            else:
-                raise ConfigError(
-                    f"no document of the corpus has the field {field!r}: a search on it would find nothing",
-                    key="retrievers",
-                )
 
     def _field_index(self, field: str, stop_key: Optional[str], k1: float, b: float) -> _FieldIndex:
         key = (field, stop_key, float(k1), float(b))

@@ -23,12 +23,11 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 from ...errors import ConfigError, InfrastructureError, cleanup_after_failure
 from ...types import Document, DocVectors, Query, Run
 from ..base import Backend, KnnSpec, SearchResult, TemplateSpec
-from ..id_field import IdField
 from .dsl import check_k, search_body, vector_to_list
-from .existing import check_id_field, held_ids, refuse_index_options
-from .facts import hnsw_parameters, index_definition, read_vector_mapping, searched_index_facts
+from .existing import existing_count, held_ids, refuse_index_options
+from .facts import field_similarity, index_definition, searched_index_facts
 from .http import ConnectionSettings, EngineHTTP, connect
-from .index import INDEX_PREFIX, IndexPlan, ThrowawayIndex, count_docs, reap_indices
+from .index import INDEX_PREFIX, IndexPlan, ThrowawayIndex, reap_indices
 from .search import FieldCheck, Searcher, json_answers
 from .sparse import SparseFields, SparseSearch
 from .versions import bm25_similarity_type, client_version, older_than
@@ -72,9 +71,9 @@ class SearchEngineBackend(SparseSearch, Backend):
                 self._bulk_client(), actions, **options
             ),
         )
-        self._id_field = IdField(self._config.id_field) if self._config.id_field else None
+        conn, settings = self._conn, self._search_settings()
         self._searcher = Searcher(
-            self._http, self._conn.batch_size, self._conn.concurrency, self._search_settings(), self._id_field
+            self._http, conn.batch_size, conn.concurrency, settings, self._config.id_field
         )
         self._sparse = SparseFields(self._http, self._index, self._config, self.sparse_field_types)
         self._check_fields = FieldCheck(self._http, self.vector_field_types, self._sparse.check)
@@ -196,10 +195,8 @@ class SearchEngineBackend(SparseSearch, Backend):
             "index_mode": "existing" if existing else "throwaway",
             "search": dict(self._searcher.settings),
         }
-        if self._id_field is not None:
-            facts["id_field"] = self._id_field.name
         facts.update(_client_facts(self.name, self._client_warning))
-        facts.update(self.index_facts(), **self._sparse.facts(self.index_name))
+        facts.update(self.index_facts(), **self._sparse.facts(self.index_name), **self._searcher.facts())
         if existing:  # the system under test: the alias's target, mapping and settings (read once)
             if existing not in self._definitions:
                 self._definitions[existing] = index_definition(self._http, existing)
@@ -230,12 +227,10 @@ class SearchEngineBackend(SparseSearch, Backend):
         self._client_warning = self._check_client(version)
         existing = self._config.existing
         if existing is not None:
-            self._existing_count = count_docs(self._http, existing, missing_hint=True)
+            self._existing_count = existing_count(self._http, existing, self._config.id_field)
             log.info(
                 "%s: using existing index %s (%d docs, read-only)", self.name, existing, self._existing_count
             )
-            if self._id_field is not None:
-                check_id_field(self._http, existing, self._id_field.name)
             return
         if self._index.name is not None:
             raise InfrastructureError(f"{self.name} backend already prepared ({self._index.name})")
@@ -290,8 +285,9 @@ class SearchEngineBackend(SparseSearch, Backend):
 
     def build_body(self, spec: Any, query: Query, k: int) -> Dict[str, Any]:
         """The search body for one query (what search_one sends), asking for the id field."""
-        body = search_body(spec, query, k, self._knn_body, self.name, self._sparse_body)
-        return self._id_field.request(body) if self._id_field is not None else body
+        return self._searcher.asking_for_id(
+            search_body(spec, query, k, self._knn_body, self.name, self._sparse_body)
+        )
 
     def search_batch(self, spec: Any, queries: Sequence[Query], k: int) -> Run:
         index = self._ready(k, spec)
@@ -302,13 +298,11 @@ class SearchEngineBackend(SparseSearch, Backend):
         return self._searcher.msearch(index, bodies, k)
 
     def exact_knn(self, spec: KnnSpec, queries: Sequence[Query], k: int) -> Optional[Run]:
-        """The exact top ``k``: client-side from the document vectors of a throwaway index
-        (without a filter), else on the engine with a brute-force ``script_score`` query
-        (:meth:`_exact_knn_body`) with the index's own vector similarity."""
+        """The exact top ``k``: client-side from a throwaway index's document vectors (no filter, no
+        id field), else by the engine's brute-force ``script_score`` (:meth:`_exact_knn_body`)."""
         self._ready(k, spec)
-        vectors = self._index.vectors
-        client_side = vectors is not None and self._id_field is None  # its ids are the corpus's _ids
-        if client_side and spec.field == self._config.vector_field and not spec.filter:
+        vectors = None if self._config.id_field else self._index.vectors  # by _id, not the id field
+        if vectors is not None and spec.field == self._config.vector_field and not spec.filter:
             return _exact_top_k(queries, vectors, self._index.variant["similarity"], k)
         return self.exact_knn_on_engine(spec, queries, k)
 
@@ -322,24 +316,20 @@ class SearchEngineBackend(SparseSearch, Backend):
             if q.vector is None:
                 raise ConfigError(f"query {q.qid!r} has no vector: ann_recall needs query embeddings")
             body = self._exact_knn_body(spec, vector_to_list(q.vector), k, similarity)
-            bodies.append((q.qid, self._id_field.request(body) if self._id_field is not None else body))
+            bodies.append((q.qid, self._searcher.asking_for_id(body)))
         return self._searcher.msearch(index, bodies, k)
 
     def _field_similarity(self, index: str, field: str) -> str:
         """The vector similarity the index's mapping gives ``field``, in the adapter's terms."""
-        if index == self.index_name and field == self._config.vector_field:
-            facts = self.index_facts().get("hnsw") or {}
-        else:
-            facts = hnsw_parameters(read_vector_mapping(self._http, index, field) or {}) or {}
-        return str(facts.get("similarity") or facts.get("space_type") or "cosine")
+        own = index == self.index_name and field == self._config.vector_field
+        return field_similarity(self._http, index, field, self.index_facts() if own else None)
 
     def _exact_knn_body(self, spec: KnnSpec, vector: List[float], k: int, similarity: str) -> Dict[str, Any]:
         raise NotImplementedError
 
     def existing_ids(self, doc_ids: Sequence[str], batch: int = 1000) -> Optional[Set[str]]:
         """Which of ``doc_ids`` the index (or alias) holds (:func:`.existing.held_ids`)."""
-        field = self._id_field.name if self._id_field is not None else None
-        return held_ids(self._http, self._target(), doc_ids, batch, field)
+        return held_ids(self._http, self._target(), doc_ids, batch, self._config.id_field)
 
     def search_one(self, spec: Any, query: Query, k: int) -> SearchResult:
         index = self._ready(k, spec)

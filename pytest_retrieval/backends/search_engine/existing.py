@@ -20,7 +20,14 @@ from ..base import BM25Spec
 from ..id_field import IdField
 from .http import EngineHTTP
 
-__all__ = ["check_id_field", "held_ids", "index_owned_options", "refuse_index_options", "text_setup"]
+__all__ = [
+    "check_id_field",
+    "existing_count",
+    "held_ids",
+    "index_owned_options",
+    "refuse_index_options",
+    "text_setup",
+]
 
 # Lucene's BM25Similarity defaults (the engines' "BM25" similarity without parameters)
 _BM25_DEFAULTS = {"k1": "1.2", "b": "0.75"}
@@ -162,6 +169,16 @@ def held_ids(
 _EXACT_TYPES = frozenset(
     {"keyword", "constant_keyword", "wildcard", "long", "integer", "short", "byte", "unsigned_long"}
 )
+
+
+def existing_count(http: EngineHTTP, index: str, id_field: Optional[str]) -> int:
+    """The documents of an existing index (or alias), with its ``id_field`` checked."""
+    from .index import count_docs
+
+    count = count_docs(http, index, missing_hint=True)
+    if id_field is not None:
+        check_id_field(http, index, id_field)
+    return count
 
 
 def check_id_field(http: EngineHTTP, index: str, field: str) -> None:

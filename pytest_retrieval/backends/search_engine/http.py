@@ -119,8 +119,15 @@ def not_json(status: int, content_type: Any, raw: Any) -> EngineBadAnswer:
 
 
 # the analysis module the integ-test distributions of scripts/engines lack (docs/how-to/engines.md)
-_NO_ANALYZER = ("failed to find analyzer", "unknown analyzer", "failed to find tokenizer", "failed to find filter",
-                "failed to find global analyzer", "failed to find global tokenizer", "failed to find global token filter")
+_NO_ANALYZER = (
+    "failed to find analyzer",
+    "unknown analyzer",
+    "failed to find tokenizer",
+    "failed to find filter",
+    "failed to find global analyzer",
+    "failed to find global tokenizer",
+    "failed to find global token filter",
+)
 ANALYSIS_HINT = (
     "the local engines of scripts/engines are the minimal integ-test builds without the analysis-common "
     "module (no language analyzers such as english, no stemmers, no whitespace tokenizer): Elasticsearch "

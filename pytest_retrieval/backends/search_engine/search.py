@@ -25,7 +25,7 @@ from ...errors import InfrastructureError, QueryRefused
 from ...io.numeric import external_float
 from ...types import Ranking, Run
 from ..base import BM25Spec, KnnSpec
-from ..id_field import IdField, unique_ids
+from ..id_field import IdField, asking_for_id, unique_ids
 from .http import EngineBadAnswer, EngineHTTP, Send, describe_answer, error_reason, snippet, with_hint
 from .retry import Retried
 
@@ -251,7 +251,9 @@ class FieldCheck:
     def _check(self, index: str, field: str, vector: bool, found: Any) -> None:
         types = _field_types(found, field)
         if not types:
-            refused = self._http.fail(f"index {index!r} has no field {field!r}", "a search on it would find nothing")
+            refused = self._http.fail(
+                f"index {index!r} has no field {field!r}", "a search on it would find nothing"
+            )
             raise QueryRefused(str(refused))
         if vector and not types <= set(self._vector_field_types):
             refused = self._http.fail(
@@ -285,14 +287,22 @@ class Searcher:
         batch_size: int,
         concurrency: int,
         settings: Optional[Mapping[str, str]] = None,
-        id_field: Optional[IdField] = None,
+        id_field: Optional[str] = None,
     ):
         self._http = http
-        self._id_field = id_field  # the judgments' ids are this field of each hit
+        self.id_field = IdField(id_field) if id_field else None  # the judgments' ids: this field of each hit
         self._batch_size = batch_size
         self._concurrency = concurrency
         # carried by every search: preference (the shard copies that answer), search_type
         self.settings: Dict[str, str] = dict(settings or {})
+
+    def facts(self) -> Dict[str, Any]:
+        """What the backend's description says of the searches: the id field, when one is read."""
+        return {"id_field": self.id_field.name} if self.id_field is not None else {}
+
+    def asking_for_id(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        """``body`` asking every hit for the id field (as it is without one)."""
+        return asking_for_id(body, self.id_field)
 
     def msearch(self, index: str, bodies: Bodies, k: int) -> Run:
         """Every body through ``_msearch`` requests of ``batch_size``, ``concurrency`` at a time."""
@@ -317,7 +327,11 @@ class Searcher:
                 text = f"{failed[0][1]}{more}"
                 if all(h for _i, _e, h in failed):
                     raise _LostWithANode(text)
-                raise QueryRefused(text) if all(isinstance(e, QueryRefused) for _i, e, _h in failed) else InfrastructureError(text)
+                raise (
+                    QueryRefused(text)
+                    if all(isinstance(e, QueryRefused) for _i, e, _h in failed)
+                    else InfrastructureError(text)
+                )
             return [(qid, done[qid]) for qid, _body in batch]
 
         return self._healing(attempt, what)
@@ -346,7 +360,7 @@ class Searcher:
         failed = []
         for item, r in zip(batch, responses):
             try:
-                done[item[0]] = read_hits(r, item[0], k, self._http.fail, self._id_field)[0]
+                done[item[0]] = read_hits(r, item[0], k, self._http.fail, self.id_field)[0]
             except InfrastructureError as exc:
                 failed.append((item, exc, lost_with_a_node(r)))
         return failed
@@ -379,7 +393,7 @@ class Searcher:
                     what=f"search for query {qid!r}",
                 )
                 try:
-                    return [(qid, read_hits(resp, qid, k, self._http.fail, self._id_field)[0])]
+                    return [(qid, read_hits(resp, qid, k, self._http.fail, self.id_field)[0])]
                 except InfrastructureError as exc:
                     raise (_LostWithANode(str(exc)) if lost_with_a_node(resp) else exc) from None
 
@@ -396,7 +410,7 @@ class Searcher:
         resp = self._http.request(
             "POST", f"/{index}/_search", params=params, body=body, what=f"search for query {qid!r}"
         )
-        return read_hits(resp, qid, k, self._http.fail, self._id_field)
+        return read_hits(resp, qid, k, self._http.fail, self.id_field)
 
     def _run_concurrently(self, fn: Callable[[Any], List[Tuple[str, Ranking]]], items: Sequence[Any]) -> Run:
         if len(items) <= 1 or self._concurrency == 1:
