@@ -131,14 +131,6 @@ def stage_head(metric: str, reference: Optional[str] = "bm25") -> List[str]:
     return ["stage", "builds on", metric, *against, "vs input", "recall of inputs", "p95 ms", "p95 vs input"]
 
 
-def engine_detail(info: Mapping[str, Any], keys: Collection[str] = ("engine", "version")) -> str:
-    """A backend's description (``backend_info``): the engine and its version, and the client's."""
-    detail = " ".join(str(info[k]) for k in keys if info.get(k))
-    if info.get("client"):
-        detail += f", client {info['client']}"
-    return detail
-
-
 def engine_line(info: Mapping[str, Any]) -> str:
     """The backend, its engine and version, named once: ``elasticsearch 8.19.21 (client 8.15.1)``,
     ``embedded (bm25s 0.3.16 + numpy)`` (an engine named as its backend is not said twice)."""
