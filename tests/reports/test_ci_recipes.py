@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 GITHUB = ROOT / "examples" / "ci" / "github-actions.yml"
 GITLAB = ROOT / "examples" / "ci" / "gitlab-ci.yml"
 # the workflows with an engine (issue #36): a service container, and a staging cluster's index
-GITHUB_ENGINES = [ROOT / "examples" / "ci" / f"github-actions-{name}.yml" for name in ("elasticsearch", "staging")]
+GITHUB_ENGINES = [
+    ROOT / "examples" / "ci" / f"github-actions-{name}.yml" for name in ("elasticsearch", "staging")
+]
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
 
 
@@ -32,7 +34,9 @@ def _run(*args: str, **kw) -> subprocess.CompletedProcess:
 def test_workflows_validate_against_their_schemas() -> None:
     exe = Path(sys.executable).with_name("check-jsonschema")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "check_jsonschema"]
-    todo = [("vendor.github-workflows", p) for p in [GITHUB, *GITHUB_ENGINES]] + [("vendor.gitlab-ci", GITLAB)]
+    todo = [("vendor.github-workflows", p) for p in [GITHUB, *GITHUB_ENGINES]] + [
+        ("vendor.gitlab-ci", GITLAB)
+    ]
     for schema, path in todo:
         p = _run(*cmd, "--builtin-schema", schema, str(path))
         assert p.returncode == 0, p.stdout + p.stderr
@@ -63,7 +67,11 @@ def test_pre_commit_manifest_is_valid() -> None:
     p = _run(sys.executable, "-m", "pre_commit", "validate-manifest", str(HOOKS))
     assert p.returncode == 0, p.stdout + p.stderr
     hooks = yaml.safe_load(HOOKS.read_text())
-    assert {h["id"] for h in hooks} == {"pytest-retrieval", "pytest-retrieval-changed"}
+    assert {h["id"] for h in hooks} == {
+        "pytest-retrieval",
+        "pytest-retrieval-changed",
+        "pytest-retrieval-fast",
+    }
     assert all(h["entry"].startswith("python -m pytest ") and "-m retrieval" in h["entry"] for h in hooks)
     # both run in pre-commit's default stage (git commit): no stages restriction (#26)
     assert all("stages" not in h for h in hooks)
