@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import importlib
 import logging
+import re
 from typing import Any, Callable, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
 
@@ -140,7 +141,11 @@ def with_hint(reason: str) -> str:
     """An engine's error reason, with what the local engines lack when it names an unknown
     analyzer, tokenizer or filter."""
     lowered = reason.lower()
-    if any(marker in lowered for marker in _NO_ANALYZER):
+    # "[match] analyzer [english] not found", "analyzer [english] has not been configured in mappings"
+    unknown = re.search(
+        r"(analyzer|tokenizer|filter) \[[^\]]*\] (not found|has not been configured)", lowered
+    )
+    if unknown or any(marker in lowered for marker in _NO_ANALYZER):
         return f"{reason}; if this is a local engine: {ANALYSIS_HINT}"
     return reason
 
