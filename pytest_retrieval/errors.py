@@ -65,6 +65,19 @@ def cleanup_after_failure(cleanup: Callable[[], Any], primary: BaseException) ->
             primary.args = (f"{primary}; {note}",)
 
 
+class QueryRefused(InfrastructureError):
+    """The engine refused one retriever's query as it is written (HTTP 400, a query error in a
+    search answer, a field the index does not have or of the wrong type): a problem of that
+    retriever, not of the engine. A suite run keeps its other retrievers and errors only this
+    one's gates (``execution/passes.py``); anywhere else it is an ``InfrastructureError``."""
+
+
+class RetrieverFailed(InfrastructureError):
+    """A retriever of a suite run failed (its own error, or one of the retrievers it builds on):
+    its gates are errors, the other retrievers' gates are judged. ``first`` names where the
+    error was shown in full (its other gates point there)."""
+
+
 class HistoryError(RetrievalError):
     """The run history (issue #37) could not be read or written: a store written by a newer
     schema, a corrupt or locked file, an unreachable cluster. One line naming the store (never

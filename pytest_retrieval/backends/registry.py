@@ -42,7 +42,8 @@ BackendFactory = Callable[[Optional[Mapping[str, Any]], Mapping[str, Any]], Back
 def _embedded(connection: Optional[Mapping[str, Any]], index: Mapping[str, Any]) -> Backend:
     from .embedded.backend import EmbeddedBackend
 
-    return EmbeddedBackend()  # in process: no connection, the index is built from the corpus
+    # in process: no connection, the index is built from the corpus
+    return EmbeddedBackend(id_field=index.get("id_field"))
 
 
 def _elasticsearch(connection: Optional[Mapping[str, Any]], index: Mapping[str, Any]) -> Backend:

@@ -28,6 +28,14 @@ def check_backend(suite: Any) -> None:
             raise suite.error(("retrievers", name, "type"), problem)
     if backend.type == "http":
         _check_placeholders(suite)
+    if backend.index.id_field is not None and backend.type not in ENGINE_TYPES:
+        raise suite.error(
+            ("backend", "index", "id_field"),
+            f"index.id_field is read by the embedded, elasticsearch and opensearch backends, not by "
+            f"{backend.type!r}"
+            + (": the http backend reads a hit's id with response.id" if backend.type == "http" else "")
+            + (": the function returns the ids the judgments use" if backend.type == "python" else ""),
+        )
 
 
 def _check_declared(suite: Any, kind: str) -> None:

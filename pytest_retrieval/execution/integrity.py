@@ -286,7 +286,7 @@ def _existing_documents(
     throwaway index, else the existing index; None when the backend cannot tell."""
     if needs_corpus(suite):
         return {
-            d.doc_id for d in js.corpus or []
+            d.doc_id for d in js.judged_corpus or []
         }, f"corpus ({js.sources.get('corpus', 'judgments.documents')})"
     progress(f"checking {len(set(ids))} {what} document ids against the index")
     found = backend.existing_ids(ids)

@@ -8,7 +8,7 @@ from typing import Callable, Dict, List, Optional, Set
 
 from ..backends.base import Backend, KnnSpec
 from ..config.load import Suite
-from ..errors import ConfigError
+from ..errors import ConfigError, QueryRefused, RetrieverFailed
 from ..io.beir import without_self_hits
 from ..io.judgment_set import JudgmentSet
 from ..types import Query, Run
@@ -20,11 +20,22 @@ from .results import Retrieval
 class StagePasses:
     """Runs a suite's stage plan on a backend, filling a :class:`Retrieval`."""
 
-    def __init__(self, suite: Suite, backend: Backend, plan: StagePlan, progress: Callable[[str], None]):
+    def __init__(
+        self,
+        suite: Suite,
+        backend: Backend,
+        plan: StagePlan,
+        progress: Callable[[str], None],
+        *,
+        isolate: bool = False,
+    ):
         self.suite = suite
         self.backend = backend
         self.plan = plan
         self.progress = progress
+        # a gate run: one retriever's own problem fails that retriever (and what builds on it)
+        # only, kept in ``Retrieval.failed``; anywhere else it is raised
+        self.isolate = isolate
 
     def run(
         self,
@@ -54,14 +65,23 @@ class StagePasses:
         query_texts = {q.qid: q.text for q in queries}
         only_for = only_for or {}
         for name in plan.order:
+            broken = [i for i in self.suite.inputs(name) if i in out.failed]
+            if broken:  # a stage on a failed retriever: failed too, pointing at the cause
+                out.failed[name] = RetrieverFailed(f"built on retriever {broken[0]!r}, which failed")
+                continue
             self.progress(f"retrieving {name}")
             sent = [q for q in queries if q.qid not in only_for or name in only_for[q.qid]]
-            if name in plan.leaves:
-                out.runs[name] = self.leaf(name, sent) if sent else {}
-            elif name in plan.rerankers:
-                out.runs[name] = self._rerank(name, sent, out.runs, query_texts, doc_texts)
-            else:
-                out.runs[name] = self._fuse(name, sent, out.runs)
+            try:
+                if name in plan.leaves:
+                    out.runs[name] = self.leaf(name, sent) if sent else {}
+                elif name in plan.rerankers:
+                    out.runs[name] = self._rerank(name, sent, out.runs, query_texts, doc_texts)
+                else:
+                    out.runs[name] = self._fuse(name, sent, out.runs)
+            except (ConfigError, QueryRefused) as exc:  # this retriever's problem, not the engine's
+                if not self.isolate:
+                    raise
+                out.failed[name] = exc
 
     def _rerank(
         self,
@@ -91,7 +111,7 @@ class StagePasses:
         if not ks:
             return
         for name, spec in self.plan.leaves.items():
-            if isinstance(spec, KnnSpec):
+            if isinstance(spec, KnnSpec) and name not in out.failed:
                 self.progress(f"exact kNN of {name} (ann_recall@{max(ks)})")
                 exact = self.backend.exact_knn(spec, queries, max(ks))
                 if exact is not None:
@@ -118,11 +138,11 @@ def doc_texts(suite: Suite, js: JudgmentSet, plan: StagePlan) -> Dict[str, str]:
     """The documents' text, which rerank stages score (empty without one)."""
     if not plan.rerankers:
         return {}
-    if not js.corpus:
+    if not js.judged_corpus:
         raise suite.error(
             ("retrievers", next(iter(plan.rerankers)), "reranker"),
             "a rerank stage needs the documents' text: add judgments.corpus (or beir) to the suite",
         )
     from ..models.embedders import document_text
 
-    return {d.doc_id: document_text(d) for d in js.corpus}
+    return {d.doc_id: document_text(d) for d in js.judged_corpus or ()}

@@ -47,6 +47,7 @@ def load_judgments(suite: Suite) -> JudgmentSet:
     _add_inline_documents(suite, js)
     _key_by_queries(js)
     _check_gains(suite, js)
+    js.id_field = suite.model.backend.index.id_field
     return js
 
 

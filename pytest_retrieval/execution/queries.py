@@ -155,7 +155,7 @@ def query_result(result: Any, retriever: str, qid: Any) -> QueryResult:
         rr.depth or len(ranking or ()),
         query=query.text,
         retriever=retriever,
-        titles=titles_of(js.corpus),
+        titles=titles_of(js.judged_corpus),
         grades=grades,
         query_id=qid,
         suite=result.suite.name,

@@ -31,6 +31,8 @@ class Retrieval:
     retries: Dict[str, Dict[str, int]] = field(default_factory=dict)  # pass -> reason -> retries
     sparse: Dict[str, Any] = field(default_factory=dict)  # sparse leaf -> sparse.SparseFacts
     rank_eval: Any = None  # rank_eval.RankEvalCheck: the engine's _rank_eval answers (evaluation.rank_eval)
+    # retriever -> the error that failed it (its own problem, or an input's): a gate run only
+    failed: Dict[str, Exception] = field(default_factory=dict)
 
 
 @dataclass
@@ -101,6 +103,8 @@ class SuiteResult:
     canary_runs: Dict[str, Run] = field(default_factory=dict)  # retriever -> canary rankings, never scored
     retries: Dict[str, Dict[str, int]] = field(default_factory=dict)  # "quality"/"latency" -> reason -> n
     rank_eval: Any = None  # rank_eval.RankEvalCheck, compared with the plugin's values
+    # retrievers that failed (passes.StagePasses, ``isolate``): not in ``retrievers``, their gates errors
+    failed: Dict[str, Exception] = field(default_factory=dict)
     _titles: Optional[Dict[str, str]] = field(default=None, repr=False, compare=False)
 
     def expectation_hits(self, expectation: Any, retriever: str) -> Any:
@@ -117,7 +121,7 @@ class SuiteResult:
         js = self.judgments
         judged = qid if qid in js.qrels else None
         if self._titles is None:
-            self._titles = titles_of(js.corpus)
+            self._titles = titles_of(js.judged_corpus)
         titles = self._titles
         text = expectation.text if expectation.text is not None else js.queries.get(qid, qid)
         return make_hits(

@@ -167,7 +167,7 @@ class Retriever:
     def titles(self) -> Dict[str, str]:
         """doc id -> title, for the documents of the suite's corpus that have one."""
         if self._titles is None:
-            self._titles = titles_of(self._shared.judgments().corpus)
+            self._titles = titles_of(self._shared.judgments().judged_corpus)
         return self._titles
 
 

@@ -74,8 +74,11 @@ class SuiteRunner:
         progress: Optional[Callable[[str], None]] = None,
         backend: Optional[Backend] = None,
         shared: Optional[SharedBackend] = None,
+        isolate: bool = False,
     ):
         self.suite = suite
+        # the gate run of the plugin: a retriever's own problem fails its gates only (passes.py)
+        self.isolate = isolate
         self.progress = progress or (lambda msg: None)
         self._backend = backend
         self._shared = shared  # the session's backend of this suite (built once, kept open)
@@ -116,12 +119,14 @@ class SuiteRunner:
 
         qrels_columns = QrelsColumns.from_qrels(js.qrels)  # built once, read by every evaluation
         results = {
-            name: score_retriever(suite, name, got, unanswerable, qrels_columns) for name in suite.order
+            name: score_retriever(suite, name, got, unanswerable, qrels_columns)
+            for name in suite.order
+            if name not in got.failed
         }
         if suite.model.evaluation.exclude_self_hits:
             warnings += self_judged_warnings(js.qrels)
         else:
-            first = results[suite.order[0]].evaluation.evaluated if suite.order else []
+            first = next(iter(results.values())).evaluation.evaluated if results else []
             warnings += self_hit_warnings({n: r.run for n, r in results.items()}, first)
         if got.rank_eval is not None:  # the engine's _rank_eval beside the plugin's values
             from .rank_eval import compare
@@ -144,6 +149,7 @@ class SuiteRunner:
         out.retries = got.retries
         out.query_set = query_set
         out.missing_documents = missing
+        out.failed = dict(got.failed)
         return out
 
     def retrieve(
@@ -186,14 +192,16 @@ class SuiteRunner:
             if check_documents:
                 out.missing_documents = find_missing_documents(suite, backend, js, self.progress)
                 check_expectation_documents(suite, backend, js, self.progress)
-            StagePasses(suite, backend, plan, self.progress).run(queries, extra, texts, out, only_for)
+            passes = StagePasses(suite, backend, plan, self.progress, isolate=self.isolate)
+            passes.run(queries, extra, texts, out, only_for)
             out.sparse = plan.sparse_facts(queries)
             if rank_eval:
                 out.rank_eval = self._rank_eval(backend, plan, queries, js, out.missing_documents)
             before = _count_retries(out, "quality", backend, before)
             if latency:
                 single = stage_timer(suite, backend, plan, texts)
-                out.latency, out.ab = latency_pass(suite, single, order, queries, self.progress)
+                timed = [n for n in order if n not in out.failed]
+                out.latency, out.ab = latency_pass(suite, single, timed, queries, self.progress)
                 _count_retries(out, "latency", backend, before)
         except BaseException as exc:
             if owned:  # the cause stays first, a failed clean-up second

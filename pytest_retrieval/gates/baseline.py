@@ -503,7 +503,17 @@ def baseline_path(suite: Any) -> Path:
 
 
 def update_baseline(suite: Any, result: Any) -> Path:
-    """Write the suite's baseline from this run (``--retrieval-baseline-update``)."""
+    """Write the suite's baseline from this run (``--retrieval-baseline-update``); not when a
+    retriever of the run failed (a baseline without it would pass its gates' comparisons by
+    leaving them out)."""
+    failed = sorted(getattr(result, "failed", {}) or {})
+    if failed:
+        raise ConfigError(
+            f"not written: retriever {failed[0]!r}"
+            + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else "")
+            + " failed in this run; fix it and update the baseline again",
+            file=str(baseline_path(suite)),
+        )
     return write_baseline(baseline_path(suite), baseline_from_result(result))
 
 

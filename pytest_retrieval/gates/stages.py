@@ -28,6 +28,7 @@ class StageRow:
     p95_ms: Optional[float] = None
     delta_p95_ms: Optional[float] = None  # against the best input
     verdict: Optional[str] = None  # rerankers: "earning its cost" / "not earning its cost"
+    reference: Optional[str] = None  # the BM25 retriever ``delta_vs_bm25`` is against (None: none)
 
     def as_dict(self) -> Dict[str, Any]:
         return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(self).items()}
@@ -85,6 +86,7 @@ def _row(result: Any, name: str, metric: str) -> StageRow:
         window=r.window,
         p95_ms=p95,
         delta_p95_ms=_difference(p95, best_p95),
+        reference=bm25,
     )
 
 

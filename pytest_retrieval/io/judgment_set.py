@@ -19,6 +19,26 @@ class JudgmentSet:
     corpus: Optional[List[Document]] = None
     sources: Dict[str, str] = field(default_factory=dict)  # role -> file, for messages
     normalised: Dict[str, int] = field(default_factory=dict)  # role -> ids matched only loosely
+    # ``backend.index.id_field``: the judgments name documents by this field, not their ``_id``
+    id_field: Optional[str] = None
+    _judged: Optional[List[Document]] = field(default=None, repr=False, compare=False)
+
+    @property
+    def judged_corpus(self) -> Optional[List[Document]]:
+        """The corpus keyed as the judgments and rankings name its documents: by their
+        ``id_field`` value when the suite names one (``backends/id_field.py``), else as read.
+        ``corpus`` stays keyed by the documents' own ids, which the index is built with."""
+        if self.id_field is None or self.corpus is None:
+            return self.corpus
+        if self._judged is None:
+            from ..backends.id_field import IdField, unique_ids
+
+            reader = IdField(self.id_field)
+            where = self.sources.get("corpus", "the corpus")
+            docs = [Document(reader.of_document(d, where), d.fields) for d in self.corpus]
+            unique_ids((d.doc_id for d in docs), reader, where)
+            self._judged = docs
+        return self._judged
 
 
 @dataclass

@@ -299,7 +299,7 @@ class _Systems:
             self.queries.setdefault(q, text)
         for q, d in js.qrels.items():
             self.judged.setdefault(q, {}).update(d)
-        for doc in js.corpus or []:
+        for doc in js.judged_corpus or []:
             self.documents.setdefault(doc.doc_id, _title_text(doc.fields))
         for name, run in suite_runs.items():
             label = f"{suite.name}:{name}" if self.several_suites else name

@@ -174,6 +174,7 @@ class SuiteItem(pytest.Item):
 
     def setup(self) -> None:
         self.state.ensure_run(self.config)
+        self.state.raise_if_failed(self.retriever, self.nodeid)
 
     def repr_failure(self, excinfo, style=None):  # type: ignore[override]
         if excinfo.errisinstance(GateFailed):

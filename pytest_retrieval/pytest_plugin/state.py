@@ -53,6 +53,7 @@ class SuiteState:
         self.runs = 0  # how many processes ran the suite (1; more under xdist with a split suite)
         self.attempts = 0  # how many times this process started the suite's run (at most 1)
         self._error_tb: Any = None
+        self.failure_shown: Dict[str, str] = {}  # failed retriever -> the item that showed its error
 
     def for_controller(self) -> SuiteState:
         """A copy for the xdist controller (``xdist.py``): no backend, an error that survives pickling."""
@@ -160,6 +161,24 @@ class SuiteState:
         self._warned.add(retriever)
         return list(self.ran.retrievers[retriever].warnings)
 
+    def raise_if_failed(self, retriever: str, nodeid: str) -> None:
+        """An item of a retriever that failed in the run (``SuiteResult.failed``) is an error: the
+        first one raises the retriever's error in full, the others point at it (issue #36: one
+        message per retriever, not one per gate)."""
+        result = self.result
+        if result is None or retriever not in result.failed:
+            return
+        from ..errors import RetrieverFailed
+
+        exc = result.failed[retriever]
+        label = f"{self.suite.name} :: {retriever}"
+        first = self.failure_shown.setdefault(retriever, nodeid)
+        if first == nodeid:
+            raise RetrieverFailed(f"{label}: the retriever failed, its gates are not judged: {exc}")
+        raise RetrieverFailed(
+            f"{label}: not judged: the retriever failed (the error is shown once, at {first})"
+        )
+
     def ensure_run(self, config: pytest.Config) -> SuiteResult:
         """Run the suite the first time (progress on the terminal with ``-v``); then the result,
         or the error of that run again: a suite that failed or timed out is never run a second
@@ -188,4 +207,4 @@ class SuiteState:
             if verbose and tr is not None:
                 tr.write_line(one_line(redact(f"[retrieval] {self.suite.name}: {msg}")))
 
-        return SuiteRunner(self.suite, progress=progress, shared=self.shared).run()
+        return SuiteRunner(self.suite, progress=progress, shared=self.shared, isolate=True).run()

@@ -188,14 +188,14 @@ def _titles(js: Any, tops: List[Dict[str, List[str]]], relevant: Set[str]) -> Di
     """Titles of the documents shown (the top ``SHOWN`` now and in the baseline) and the relevant ones."""
     from ..gates.rankings import SHOWN
 
-    if not js.corpus:
+    if not js.judged_corpus:
         return {}
     wanted = set(relevant)
     for top in tops:
         for docs in top.values():
             wanted.update(docs[:SHOWN])
     titles: Dict[str, str] = {}
-    for doc in js.corpus:
+    for doc in js.judged_corpus:
         if doc.doc_id in wanted:
             t = _title(doc)
             if t:

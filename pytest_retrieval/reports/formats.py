@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Callable, Collection, List, Mapping, Tuple
+from typing import Any, Callable, Collection, List, Mapping, Optional, Sequence, Tuple
 
 from ..safe_names import one_line
 
@@ -96,9 +96,20 @@ def metric_value(metric: str, x: Any) -> str:
     return num(x)
 
 
-def stage_quality(r: Mapping[str, Any]) -> List[str]:
-    """A stage row's value and its differences against bm25 and against its best input."""
-    return [num(r.get("value")), delta(r.get("delta_vs_bm25")), delta(r.get("delta_vs_input"))]
+def stage_reference(rows: Sequence[Mapping[str, Any]]) -> Optional[str]:
+    """The BM25 retriever a stage table's "vs" column compares with (the one the rows name;
+    ``bm25`` for a report that predates the name); None: no such column."""
+    named = next((r.get("reference") for r in rows if r.get("reference")), None)
+    if named is None and any(r.get("delta_vs_bm25") is not None for r in rows):
+        return "bm25"
+    return named
+
+
+def stage_quality(r: Mapping[str, Any], reference: Optional[str] = "bm25") -> List[str]:
+    """A stage row's value and its differences against the BM25 ``reference`` (left out when
+    None) and against its best input."""
+    against = [delta(r.get("delta_vs_bm25"))] if reference is not None else []
+    return [num(r.get("value")), *against, delta(r.get("delta_vs_input"))]
 
 
 def stage_latency(r: Mapping[str, Any]) -> List[str]:
@@ -114,17 +125,25 @@ def candidate_recall(r: Mapping[str, Any], name: Callable[[str], str] = str) -> 
     )
 
 
-def stage_head(metric: str) -> List[str]:
-    """The stage table's columns (``metric`` as the renderer escapes it)."""
-    return ["stage", "builds on", metric, "vs bm25", "vs input", "recall of inputs", "p95 ms", "p95 vs input"]
+def stage_head(metric: str, reference: Optional[str] = "bm25") -> List[str]:
+    """The stage table's columns (``metric`` and ``reference`` as the renderer escapes them)."""
+    against = [f"vs {reference}"] if reference is not None else []
+    return ["stage", "builds on", metric, *against, "vs input", "recall of inputs", "p95 ms", "p95 vs input"]
 
 
-def engine_detail(info: Mapping[str, Any], keys: Collection[str] = ("engine", "version")) -> str:
-    """A backend's description (``backend_info``): the engine and its version, and the client's."""
-    detail = " ".join(str(info[k]) for k in keys if info.get(k))
+def engine_line(info: Mapping[str, Any]) -> str:
+    """The backend, its engine and version, named once: ``elasticsearch 8.19.21 (client 8.15.1)``,
+    ``embedded (bm25s 0.3.16 + numpy)`` (an engine named as its backend is not said twice)."""
+    backend = str(info.get("backend") or "?")
+    engine, version = info.get("engine"), info.get("version")
+    if engine and str(engine).lower() == backend.lower():
+        head, inner = " ".join(str(x) for x in (backend, version) if x), []
+    else:
+        head, inner = backend, [" ".join(str(x) for x in (engine, version) if x)] if engine or version else []
     if info.get("client"):
-        detail += f", client {info['client']}"
-    return detail
+        inner.append(f"client {info['client']}")
+    inner = [x for x in inner if x]
+    return f"{head} ({', '.join(inner)})" if inner else head
 
 
 def sparse_precisions(info: Mapping[str, Any]) -> List[Tuple[str, str, str]]:

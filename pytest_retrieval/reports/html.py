@@ -22,7 +22,7 @@ from .formats import (
     candidate_recall,
     count,
     delta,
-    engine_detail,
+    engine_line,
     mark,
     metric_value,
     not_a_number,
@@ -35,6 +35,7 @@ from .formats import (
     stage_head,
     stage_latency,
     stage_quality,
+    stage_reference,
 )
 from .view import SuiteView, gate_name, item_label, owners_of, verdict
 
@@ -197,8 +198,9 @@ def _stages(v: SuiteView) -> str:
     st = v.s.get("stages", [])
     if not any(r.get("builds_on") for r in st):
         return ""
-    rows = [_stage_row(r) for r in st]
-    head = stage_head(e(st[0].get("metric", "")))
+    reference = stage_reference(st)
+    rows = [_stage_row(r, reference) for r in st]
+    head = stage_head(e(st[0].get("metric", "")), e(reference) if reference is not None else None)
     verdicts = "".join(
         f"<li><code>{e(r['name'])}</code>: {e(r['verdict'])}</li>" for r in st if r.get("verdict")
     )
@@ -207,9 +209,9 @@ def _stages(v: SuiteView) -> str:
     )
 
 
-def _stage_row(r: Mapping[str, Any]) -> List[str]:
+def _stage_row(r: Mapping[str, Any], reference: Optional[str]) -> List[str]:
     inputs = "+".join(map(str, r.get("builds_on") or [])) or "–"
-    cells = [*stage_quality(r), candidate_recall(r) or "–", *stage_latency(r)]
+    cells = [*stage_quality(r, reference), candidate_recall(r) or "–", *stage_latency(r)]
     return [f"<code>{e(r['name'])}</code>", e(inputs)] + [e(c) for c in cells]
 
 
@@ -406,7 +408,7 @@ def _retriever_options(v: SuiteView) -> str:
 
 def _suite(v: SuiteView, idx: int) -> str:
     be = v.s.get("backend") or {}
-    engine = engine_detail(be, ("backend", "engine", "version"))
+    engine = engine_line(be)
     n = (v.s.get("queries") or {}).get("judged")
     parts = [f'<section class="suite" id="suite-{idx}"><h2>{e(v.name)}</h2>']
     if v.error is not None:

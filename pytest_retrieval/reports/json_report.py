@@ -11,6 +11,7 @@ from .. import __version__
 from ..fileio import atomic_write
 from ..gates.floors import ab_percentiles
 from ..gates.stages import stage_rows
+from ..redaction import redact
 
 __all__ = ["REPORT_VERSION", "suite_report", "write_json_report"]
 
@@ -113,6 +114,8 @@ def suite_report(state: Any) -> Dict[str, Any]:
         "reference": {"note": getattr(state, "reference_note", "")},  # what its comparison said
         "expectations": expectation_records(getattr(state, "expectations", [])),
         "warnings": list(result.warnings),
+        # retrievers that failed in the run (their gates are errors), each error said once
+        "failed_retrievers": {name: redact(str(exc)) for name, exc in getattr(result, "failed", {}).items()},
         "latency_notes": latency_sample_notes(result),  # latency gates timed too few times
         "unanswerable": result.suite.model.unanswerable is not None,
         "runs": max(getattr(state, "runs", 1), 1),  # more than 1: an xdist --dist mode split the suite

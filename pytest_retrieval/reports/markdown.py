@@ -19,7 +19,7 @@ from .formats import (
     clip,
     count,
     delta,
-    engine_detail,
+    engine_line,
     mark,
     metric_value,
     num,
@@ -31,6 +31,7 @@ from .formats import (
     stage_head,
     stage_latency,
     stage_quality,
+    stage_reference,
 )
 from .stability_view import stability_lines
 from .view import SuiteView, gate_name, item_label, owners_of, verdict
@@ -97,12 +98,10 @@ def table(header: List[str], rows: List[List[str]], align: Optional[List[str]] =
 def _heading(v: SuiteView) -> str:
     s = v.s
     be = s.get("backend") or {}
-    engine = be.get("backend", "?")
-    detail = engine_detail(be)
     n = (s.get("queries") or {}).get("judged")
     parts = [f"### {name(v.name)}"]
     if v.error is None:
-        parts.append(f" · {esc(engine)}{f' ({esc(detail)})' if detail else ''} · {count(n)} judged queries")
+        parts.append(f" · {esc(engine_line(be))} · {count(n)} judged queries")
     return "".join(parts)
 
 
@@ -269,9 +268,10 @@ def _stages(v: SuiteView) -> str:
     if not any(r.get("builds_on") for r in all_st):
         return ""
     metric = all_st[0].get("metric", v.headline)
+    reference = stage_reference(all_st)
     rows = [
         [code(r["name"]), name("+".join(map(str, r.get("builds_on") or [])) or "–")]
-        + stage_quality(r)
+        + stage_quality(r, reference)
         + [candidate_recall(r, name) or "–"]
         + stage_latency(r)
         for r in all_st
@@ -279,7 +279,11 @@ def _stages(v: SuiteView) -> str:
     verdicts = [f"- {code(r['name'])}: {esc(r['verdict'])}" for r in all_st if r.get("verdict")]
     return (
         "**Stages**\n\n"
-        + table(stage_head(name(metric)), rows, ["l", "l"] + ["r"] * 6)
+        + table(
+            stage_head(name(metric), name(reference) if reference is not None else None),
+            rows,
+            ["l", "l"] + ["r"] * (len(rows[0]) - 2),
+        )
         + ("\n\n" + "\n".join(verdicts) if verdicts else "")
     )
 
@@ -346,6 +350,9 @@ def _diff_lines(v: SuiteView, q: Dict[str, Any], metric: str) -> str:
         f"{num(q['before'])} → {num(q['now'])} ({delta(q['diff'])})"
     )
     d = q.get("ranking")
+    if q.get("hits") == 0:  # an empty ranking says so, not an empty list of changes
+        lost = _left_line(v, d) if d is not None and not d.same else ""
+        return head + "\n- no hits" + (f"\n{lost}" if lost else "")
     if d is None:
         return head + "\n- no baseline ranking for this query (the baseline predates ranking diffs)"
     if d.same:

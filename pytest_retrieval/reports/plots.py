@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .view import SuiteView
 
@@ -51,12 +51,47 @@ def _svg(fig: Any) -> str:
     return re.sub(r"\n\s*", "\n", text)
 
 
-def _plain_ticks(ax: Any) -> None:
-    from matplotlib.ticker import FuncFormatter
+def _plain_ticks(ax: Any, values: Sequence[float] = ()) -> None:
+    """Plain numbers on a log x axis; with ``values`` (the data), at least three labelled ticks
+    even when every value sits in one decade (a log axis then labels one tick, or none)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     fmt = FuncFormatter(lambda x, _: f"{x:g}")
     ax.xaxis.set_major_formatter(fmt)
     ax.xaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
+    ticks = _log_ticks([x for x in values if x > 0])
+    if ticks:
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_minor_locator(NullLocator())
+        lo, hi = min(ticks[0], min(values)), max(ticks[-1], max(values))
+        ax.set_xlim(lo / 1.15, hi * 1.15)
+
+
+def _log_ticks(values: Sequence[float]) -> List[float]:
+    """Tick values for a log axis over ``values`` when its own ticks would be too few: the
+    1-2-5 steps within the range (1-9 steps when those are fewer than three), else three
+    rounded values across it; [] when the range spans two decades or more (matplotlib's own
+    decades read well)."""
+    if not values:
+        return []
+    lo, hi = min(values), max(values)
+    if hi / lo >= 100:
+        return []
+    for steps in ((1, 2, 5), tuple(range(1, 10))):
+        ticks = [
+            m * 10.0**e
+            for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+            for m in steps
+            if lo / 1.1 <= m * 10.0**e <= hi * 1.1
+        ]
+        if len(ticks) >= 3:
+            return ticks
+    mid = math.sqrt(lo * hi)
+    for digits in (2, 3, 4):
+        ticks = sorted({float(f"{x:.{digits}g}") for x in (lo, mid, hi)})
+        if len(ticks) >= 3:
+            return ticks
+    return ticks
 
 
 def _grid(n: int, per_row: int = 4) -> Tuple[int, int]:
@@ -152,6 +187,7 @@ def latency_cdf(v: SuiteView) -> Optional[str]:
         return None
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    ceilings: Dict[float, List[str]] = {}  # a gated ceiling (ms) -> whose
     for i, (name, xs) in enumerate(samples.items()):
         if not xs:
             continue
@@ -173,24 +209,37 @@ def latency_cdf(v: SuiteView) -> Optional[str]:
             ceiling = v.ceiling(name, q)
             if ceiling is not None:
                 ax.axvline(ceiling, color=color, ls="--", lw=0.9)
-                ax.annotate(
-                    f"{name} p{q} ceiling",
-                    (ceiling, 0.05),
-                    rotation=90,
-                    fontsize=7,
-                    color=color,
-                    xytext=(-9, 0),
-                    textcoords="offset points",
-                )
+                ceilings.setdefault(ceiling, []).append(f"{name} p{q}")
     ax.set_xscale("log")
-    _plain_ticks(ax)
+    _plain_ticks(ax, [x for xs in samples.values() for x in xs] + list(ceilings))
+    _ceiling_labels(ax, ceilings)
     ax.set_xlabel("latency per query (ms, log scale)")
     ax.set_ylabel("share of queries")
     ax.set_ylim(0, 1.02)
-    ax.legend(frameon=False, fontsize=8, loc="lower right")
+    # beside the axes, never over a ceiling's label or a curve
+    ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     ax.set_title("Latency distribution (CDF); dot: the gated percentile")
     fig.tight_layout()
     return _svg(fig)
+
+
+def _ceiling_labels(ax: Any, ceilings: Dict[float, List[str]]) -> None:
+    """One label per ceiling value (the retrievers gated at it), upright beside its line at the
+    bottom of the axes, alternating sides when two lines are close."""
+    last_x = None
+    for n, (value, whose) in enumerate(sorted(ceilings.items())):
+        close = last_x is not None and value / last_x < 1.25
+        ax.annotate(
+            f"ceiling {value:g} ms: {', '.join(whose)}",
+            (value, 0.04),
+            rotation=90,
+            fontsize=7,
+            color="#555555",
+            xytext=(3 if close and n % 2 else -9, 0),
+            textcoords="offset points",
+            va="bottom",
+        )
+        last_x = value
 
 
 def frontier(v: SuiteView) -> Optional[str]:
@@ -207,7 +256,7 @@ def frontier(v: SuiteView) -> Optional[str]:
         ax.scatter([x], [y], s=36, color=BLUE if on else GREY, zorder=2)
         ax.annotate(name, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
     ax.set_xscale("log")
-    _plain_ticks(ax)
+    _plain_ticks(ax, [x for x, _, _ in pts])
     ax.set_xlabel("p95 latency (ms, log scale)")
     ax.set_ylabel(stages[0].get("metric", v.headline))
     ax.set_title("Quality against p95 latency per stage (blue: on the cost/quality frontier)")

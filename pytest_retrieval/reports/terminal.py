@@ -16,10 +16,11 @@ from ..wording import word
 from .formats import (
     candidate_recall,
     delta,
-    engine_detail,
+    engine_line,
     missing,
     percent_shares,
     sparse_precision_lines,
+    stage_reference,
     text_table,
 )
 from .stability_view import stability_lines
@@ -56,6 +57,10 @@ def summary_lines(doc: Mapping[str, Any]) -> List[str]:
 def render_summary(s: Mapping[str, Any]) -> List[str]:
     """The summary lines of one suite entry of the JSON report, without a trailing newline each."""
     lines = _header(s) + _retriever_table(s) + _latency_line(s) + _stage_table(s)
+    lines += [
+        f"  ERROR {name}: the retriever failed, its gates are not judged: {why}"
+        for name, why in (s.get("failed_retrievers") or {}).items()
+    ]
     lines += _gate_lines(s.get("gates") or [])
     lines += _baseline_lines(s)
     lines += _reference_lines(s)
@@ -72,15 +77,12 @@ def _header(s: Mapping[str, Any]) -> List[str]:
     from ..io.judgment_set import Overlap
 
     info = s.get("backend") or {}
-    engine = info.get("backend", "?")
-    detail = engine_detail(info)
-    version = f" ({detail})" if detail else ""
     n_eval = (s.get("queries") or {}).get("judged", 0) if s.get("retrievers") else 0
     ov = s.get("overlap") or {}
     overlap = Overlap(ov.get("queries", 0), ov.get("qrels", 0), ov.get("both", 0), ov.get("run"))
     checks = (s.get("judgment_checks") or {}).get("lines") or []
     return [
-        f"{s.get('suite', '?')} ({Path(str(s.get('file', '?'))).name}) on {engine}{version}: "
+        f"{s.get('suite', '?')} ({Path(str(s.get('file', '?'))).name}) on {engine_line(info)}: "
         f"{n_eval} judged queries, profile {s.get('profile')}",
         f"  ids: {overlap.describe()}",
     ] + ["  " + line for line in checks]
@@ -133,29 +135,31 @@ def _stage_table(s: Mapping[str, Any]) -> List[str]:
     stages = s.get("stages") or []
     if not stages:
         return []
+    reference = stage_reference(stages)
     head = [
         "stage",
         "builds on",
         stages[0]["metric"],
-        "vs bm25",
+        *([f"vs {reference}"] if reference is not None else []),
         "vs input",
         "mrr@10",
         "recall@window of inputs",
         "p95 ms",
         "p95 vs input",
     ]
-    lines = ["  stages (deltas against bm25 and against each stage's best input):"]
-    lines += ["    " + line for line in text_table(head, [_stage_cells(r) for r in stages])]
+    against = f"against {reference} and " if reference is not None else ""
+    lines = [f"  stages (deltas {against}against each stage's best input):"]
+    lines += ["    " + line for line in text_table(head, [_stage_cells(r, reference) for r in stages])]
     return lines + [f"    {r['name']}: {r['verdict']}" for r in stages if r.get("verdict")]
 
 
-def _stage_cells(r: Mapping[str, Any]) -> List[str]:
+def _stage_cells(r: Mapping[str, Any], reference: Optional[str]) -> List[str]:
     """A stage's row as the JSON report has it (``stages``), in plain text."""
     return [
         r["name"],
         "+".join(r["builds_on"]) or "-",
         _cell(r["value"]),
-        delta(r["delta_vs_bm25"], plain=True),
+        *([delta(r.get("delta_vs_bm25"), plain=True)] if reference is not None else []),
         delta(r["delta_vs_input"], plain=True),
         _cell(r["mrr"]),
         candidate_recall(r) or "-",

@@ -357,6 +357,7 @@ class SuiteView:
                     "now": now[q],
                     "diff": d,
                     "ranking": self.diff(retriever, q),
+                    "hits": len((self.rankings.get(retriever) or {}).get(q) or ()),
                 }
             )
         return out

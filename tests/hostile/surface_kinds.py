@@ -145,6 +145,7 @@ YAML_KINDS: Dict[str, Tuple[str, ...]] = {
     "backend.connection.preference": ("text",),
     "backend.index.name": ("text",),
     "backend.index.vector_field": ("text",),
+    "backend.index.id_field": ("text",),
     "retrievers.*.field": ("text",),
     "retrievers.*.pipeline": ("text",),
     "judgments.split": ("text",),

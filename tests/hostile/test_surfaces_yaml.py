@@ -48,6 +48,7 @@ YAML_PATHS = [
     "backend.connection.verify_certs",
     "backend.function",
     "backend.index",
+    "backend.index.id_field",
     "backend.index.mappings",
     "backend.index.name",
     "backend.index.quantization",

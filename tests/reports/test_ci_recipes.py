@@ -20,6 +20,10 @@ from .conftest import need_tool
 ROOT = Path(__file__).resolve().parents[2]
 GITHUB = ROOT / "examples" / "ci" / "github-actions.yml"
 GITLAB = ROOT / "examples" / "ci" / "gitlab-ci.yml"
+# the workflows with an engine (issue #36): a service container, and a staging cluster's index
+GITHUB_ENGINES = [
+    ROOT / "examples" / "ci" / f"github-actions-{name}.yml" for name in ("elasticsearch", "staging")
+]
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
 
 
@@ -30,22 +34,44 @@ def _run(*args: str, **kw) -> subprocess.CompletedProcess:
 def test_workflows_validate_against_their_schemas() -> None:
     exe = Path(sys.executable).with_name("check-jsonschema")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "check_jsonschema"]
-    for schema, path in (("vendor.github-workflows", GITHUB), ("vendor.gitlab-ci", GITLAB)):
+    todo = [("vendor.github-workflows", p) for p in [GITHUB, *GITHUB_ENGINES]] + [
+        ("vendor.gitlab-ci", GITLAB)
+    ]
+    for schema, path in todo:
         p = _run(*cmd, "--builtin-schema", schema, str(path))
         assert p.returncode == 0, p.stdout + p.stderr
 
 
 def test_github_workflow_passes_actionlint() -> None:
     actionlint = need_tool("actionlint", "go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12")
-    p = _run(actionlint, "-no-color", str(GITHUB))
+    p = _run(actionlint, "-no-color", str(GITHUB), *map(str, GITHUB_ENGINES))
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_the_engine_workflows_are_complete_and_in_the_ci_page() -> None:
+    """The service container has a health check and the index is loaded before the gate; the
+    staging recipe reads its credentials from secrets; the CI page names both."""
+    service, staging = (yaml.safe_load(p.read_text()) for p in GITHUB_ENGINES)
+    job = service["jobs"]["gates"]
+    assert "--health-cmd" in job["services"]["elasticsearch"]["options"]
+    names = [step.get("name") for step in job["steps"]]
+    assert names.index("Load a small index") < names.index("Retrieval gates")
+    env = staging["jobs"]["gates"]["env"]
+    assert env["SEARCH_PASSWORD"].startswith("${{ secrets.")
+    page = (ROOT / "docs" / "how-to" / "ci.md").read_text()
+    for path in GITHUB_ENGINES:
+        assert f"examples/ci/{path.name}" in page, path.name
 
 
 def test_pre_commit_manifest_is_valid() -> None:
     p = _run(sys.executable, "-m", "pre_commit", "validate-manifest", str(HOOKS))
     assert p.returncode == 0, p.stdout + p.stderr
     hooks = yaml.safe_load(HOOKS.read_text())
-    assert {h["id"] for h in hooks} == {"pytest-retrieval", "pytest-retrieval-changed"}
+    assert {h["id"] for h in hooks} == {
+        "pytest-retrieval",
+        "pytest-retrieval-changed",
+        "pytest-retrieval-fast",
+    }
     assert all(h["entry"].startswith("python -m pytest ") and "-m retrieval" in h["entry"] for h in hooks)
     # both run in pre-commit's default stage (git commit): no stages restriction (#26)
     assert all("stages" not in h for h in hooks)
@@ -219,3 +245,11 @@ def test_gitlab_note_script_posts_then_updates_one_note(tmp_path) -> None:
     )
     (note,) = _FakeGitLab.notes
     assert note["body"].startswith("<!-- pytest-retrieval summary -->\n## ✅ second push")
+
+
+def test_the_fast_hook_is_the_changed_hook_without_latency() -> None:
+    hooks = {h["id"]: h for h in yaml.safe_load(HOOKS.read_text())}
+    fast, changed = hooks["pytest-retrieval-fast"], hooks["pytest-retrieval-changed"]
+    assert fast["files"] == changed["files"]
+    assert fast["entry"] == changed["entry"] + " --retrieval-no-latency"
+    assert 'docs/how-to/ci.md, section "pre-commit"' in HOOKS.read_text()

@@ -7,7 +7,7 @@ import math
 from pytest_retrieval.reports.formats import (
     candidate_recall,
     delta,
-    engine_detail,
+    engine_line,
     missing,
     percent_shares,
     stage_latency,
@@ -23,16 +23,21 @@ def test_delta_spells_minus_and_missing_per_output():
     assert missing(None) and missing(math.nan) and not missing(0.0)
 
 
-def test_engine_detail_names_engine_version_and_client():
+def test_the_engine_line_names_the_engine_once():
     info = {
         "backend": "opensearch",
         "engine": "OpenSearch",
         "version": "2.19.1",
         "client": "opensearch-py 2.8",
     }
-    assert engine_detail(info) == "OpenSearch 2.19.1, client opensearch-py 2.8"
-    assert engine_detail(info, ("backend", "engine", "version")).startswith("opensearch OpenSearch 2.19.1")
-    assert engine_detail({"backend": "embedded"}) == ""
+    assert engine_line(info) == "opensearch 2.19.1 (client opensearch-py 2.8)"
+    es = {"backend": "elasticsearch", "engine": "elasticsearch", "version": "8.19.21"}
+    assert engine_line(es) == "elasticsearch 8.19.21"
+    assert (
+        engine_line({"backend": "embedded", "engine": "bm25s 0.3.16 + numpy"})
+        == "embedded (bm25s 0.3.16 + numpy)"
+    )
+    assert engine_line({"backend": "http"}) == "http"
 
 
 def test_stage_cells_and_shares():

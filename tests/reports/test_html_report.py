@@ -37,6 +37,42 @@ def test_html_without_matplotlib_still_renders(bad_doc, monkeypatch) -> None:
     assert 'class="queries"' in html
 
 
+#: Every pair of label boxes of a plot that overlap, as the browser lays the SVG out: each text
+#: (tick labels, annotations, titles) and each legend as one box (issue #36: a ceiling's label ran
+#: through the legend). The boxes are the renderer's own (getBoundingClientRect of the SVG
+#: elements); a pair must overlap by more than a pixel each way to count.
+LABEL_OVERLAPS = """
+var found = [];
+document.querySelectorAll("figure.plot svg").forEach(function (svg, plot) {
+  var boxes = [];
+  svg.querySelectorAll("g[id^=legend]").forEach(function (g) {
+    boxes.push(["legend", g.getBoundingClientRect()]);
+  });
+  svg.querySelectorAll("text").forEach(function (t) {
+    if (t.closest("g[id^=legend]") || !t.textContent.trim()) return;
+    boxes.push([t.textContent.trim(), t.getBoundingClientRect()]);
+  });
+  for (var i = 0; i < boxes.length; i++) {
+    for (var j = i + 1; j < boxes.length; j++) {
+      var a = boxes[i][1], b = boxes[j][1];
+      var w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+      var h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (w > 1 && h > 1) found.push([plot, boxes[i][0], boxes[j][0]]);
+    }
+  }
+});
+return found;
+"""
+
+
+def test_plot_labels_never_overlap_in_chromium(scenario, browser) -> None:
+    """The plots as the browser draws them: no label box over another or over a legend."""
+    browser.get(scenario["bad"].files["html"].as_uri())
+    svgs = browser.find_elements("css selector", "figure.plot svg")
+    assert svgs and any("ceiling" in svg.get_attribute("innerHTML") for svg in svgs)
+    assert browser.execute_script(LABEL_OVERLAPS) == []
+
+
 def test_html_report_in_headless_chromium(scenario, browser, tmp_path) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
@@ -100,3 +136,25 @@ def test_html_report_in_headless_chromium(scenario, browser, tmp_path) -> None:
     ours = [url for doc, url in requests if doc == page.as_uri()]
     assert ours == [page.as_uri()], ours  # the page itself, and nothing it loads
     assert not [url for _, url in requests if url.startswith(("http:", "https:", "ws:", "wss:"))]
+
+
+def test_a_query_with_no_hits_says_no_hits_in_the_detail(bad_doc, browser, tmp_path) -> None:
+    """Issue #36: an empty ranking is "no hits" in the query's detail, not an empty list."""
+    import copy
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    doc = copy.deepcopy(bad_doc)
+    suite = doc["suites"][0]
+    suite["rankings"]["bm25"]["1024"] = []
+    page = tmp_path / "nohits.html"
+    page.write_text(render_html(doc))
+    browser.get(page.as_uri())
+    box = browser.find_element(By.CSS_SELECTOR, ".qbox")
+    Select(box.find_element(By.CSS_SELECTOR, "select.retriever")).select_by_visible_text("bm25")
+    row = box.find_element(By.CSS_SELECTOR, 'table.queries tbody tr[data-qid="1024"]')
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", row)
+    row.click()
+    now = box.find_element(By.CSS_SELECTOR, ".panel .side .now")
+    assert "no hits" in now.text and not now.find_elements(By.CSS_SELECTOR, "li")

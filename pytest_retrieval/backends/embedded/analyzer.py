@@ -66,11 +66,12 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple, Union
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
 __all__ = [
     "ENGLISH_STOP_WORDS",
     "Analyzer",
+    "check_fields",
     "get_analyzer",
     "raw_tokens",
     "resolve_stopwords",
@@ -473,3 +474,18 @@ def tokenize(text: Optional[str], stopwords: StopWords = None) -> List[str]:
     if stopwords is None or isinstance(stopwords, str):
         return get_analyzer(stopwords).tokens(text)
     return Analyzer(stopwords).tokens(text)
+
+
+def check_fields(documents: Any, fields: Any, known: Set[str]) -> None:
+    """A BM25 field no document of the corpus has is refused, as the engines refuse a field
+    the index does not map (``search_engine/search.FieldCheck``): a search on it would find
+    nothing. ``known``: the fields found before (checked once)."""
+    from ...errors import ConfigError
+
+    for field in {f for f, _ in fields if "*" not in f} - known:
+        if not any(field in d.fields for d in documents or ()):
+            raise ConfigError(
+                f"no document of the corpus has the field {field!r}: a search on it would find nothing",
+                key="retrievers",
+            )
+        known.add(field)

@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 from ...errors import ConfigError, InfrastructureError, RetrievalError
 from ...types import DocSparseVectors, Document, DocVectors, Query, Ranking, Run
 from ..base import Backend, BM25Spec, KnnSpec, LeafSpec, SearchResult, SparseSpec, TemplateSpec
+from ..id_field import IdField, ranked_ids
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -187,9 +188,13 @@ class EmbeddedBackend(Backend):
 
     name = "embedded"
 
-    def __init__(self) -> None:
+    def __init__(self, id_field: Optional[str] = None) -> None:
         self._documents: Optional[List[Document]] = None
         self._doc_ids: List[str] = []
+        # the ids a ranking names: the documents' ids, or their ``id_field`` values (id_field.py)
+        self._id_field = IdField(id_field) if id_field else None
+        self._ranked: List[str] = []
+        self._has_field: set = set()  # BM25 fields some document has (checked once)
         self._analyzed: Dict[Tuple[str, Optional[str]], _AnalyzedField] = {}
         self._indexes: Dict[Tuple[str, Optional[str], float, float], _FieldIndex] = {}
         self._vectors: Any = None  # float32 (n_vec, dim), rows in corpus order
@@ -215,6 +220,7 @@ class EmbeddedBackend(Backend):
                 seen[doc_id] = 1
         elif doc_vectors is not None:
             self._doc_ids = [str(d) for d in doc_vectors.doc_ids]
+        self._ranked = ranked_ids(self._documents, self._id_field, self._doc_ids)
         if doc_vectors is not None:
             self._set_vectors(doc_vectors)
 
@@ -249,6 +255,8 @@ class EmbeddedBackend(Backend):
         self._sparse = {}
         self._documents = None
         self._doc_ids = []
+        self._ranked = []
+        self._has_field = set()
         self._analyzed.clear()
         self._indexes.clear()
         self._vectors = self._vector_rows = self._normalized = None
@@ -266,6 +274,8 @@ class EmbeddedBackend(Backend):
             "engine": f"bm25s {bm25s_version} + numpy",
             "doc_count": len(self._doc_ids),
         }
+        if self._id_field is not None:
+            info["id_field"] = self._id_field.name
         if self._sparse:
             info["sparse_terms"] = {e: len(ix.columns) for e, ix in self._sparse.items()}
         if self._vectors is not None:
@@ -303,7 +313,7 @@ class EmbeddedBackend(Backend):
             from .sparse import sparse_index
 
             index = sparse_index(self._sparse, spec.encoder_id)
-            return index.search(queries, k, self._doc_ids.__getitem__, top_k_indices)
+            return index.search(queries, k, self._ranked.__getitem__, top_k_indices)
         raise ConfigError(f"the embedded backend cannot run a {type(spec).__name__} stage")
 
     # ---- BM25 --------------------------------------------------------------------------
@@ -311,11 +321,12 @@ class EmbeddedBackend(Backend):
     def _search_bm25(self, spec: BM25Spec, queries: List[Query], k: int) -> Run:
         import numpy as np
 
-        from .analyzer import get_analyzer
+        from .analyzer import check_fields, get_analyzer
 
         if self._documents is None:
             raise ConfigError("BM25 on the embedded backend needs the corpus documents")
         _check_bm25_spec(spec)
+        check_fields(self._documents, spec.fields, self._has_field)
         stop_key = self._stopword_key(spec.stopwords)
         analyzer = get_analyzer(stop_key)
         indexes = [
@@ -335,7 +346,7 @@ class EmbeddedBackend(Backend):
             total = _multi_match(per_field, best, tie)
             hits = np.flatnonzero(total > 0)
             chosen = top_k_indices(total, k, hits)
-            run[query.qid] = Ranking([self._doc_ids[i] for i in chosen], [float(total[i]) for i in chosen])
+            run[query.qid] = Ranking([self._ranked[i] for i in chosen], [float(total[i]) for i in chosen])
         return run
 
     @staticmethod
@@ -401,7 +412,7 @@ class EmbeddedBackend(Backend):
                 chosen = top_k_indices(row, k)
                 query = queries[start + j]
                 run[query.qid] = Ranking(
-                    [self._doc_ids[self._vector_rows[i]] for i in chosen],
+                    [self._ranked[self._vector_rows[i]] for i in chosen],
                     [float(row[i]) for i in chosen],
                 )
         return run

@@ -24,10 +24,10 @@ from ...errors import ConfigError, InfrastructureError, cleanup_after_failure
 from ...types import Document, DocVectors, Query, Run
 from ..base import Backend, KnnSpec, SearchResult, TemplateSpec
 from .dsl import check_k, search_body, vector_to_list
-from .existing import held_ids, refuse_index_options
-from .facts import hnsw_parameters, index_definition, read_vector_mapping, searched_index_facts
+from .existing import existing_count, held_ids, refuse_index_options
+from .facts import field_similarity, index_definition, searched_index_facts
 from .http import ConnectionSettings, EngineHTTP, connect
-from .index import INDEX_PREFIX, IndexPlan, ThrowawayIndex, count_docs, reap_indices
+from .index import INDEX_PREFIX, IndexPlan, ThrowawayIndex, reap_indices
 from .search import FieldCheck, Searcher, json_answers
 from .sparse import SparseFields, SparseSearch
 from .versions import bm25_similarity_type, client_version, older_than
@@ -71,8 +71,9 @@ class SearchEngineBackend(SparseSearch, Backend):
                 self._bulk_client(), actions, **options
             ),
         )
+        conn, settings = self._conn, self._search_settings()
         self._searcher = Searcher(
-            self._http, self._conn.batch_size, self._conn.concurrency, self._search_settings()
+            self._http, conn.batch_size, conn.concurrency, settings, self._config.id_field
         )
         self._sparse = SparseFields(self._http, self._index, self._config, self.sparse_field_types)
         self._check_fields = FieldCheck(self._http, self.vector_field_types, self._sparse.check)
@@ -195,7 +196,7 @@ class SearchEngineBackend(SparseSearch, Backend):
             "search": dict(self._searcher.settings),
         }
         facts.update(_client_facts(self.name, self._client_warning))
-        facts.update(self.index_facts(), **self._sparse.facts(self.index_name))
+        facts.update(self.index_facts(), **self._sparse.facts(self.index_name), **self._searcher.facts())
         if existing:  # the system under test: the alias's target, mapping and settings (read once)
             if existing not in self._definitions:
                 self._definitions[existing] = index_definition(self._http, existing)
@@ -226,7 +227,7 @@ class SearchEngineBackend(SparseSearch, Backend):
         self._client_warning = self._check_client(version)
         existing = self._config.existing
         if existing is not None:
-            self._existing_count = count_docs(self._http, existing, missing_hint=True)
+            self._existing_count = existing_count(self._http, existing, self._config.id_field)
             log.info(
                 "%s: using existing index %s (%d docs, read-only)", self.name, existing, self._existing_count
             )
@@ -283,8 +284,10 @@ class SearchEngineBackend(SparseSearch, Backend):
         return self._target()
 
     def build_body(self, spec: Any, query: Query, k: int) -> Dict[str, Any]:
-        """The search body for one query (what search_one sends)."""
-        return search_body(spec, query, k, self._knn_body, self.name, self._sparse_body)
+        """The search body for one query (what search_one sends), asking for the id field."""
+        return self._searcher.asking_for_id(
+            search_body(spec, query, k, self._knn_body, self.name, self._sparse_body)
+        )
 
     def search_batch(self, spec: Any, queries: Sequence[Query], k: int) -> Run:
         index = self._ready(k, spec)
@@ -295,11 +298,10 @@ class SearchEngineBackend(SparseSearch, Backend):
         return self._searcher.msearch(index, bodies, k)
 
     def exact_knn(self, spec: KnnSpec, queries: Sequence[Query], k: int) -> Optional[Run]:
-        """The exact top ``k``: client-side from the document vectors of a throwaway index
-        (without a filter), else on the engine with a brute-force ``script_score`` query
-        (:meth:`_exact_knn_body`) with the index's own vector similarity."""
+        """The exact top ``k``: client-side from a throwaway index's document vectors (no filter, no
+        id field), else by the engine's brute-force ``script_score`` (:meth:`_exact_knn_body`)."""
         self._ready(k, spec)
-        vectors = self._index.vectors
+        vectors = None if self._config.id_field else self._index.vectors  # by _id, not the id field
         if vectors is not None and spec.field == self._config.vector_field and not spec.filter:
             return _exact_top_k(queries, vectors, self._index.variant["similarity"], k)
         return self.exact_knn_on_engine(spec, queries, k)
@@ -313,23 +315,21 @@ class SearchEngineBackend(SparseSearch, Backend):
         for q in queries:
             if q.vector is None:
                 raise ConfigError(f"query {q.qid!r} has no vector: ann_recall needs query embeddings")
-            bodies.append((q.qid, self._exact_knn_body(spec, vector_to_list(q.vector), k, similarity)))
+            body = self._exact_knn_body(spec, vector_to_list(q.vector), k, similarity)
+            bodies.append((q.qid, self._searcher.asking_for_id(body)))
         return self._searcher.msearch(index, bodies, k)
 
     def _field_similarity(self, index: str, field: str) -> str:
         """The vector similarity the index's mapping gives ``field``, in the adapter's terms."""
-        if index == self.index_name and field == self._config.vector_field:
-            facts = self.index_facts().get("hnsw") or {}
-        else:
-            facts = hnsw_parameters(read_vector_mapping(self._http, index, field) or {}) or {}
-        return str(facts.get("similarity") or facts.get("space_type") or "cosine")
+        own = index == self.index_name and field == self._config.vector_field
+        return field_similarity(self._http, index, field, self.index_facts() if own else None)
 
     def _exact_knn_body(self, spec: KnnSpec, vector: List[float], k: int, similarity: str) -> Dict[str, Any]:
         raise NotImplementedError
 
     def existing_ids(self, doc_ids: Sequence[str], batch: int = 1000) -> Optional[Set[str]]:
         """Which of ``doc_ids`` the index (or alias) holds (:func:`.existing.held_ids`)."""
-        return held_ids(self._http, self._target(), doc_ids, batch)
+        return held_ids(self._http, self._target(), doc_ids, batch, self._config.id_field)
 
     def search_one(self, spec: Any, query: Query, k: int) -> SearchResult:
         index = self._ready(k, spec)

@@ -13,13 +13,21 @@ before the judgments are trusted.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Sequence, Set, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ...errors import ConfigError
 from ..base import BM25Spec
+from ..id_field import IdField
 from .http import EngineHTTP
 
-__all__ = ["index_owned_options", "refuse_index_options", "text_setup"]
+__all__ = [
+    "check_id_field",
+    "existing_count",
+    "held_ids",
+    "index_owned_options",
+    "refuse_index_options",
+    "text_setup",
+]
 
 # Lucene's BM25Similarity defaults (the engines' "BM25" similarity without parameters)
 _BM25_DEFAULTS = {"k1": "1.2", "b": "0.75"}
@@ -125,19 +133,69 @@ def refuse_index_options(http: EngineHTTP, index: str, spec: Any) -> None:
     )
 
 
-def held_ids(http: EngineHTTP, index: str, doc_ids: Sequence[str], batch: int) -> Set[str]:
+def held_ids(
+    http: EngineHTTP, index: str, doc_ids: Sequence[str], batch: int, id_field: Optional[str] = None
+) -> Set[str]:
     """Which of ``doc_ids`` the index (or alias) holds: batched read-only ``ids`` queries
-    (an ``ids`` query, unlike ``_mget``, also answers on an alias over several indexes)."""
+    (an ``ids`` query, unlike ``_mget``, also answers on an alias over several indexes), or
+    ``terms`` queries on ``id_field`` when the judgments' ids are that field's values."""
     unique = list(dict.fromkeys(doc_ids))
     found: Set[str] = set()
     for i in range(0, len(unique), batch):
         part = unique[i : i + batch]
+        if id_field is None:
+            resp = http.request(
+                "POST",
+                f"/{index}/_search",
+                params={"filter_path": "hits.hits._id"},
+                body={"query": {"ids": {"values": part}}, "size": len(part), "_source": False},
+                what="document id check",
+            )
+            found.update(str(h["_id"]) for h in (resp.get("hits") or {}).get("hits", []))
+            continue
+        reader = IdField(id_field)
         resp = http.request(
             "POST",
             f"/{index}/_search",
-            params={"filter_path": "hits.hits._id"},
-            body={"query": {"ids": {"values": part}}, "size": len(part), "_source": False},
-            what="document id check",
+            body=reader.request({"query": {"terms": {id_field: part}}, "size": len(part) * 2}),
+            what=f"document id check (id field {id_field!r})",
         )
-        found.update(str(h["_id"]) for h in (resp.get("hits") or {}).get("hits", []))
+        for hit in (resp.get("hits") or {}).get("hits", []):
+            found.add(reader.of_hit(hit, "the document id check"))
     return found
+
+
+# mapping types whose values a terms query matches whole (a text field is analysed into words)
+_EXACT_TYPES = frozenset(
+    {"keyword", "constant_keyword", "wildcard", "long", "integer", "short", "byte", "unsigned_long"}
+)
+
+
+def existing_count(http: EngineHTTP, index: str, id_field: Optional[str]) -> int:
+    """The documents of an existing index (or alias), with its ``id_field`` checked."""
+    from .index import count_docs
+
+    count = count_docs(http, index, missing_hint=True)
+    if id_field is not None:
+        check_id_field(http, index, id_field)
+    return count
+
+
+def check_id_field(http: EngineHTTP, index: str, field: str) -> None:
+    """``index.id_field`` of an existing index is a field its mapping has, of a type whose
+    values are matched whole (keyword or an integer); a ConfigError names what it is."""
+    found = http.request("GET", f"/{index}/_mapping/field/{field}", what=f"reading the mapping of {field!r}")
+    mapping = _field_mappings(found, [field]).get(field)
+    if mapping is None:
+        raise ConfigError(
+            f"the existing index {index!r} has no field {field!r} to read the judgments' ids from",
+            key="backend.index.id_field",
+        )
+    kind = str(mapping.get("type", "object"))
+    if kind not in _EXACT_TYPES:
+        raise ConfigError(
+            f"field {field!r} of the existing index {index!r} is {kind}: the "
+            "judgments' ids need a field whose values are matched whole (keyword or an integer; "
+            f"for a text field with a keyword sub-field, name it: {field}.keyword)",
+            key="backend.index.id_field",
+        )

@@ -14,6 +14,7 @@ from .http import EngineHTTP, EngineHTTPError
 from .versions import field_mapping, vector_index_facts
 
 __all__ = [
+    "field_similarity",
     "hnsw_parameters",
     "index_definition",
     "index_facts",
@@ -156,3 +157,13 @@ def index_definition(http: EngineHTTP, index: str) -> Dict[str, Any]:
 
 def _scoring_settings(flat: Mapping[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in flat.items() if not k.startswith(_PHYSICAL_SETTINGS)}
+
+
+def field_similarity(http: Any, index: str, field: str, known: Optional[Mapping[str, Any]] = None) -> str:
+    """The vector similarity the index's mapping gives ``field`` (from ``known`` facts of the
+    index when given, else read), in the adapter's terms."""
+    if known is not None:
+        facts = known.get("hnsw") or {}
+    else:
+        facts = hnsw_parameters(read_vector_mapping(http, index, field) or {}) or {}
+    return str(facts.get("similarity") or facts.get("space_type") or "cosine")

@@ -12,13 +12,14 @@ from __future__ import annotations
 import base64
 import importlib
 import logging
+import re
 from typing import Any, Callable, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from typing_extensions import Annotated
 
-from ...errors import ConfigError, InfrastructureError
+from ...errors import ConfigError, InfrastructureError, QueryRefused
 from ...redaction import Redactor, clip, register_basic_auth, secret_forms, split_user_info
 from .retry import RETRY_STATUSES, Retried, RetryPolicy, parse_retry_after
 
@@ -116,6 +117,37 @@ def describe_answer(body: Any, where: Sequence[str] = ()) -> str:
 def not_json(status: int, content_type: Any, raw: Any) -> EngineBadAnswer:
     """A 2xx answer whose body is not JSON (never retried, never read as no hits)."""
     return EngineBadAnswer(f"HTTP {status} {content_type or 'untyped'}, not JSON: {describe_answer(raw)}")
+
+
+# the analysis module the integ-test distributions of scripts/engines lack (docs/how-to/engines.md)
+_NO_ANALYZER = (
+    "failed to find analyzer",
+    "unknown analyzer",
+    "failed to find tokenizer",
+    "failed to find filter",
+    "failed to find global analyzer",
+    "failed to find global tokenizer",
+    "failed to find global token filter",
+)
+ANALYSIS_HINT = (
+    "the local engines of scripts/engines are the minimal integ-test builds without the analysis-common "
+    "module (no language analyzers such as english, no stemmers, no whitespace tokenizer): Elasticsearch "
+    "publishes no analysis-common for them; scripts/engines installs OpenSearch's. Use a full "
+    "distribution (Docker, a staging cluster) for a production mapping (docs/how-to/engines.md)"
+)
+
+
+def with_hint(reason: str) -> str:
+    """An engine's error reason, with what the local engines lack when it names an unknown
+    analyzer, tokenizer or filter."""
+    lowered = reason.lower()
+    # "[match] analyzer [english] not found", "analyzer [english] has not been configured in mappings"
+    unknown = re.search(
+        r"(analyzer|tokenizer|filter) \[[^\]]*\] (not found|has not been configured)", lowered
+    )
+    if unknown or any(marker in lowered for marker in _NO_ANALYZER):
+        return f"{reason}; if this is a local engine: {ANALYSIS_HINT}"
+    return reason
 
 
 def error_reason(err: Any) -> str:
@@ -419,7 +451,9 @@ class EngineHTTP:
         if isinstance(exc, EngineHTTPError) and exc.status in REDIRECTS:
             return self.fail(f"{what} failed", redirect_line(exc.status, exc.headers.get("location")))
         if isinstance(exc, EngineHTTPError):
-            return self.fail(f"{what} failed (HTTP {exc.status}){note}", error_reason(exc.body))
+            failure = self.fail(f"{what} failed (HTTP {exc.status}){note}", with_hint(error_reason(exc.body)))
+            # 400: the request as written is refused (a query or a mapping), not the engine's state
+            return QueryRefused(str(failure)) if exc.status == 400 else failure
         if isinstance(exc, EngineUnreachable):
             return self.fail(f"at {', '.join(self.conn.hosts)} cannot be reached ({what}){note}", exc)
         if isinstance(exc, EngineBadAnswer):

@@ -125,6 +125,7 @@ class IndexPlan:
     # a sparse retriever will add document vectors (``prepare_sparse``): the throwaway index is
     # built once, with them, instead of built and built again
     sparse: bool = False
+    id_field: Optional[str] = None  # the judgments' ids are this field of each document
 
     @classmethod
     def parse(cls, index: Optional[Mapping[str, Any]], suite: Optional[str]) -> IndexPlan:
@@ -148,7 +149,18 @@ class IndexPlan:
             reap_after_s=float(index.get("reap_after_hours", DEFAULT_REAP_AFTER_HOURS)) * 3600.0,
             quantization=str(quantization),
             sparse=bool(index.get("sparse")),
+            id_field=_id_field(index),
         )
+
+
+def _id_field(index: Mapping[str, Any]) -> Optional[str]:
+    """``index.id_field`` (None: the judgments' ids are the engine's ``_id``)."""
+    value = index.get("id_field")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or value != value.strip():
+        raise ConfigError(f"index.id_field must be a field name, not {value!r}", key="index.id_field")
+    return value
 
 
 def _check_default_analyzer(index: Mapping[str, Any]) -> None:
@@ -336,6 +348,8 @@ class ThrowawayIndex:
         if dims:
             props[self._config.vector_field] = self._vector_mapping(dims, v["similarity"])
         props.update({field: dict(mapping) for field, (mapping, _rows) in self.sparse.items()})
+        if self._config.id_field:  # an id is matched whole (the missing-documents check's terms query)
+            props.update(_keyword_at(self._config.id_field))
         mappings: Dict[str, Any] = {"properties": props}
         if self._config.mappings:
             mappings = _deep_merge(mappings, self._config.mappings)
@@ -538,3 +552,11 @@ class ThrowawayIndex:
         self.name = None
         if not isinstance(resp, EngineHTTPError):
             log.info("%s: deleted throwaway index %s", self._http.name, name)
+
+
+def _keyword_at(path: str) -> Dict[str, Any]:
+    """``properties`` mapping the dotted ``path`` as a keyword field (objects on the way)."""
+    head, dot, rest = path.partition(".")
+    if not dot:
+        return {head: {"type": "keyword"}}
+    return {head: {"properties": _keyword_at(rest)}}

@@ -23,6 +23,12 @@ class IndexConfig(BaseModel):
         default=None,
         description="Existing index (read-only). Omit for a throwaway index built from the corpus.",
     )
+    id_field: Optional[Annotated[str, Field(min_length=1)]] = Field(
+        default=None,
+        description="The document field that holds the judgments' ids (a SKU, a URL), read from each "
+        "hit's fields or _source instead of the engine's _id (existing and throwaway indexes, and "
+        "the embedded engine's corpus).",
+    )
     mappings: Optional[Dict[str, Any]] = None
     settings: Optional[Dict[str, Any]] = None
     vector_field: str = DEFAULT_VECTOR_FIELD

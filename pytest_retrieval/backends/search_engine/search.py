@@ -21,14 +21,15 @@ import concurrent.futures
 import json
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
-from ...errors import InfrastructureError
+from ...errors import InfrastructureError, QueryRefused
 from ...io.numeric import external_float
 from ...types import Ranking, Run
 from ..base import BM25Spec, KnnSpec
-from .http import EngineBadAnswer, EngineHTTP, Send, describe_answer, error_reason, snippet
+from ..id_field import IdField, asking_for_id, unique_ids
+from .http import EngineBadAnswer, EngineHTTP, Send, describe_answer, error_reason, snippet, with_hint
 from .retry import Retried
 
-__all__ = ["FieldCheck", "Searcher", "json_answers", "lost_with_a_node", "read_hits"]
+__all__ = ["FieldCheck", "Searcher", "json_answers", "lost_with_a_node", "read_hits", "refused_query"]
 
 # Shard failures that mean the copies searched were on a node that left mid-search (stopped,
 # restarting, partitioned): Elasticsearch's and OpenSearch's transport exceptions
@@ -108,22 +109,59 @@ def json_answers(send: Send, where: Sequence[str] = ()) -> Send:
     return checked
 
 
+# the error types of a search answer that mean the query as written is refused (a field of the
+# wrong type, a query that does not parse, an unknown analyzer): the retriever's problem
+_QUERY_ERRORS = frozenset(
+    {
+        "query_shard_exception",
+        "parsing_exception",
+        "x_content_parse_exception",
+        "illegal_argument_exception",
+        "number_format_exception",
+        "query_parsing_exception",
+        "search_parse_exception",
+        "json_parse_exception",
+    }
+)
+
+
+def refused_query(resp: Mapping[str, Any]) -> bool:
+    """Whether a failed search answer refused the query itself (HTTP 400, or every error type
+    one of a query error), not the engine's state (a node gone, a timeout, a full queue)."""
+    if resp.get("status") == 400:
+        return True
+    error = resp.get("error")
+    types = _error_types(error) if isinstance(error, Mapping) else []
+    types += _failed_shard_types(resp.get("_shards"))
+    return bool(types) and all(t in _QUERY_ERRORS for t in types)
+
+
 def read_hits(
-    resp: Any, qid: str, k: int, fail: Callable[[str, Any], InfrastructureError]
+    resp: Any,
+    qid: str,
+    k: int,
+    fail: Callable[[str, Any], InfrastructureError],
+    id_field: Optional[IdField] = None,
 ) -> Tuple[Ranking, Optional[float]]:
-    """Check one search response (an _msearch item or a _search answer) and read its hits;
-    returns the ranking and the server's ``took`` (ms)."""
+    """Check one search response (an _msearch item or a _search answer) and read its hits (their
+    ids from ``id_field`` when the suite names one); returns the ranking and the server's
+    ``took`` (ms)."""
     what = f"search for query {qid!r} failed"
     if not isinstance(resp, Mapping):
         raise fail(what, describe_answer(resp))
     failure = _failure(resp)
     if failure is not None:
-        raise fail(what, failure)
+        error = fail(what, with_hint(failure))
+        raise QueryRefused(str(error)) if refused_query(resp) else error
     hits = resp.get("hits")
     hits = hits.get("hits") if isinstance(hits, Mapping) else None
     if not isinstance(hits, list):
         raise fail(what, f"the answer has no hits list: {snippet(json.dumps(resp, default=str))!r}")
     pairs = [_scored_hit(hit, qid, fail) for hit in hits[:k]]
+    if id_field is not None:
+        where = f"search for query {qid!r}"
+        pairs = [(id_field.of_hit(hit, where), score) for hit, (_id, score) in zip(hits, pairs)]
+        unique_ids((doc_id for doc_id, _ in pairs), id_field, f"{where} ({id_field.name!r})")
     took = resp.get("took")
     numeric = isinstance(took, (int, float)) and not isinstance(took, bool)
     try:
@@ -213,14 +251,16 @@ class FieldCheck:
     def _check(self, index: str, field: str, vector: bool, found: Any) -> None:
         types = _field_types(found, field)
         if not types:
-            raise self._http.fail(
+            refused = self._http.fail(
                 f"index {index!r} has no field {field!r}", "a search on it would find nothing"
             )
+            raise QueryRefused(str(refused))
         if vector and not types <= set(self._vector_field_types):
-            raise self._http.fail(
+            refused = self._http.fail(
                 f"field {field!r} of index {index!r} is {'/'.join(sorted(types))}",
                 f"a kNN retriever needs a {' or '.join(self._vector_field_types)} field",
             )
+            raise QueryRefused(str(refused))
 
 
 def _field_types(found: Any, field: str) -> Set[str]:
@@ -247,12 +287,22 @@ class Searcher:
         batch_size: int,
         concurrency: int,
         settings: Optional[Mapping[str, str]] = None,
+        id_field: Optional[str] = None,
     ):
         self._http = http
+        self.id_field = IdField(id_field) if id_field else None  # the judgments' ids: this field of each hit
         self._batch_size = batch_size
         self._concurrency = concurrency
         # carried by every search: preference (the shard copies that answer), search_type
         self.settings: Dict[str, str] = dict(settings or {})
+
+    def facts(self) -> Dict[str, Any]:
+        """What the backend's description says of the searches: the id field, when one is read."""
+        return {"id_field": self.id_field.name} if self.id_field is not None else {}
+
+    def asking_for_id(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        """``body`` asking every hit for the id field (as it is without one)."""
+        return asking_for_id(body, self.id_field)
 
     def msearch(self, index: str, bodies: Bodies, k: int) -> Run:
         """Every body through ``_msearch`` requests of ``batch_size``, ``concurrency`` at a time."""
@@ -275,7 +325,13 @@ class Searcher:
                     f" (and {len(failed) - 1} more of this batch of {len(batch)})" if len(failed) > 1 else ""
                 )
                 text = f"{failed[0][1]}{more}"
-                raise _LostWithANode(text) if all(h for _i, _e, h in failed) else InfrastructureError(text)
+                if all(h for _i, _e, h in failed):
+                    raise _LostWithANode(text)
+                raise (
+                    QueryRefused(text)
+                    if all(isinstance(e, QueryRefused) for _i, e, _h in failed)
+                    else InfrastructureError(text)
+                )
             return [(qid, done[qid]) for qid, _body in batch]
 
         return self._healing(attempt, what)
@@ -304,7 +360,7 @@ class Searcher:
         failed = []
         for item, r in zip(batch, responses):
             try:
-                done[item[0]] = read_hits(r, item[0], k, self._http.fail)[0]
+                done[item[0]] = read_hits(r, item[0], k, self._http.fail, self.id_field)[0]
             except InfrastructureError as exc:
                 failed.append((item, exc, lost_with_a_node(r)))
         return failed
@@ -337,7 +393,7 @@ class Searcher:
                     what=f"search for query {qid!r}",
                 )
                 try:
-                    return [(qid, read_hits(resp, qid, k, self._http.fail)[0])]
+                    return [(qid, read_hits(resp, qid, k, self._http.fail, self.id_field)[0])]
                 except InfrastructureError as exc:
                     raise (_LostWithANode(str(exc)) if lost_with_a_node(resp) else exc) from None
 
@@ -354,7 +410,7 @@ class Searcher:
         resp = self._http.request(
             "POST", f"/{index}/_search", params=params, body=body, what=f"search for query {qid!r}"
         )
-        return read_hits(resp, qid, k, self._http.fail)
+        return read_hits(resp, qid, k, self._http.fail, self.id_field)
 
     def _run_concurrently(self, fn: Callable[[Any], List[Tuple[str, Ranking]]], items: Sequence[Any]) -> Run:
         if len(items) <= 1 or self._concurrency == 1:

@@ -13,6 +13,7 @@
     return el("span", "grade " + (unj ? "unjudged" : "g" + grade), unj ? "unjudged" : "grade " + grade);
   }
   function rankList(data, q, docs, other, kind) {
+    if (!docs.length) return el("p", "note nohits", "no hits");
     var ol = el("ol", "rank");
     var judged = (data.queries[q] || {}).judged || {};
     var pos = {};
