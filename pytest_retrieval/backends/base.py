@@ -30,9 +30,15 @@ class BM25Spec:
     k1: float = 1.2
     b: float = 0.75
     stopwords: Optional[Stopwords] = None  # None = no stop words (ES standard analyzer default)
-    # which of k1/b/stopwords the suite wrote (they belong to an index's settings, so an
+    # (field, built-in analyzer name) of each field; a field not named is "standard"
+    analyzer: Tuple[Tuple[str, str], ...] = ()
+    # which of k1/b/stopwords/analyzer the suite wrote (they belong to an index's settings, so an
     # existing index refuses them); empty: those that differ from the defaults above
     index_options: Tuple[str, ...] = field(default=(), compare=False)
+
+    def analyzer_of(self, name: str) -> str:
+        """The built-in analyzer of field ``name`` ("standard" unless the suite named another)."""
+        return dict(self.analyzer).get(name, "standard")
 
 
 @dataclass(frozen=True)

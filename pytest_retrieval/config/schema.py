@@ -244,6 +244,9 @@ class BackendConfig(_Strict):
 # a leaf's values and defaults are those of the spec it becomes (backends/base.py)
 
 
+AnalyzerName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+
+
 class BM25RetrieverConfig(_Strict):
     type: Literal["bm25"]
     fields: Union[List[str], Dict[str, float]] = Field(
@@ -255,6 +258,12 @@ class BM25RetrieverConfig(_Strict):
     k1: Annotated[float, Field(ge=0)] = BM25Spec.k1
     b: Annotated[float, Field(ge=0, le=1)] = BM25Spec.b
     stopwords: Optional[Stopwords] = BM25Spec.stopwords
+    analyzer: Optional[Union[AnalyzerName, Dict[str, AnalyzerName]]] = Field(
+        default=None,
+        description="The engines' built-in analyzer of the text fields (german, english, cjk, ...; "
+        "default standard), or one per field: {title: english, text: german}. Throwaway indexes map "
+        "the fields with it, the embedded engine runs its own copy, an existing index must hold it.",
+    )
 
 
 class KnnRetrieverConfig(_Strict):

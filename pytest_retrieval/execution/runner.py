@@ -164,6 +164,7 @@ class SuiteRunner:
                 check_expectation_documents(suite, backend, js, self.progress)
             StagePasses(suite, backend, plan, self.progress).run(queries, extra, texts, out, only_for)
             out.sparse = plan.sparse_facts(queries)
+            _note_analyzers(out.backend_info, backend)
             before = _count_retries(out, "quality", backend, before)
             if latency:
                 single = stage_timer(suite, backend, plan, texts)
@@ -310,3 +311,12 @@ def run_suite(path: Any, *, overrides: Sequence[Any] = (), backend: Optional[str
     cli = {"backend.type": backend} if backend else None
     suite = load_suite(Path(path), overrides=tuple(Path(o) for o in overrides), cli=cli)
     return SuiteRunner(suite).run()
+
+
+def _note_analyzers(info: Dict[str, Any], backend: Backend) -> None:
+    """The analyzer of each text field BM25 searched (known once the quality pass ran), for the
+    summary: what the suite named, or what an existing index's mapping holds (issue #35)."""
+    searched = getattr(backend, "searched_analyzers", None)
+    analyzers = searched() if callable(searched) else None
+    if analyzers:
+        info["analyzers"] = dict(analyzers)

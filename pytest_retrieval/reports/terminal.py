@@ -13,6 +13,7 @@ from typing import Any, Callable, List, Mapping, Optional
 
 from ..gates.floors import GateKind, kind_of
 from .formats import (
+    analyzer_lines,
     candidate_recall,
     delta,
     engine_detail,
@@ -80,7 +81,7 @@ def _header(s: Mapping[str, Any]) -> List[str]:
         f"{s.get('suite', '?')} ({Path(str(s.get('file', '?'))).name}) on {engine}{version}: "
         f"{n_eval} judged queries, profile {s.get('profile')}",
         f"  ids: {overlap.describe()}",
-    ] + ["  " + line for line in checks]
+    ] + ["  " + line for line in checks + analyzer_lines(info)]
 
 
 def _metrics(s: Mapping[str, Any]) -> List[str]:

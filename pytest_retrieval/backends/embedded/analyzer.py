@@ -394,7 +394,9 @@ def _findall(text: str) -> List[str]:
     return _grammar().findall(text)
 
 
-def token_spans(text: Optional[str], max_token_length: int = DEFAULT_MAX_TOKEN_LENGTH) -> List[Tuple[int, int]]:
+def token_spans(
+    text: Optional[str], max_token_length: int = DEFAULT_MAX_TOKEN_LENGTH
+) -> List[Tuple[int, int]]:
     """The tokenizer's tokens as ``(start, end)`` spans of ``text`` (code point offsets), a token
     longer than ``max_token_length`` cut into pieces of that length (the language analyzers need
     offsets: ``CJKBigramFilter`` joins only adjacent tokens)."""

@@ -197,6 +197,7 @@ class EmbeddedBackend(Backend):
         self._normalized: Any = None  # unit-length copy, for cosine
         self._embedder_id = ""
         self._sparse: Dict[str, Any] = {}  # encoder id -> .sparse.SparseIndex
+        self._analyzers: Dict[str, List[str]] = {}  # field -> the analyzers BM25 searched it with
 
     # ---- life cycle -------------------------------------------------------------------
 
@@ -254,6 +255,10 @@ class EmbeddedBackend(Backend):
         self._vectors = self._vector_rows = self._normalized = None
         self._embedder_id = ""
 
+    def searched_analyzers(self) -> Dict[str, str]:
+        """field -> the analyzer BM25 searched it with so far (the summary shows them)."""
+        return {f: ", ".join(names) for f, names in self._analyzers.items()}
+
     def describe(self) -> Dict[str, Any]:
         try:
             from importlib.metadata import version
@@ -266,6 +271,8 @@ class EmbeddedBackend(Backend):
             "engine": f"bm25s {bm25s_version} + numpy",
             "doc_count": len(self._doc_ids),
         }
+        if self._analyzers:
+            info["analyzers"] = self.searched_analyzers()
         if self._sparse:
             info["sparse_terms"] = {e: len(ix.columns) for e, ix in self._sparse.items()}
         if self._vectors is not None:
@@ -311,24 +318,28 @@ class EmbeddedBackend(Backend):
     def _search_bm25(self, spec: BM25Spec, queries: List[Query], k: int) -> Run:
         import numpy as np
 
-        from .analyzer import get_analyzer
-
         if self._documents is None:
             raise ConfigError("BM25 on the embedded backend needs the corpus documents")
         _check_bm25_spec(spec)
         stop_key = self._stopword_key(spec.stopwords)
-        analyzer = get_analyzer(stop_key)
-        indexes = [
-            (self._field_index(field, stop_key, spec.k1, spec.b), float(boost))
+        fields = [
+            (field, float(boost), _analyzer_key(spec.analyzer_of(field), stop_key))
             for field, boost in spec.fields
         ]
+        indexes = [
+            (self._field_index(field, key, spec.k1, spec.b), boost, key) for field, boost, key in fields
+        ]
+        analyzers = {key: _analyzer(key) for _f, _b, key in fields}
+        for field, _b in spec.fields:
+            _add_name(self._analyzers, field, spec.analyzer_of(field))
         tie = float(spec.tie_breaker)
         best = spec.multi_match_type == "best_fields"
         scale = 1.0 + float(spec.k1)
 
         run: Run = {}
         for query in queries:
-            per_field = _field_scores(analyzer.tokens(query.text), indexes, scale)
+            terms = {key: analyzer.tokens(query.text) for key, analyzer in analyzers.items()}
+            per_field = _field_scores(terms, indexes, scale)
             if not per_field:
                 run[query.qid] = Ranking()
                 continue
@@ -352,23 +363,21 @@ class EmbeddedBackend(Backend):
             raise ConfigError(f"stopwords: unsupported list {stopwords!r}")
         return "english" if words else None
 
-    def _field_index(self, field: str, stop_key: Optional[str], k1: float, b: float) -> _FieldIndex:
-        key = (field, stop_key, float(k1), float(b))
-        index = self._indexes.get(key)
+    def _field_index(self, field: str, key: Optional[str], k1: float, b: float) -> _FieldIndex:
+        index_key = (field, key, float(k1), float(b))
+        index = self._indexes.get(index_key)
         if index is None:
             if not (k1 >= 0 and 0 <= b <= 1):
                 raise ConfigError(f"BM25 needs k1 >= 0 and 0 <= b <= 1 (got k1={k1}, b={b})")
-            index = self._indexes[key] = _FieldIndex.build(self._analyze(field, stop_key), k1, b)
+            index = self._indexes[index_key] = _FieldIndex.build(self._analyze(field, key), k1, b)
         return index
 
-    def _analyze(self, field: str, stop_key: Optional[str]) -> _AnalyzedField:
-        from .analyzer import get_analyzer
-
-        key = (field, stop_key)
-        analyzed = self._analyzed.get(key)
+    def _analyze(self, field: str, key: Optional[str]) -> _AnalyzedField:
+        cache_key = (field, key)
+        analyzed = self._analyzed.get(cache_key)
         if analyzed is None:
-            analyzed = self._analyzed[key] = _AnalyzedField(
-                self._documents or (), field, get_analyzer(stop_key)
+            analyzed = self._analyzed[cache_key] = _AnalyzedField(
+                self._documents or (), field, _analyzer(key)
             )
         return analyzed
 
@@ -458,13 +467,35 @@ def _check_bm25_spec(spec: BM25Spec) -> None:
             raise ConfigError(f"field {field!r}: boost must be a number >= 0, got {boost!r}")
 
 
+def _analyzer_key(name: str, stop_key: Optional[str]) -> Optional[str]:
+    """The cache key of a field's analysis: the standard analyzer's stop word list (None or
+    "english"), or ``lang:<name>`` for a language analyzer."""
+    return stop_key if name == "standard" else f"lang:{name}"
+
+
+def _analyzer(key: Optional[str]) -> Any:
+    from .analyzer import get_analyzer
+
+    if key is not None and key.startswith("lang:"):
+        from .languages import UnknownAnalyzer, named_analyzer
+
+        try:
+            return named_analyzer(key[5:])
+        except UnknownAnalyzer as exc:
+            raise ConfigError(f"analyzer: {exc}") from None
+    return get_analyzer(key)
+
+
 def _field_scores(
-    terms: List[str], indexes: List[Tuple[_FieldIndex, float]], scale: float
+    terms: Dict[Optional[str], List[str]],
+    indexes: List[Tuple[_FieldIndex, float, Optional[str]]],
+    scale: float,
 ) -> List[np.ndarray]:
-    """Each field's boosted BM25 scores of the query terms (fields with no hit are left out)."""
+    """Each field's boosted BM25 scores of the query's terms under that field's analyzer (fields
+    with no hit are left out)."""
     per_field = []
-    for index, boost in indexes:
-        scores = index.scores(terms) if terms else None
+    for index, boost, key in indexes:
+        scores = index.scores(terms[key]) if terms[key] else None
         if scores is not None:
             # (k1 + 1): Elasticsearch/OpenSearch score with LegacyBM25Similarity, which
             # multiplies Lucene's BM25 by (k1 + 1) (their explain shows it as "boost")
@@ -581,3 +612,10 @@ def _bm25s_warnings_only() -> Iterator[None]:
         yield
     finally:
         lg.setLevel(level)
+
+
+def _add_name(analyzers: Dict[str, List[str]], field: str, name: str) -> None:
+    """Note that ``field`` was searched with the analyzer ``name`` (each name once, in order)."""
+    names = analyzers.setdefault(field, [])
+    if name not in names:
+        names.append(name)

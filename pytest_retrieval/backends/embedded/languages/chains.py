@@ -43,11 +43,11 @@ class UnknownAnalyzer(ValueError):
     """A name the embedded engine has no analyzer for (or lacks the library it needs)."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def stop_words(name: str) -> FrozenSet[str]:
     """A Lucene stop word file of ``stopwords/`` (Apache-2.0/BSD, see its NOTICE): snowball files
     (``|`` starts a comment, several words a line) or plain ones (a word a line, ``#`` comments)."""
-    text = resources.files(__package__).joinpath("stopwords", f"{name}.txt").read_text("utf-8")
+    text = resources.files(__package__).joinpath("stopwords").joinpath(f"{name}.txt").read_text("utf-8")
     words = set()
     for line in text.splitlines():
         if line.lstrip().startswith("#"):
@@ -58,7 +58,7 @@ def stop_words(name: str) -> FrozenSet[str]:
 
 def _stemmer(algorithm: str) -> Callable[[List[str]], List[str]]:
     try:
-        import Stemmer  # PyStemmer
+        import Stemmer  # type: ignore[import-not-found]  # PyStemmer
     except ImportError:
         raise UnknownAnalyzer(
             f"needs PyStemmer for its Snowball stemmer ({algorithm}): pip install 'pytest-retrieval[languages]'"
@@ -88,7 +88,7 @@ class LanguageAnalyzer:
             term = memo.get(raw, "\0")
             if term == "\0":
                 term = memo[raw] = self._per_token(raw)
-            if term:
+            if term is not None:  # an empty term is a term (Lucene keeps it: Arabic "ـ")
                 out.append(term)
         if len(memo) > 500_000:  # a bound on the memo; the vocabulary of one corpus stays under it
             memo.clear()
@@ -149,12 +149,14 @@ def _arabic() -> Callable[[str], Optional[str]]:
         term = filters.decimal_digits(java_lower(raw))
         if term in stop:
             return None
-        return stemmers.arabic_stem(stemmers.arabic_normalize(term)) or None
+        return stemmers.arabic_stem(stemmers.arabic_normalize(term))
 
     return one
 
 
-def _snowball(stop_file: str, algorithm: str, pre: Callable[[str], str] = java_lower) -> Callable[[], Callable]:
+def _snowball(
+    stop_file: str, algorithm: str, pre: Callable[[str], str] = java_lower
+) -> Callable[[], Callable]:
     def build() -> Callable[[str], Optional[str]]:
         stop = stop_words(stop_file)
         stem = _stemmer(algorithm)
@@ -203,7 +205,7 @@ _BUILDERS: Dict[str, Callable[[], Callable[[str], Optional[str]]]] = {
 ANALYZER_NAMES: Tuple[str, ...] = tuple(sorted([*_BUILDERS, "cjk"]))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def named_analyzer(name: str) -> LanguageAnalyzer:
     """The shared analyzer of that name; :class:`UnknownAnalyzer` for a name it lacks."""
     if name == "cjk":

@@ -4,6 +4,8 @@ Snowball stemmers come from PyStemmer instead (``chains.py``)."""
 
 from __future__ import annotations
 
+from typing import Tuple
+
 __all__ = [
     "arabic_normalize",
     "arabic_stem",
@@ -100,9 +102,9 @@ _ARABIC_NORM = str.maketrans(
     | {chr(c): None for c in (0x0640, *range(0x064B, 0x0653))}
 )
 
-_AR_PREFIXES = ("\u0627\u0644", "\u0648\u0627\u0644", "\u0628\u0627\u0644", "\u0643\u0627\u0644")
+_AR_PREFIXES: Tuple[str, ...] = ("\u0627\u0644", "\u0648\u0627\u0644", "\u0628\u0627\u0644", "\u0643\u0627\u0644")
 _AR_PREFIXES += ("\u0641\u0627\u0644", "\u0644\u0644", "\u0648")
-_AR_SUFFIXES = ("\u0647\u0627", "\u0627\u0646", "\u0627\u062a", "\u0648\u0646", "\u064a\u0646")
+_AR_SUFFIXES: Tuple[str, ...] = ("\u0647\u0627", "\u0627\u0646", "\u0627\u062a", "\u0648\u0646", "\u064a\u0646")
 _AR_SUFFIXES += ("\u064a\u0647", "\u064a\u0629", "\u0647", "\u0629", "\u064a")
 
 
