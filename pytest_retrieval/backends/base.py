@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Any, Dict, Literal, Optional, Protocol, Sequence, Set, Tuple, runtime_checkable
+from typing import Any, Dict, List, Literal, Optional, Protocol, Sequence, Set, Tuple, runtime_checkable
+
+from pydantic import Field
+from typing_extensions import Annotated
 
 from ..types import DocSparseVectors, Document, DocVectors, Query, Ranking, Run
 
@@ -15,6 +18,7 @@ from ..types import DocSparseVectors, Document, DocVectors, Query, Ranking, Run
 MultiMatchType = Literal["best_fields", "most_fields"]
 Stopwords = Literal["english"]
 Similarity = Literal["cosine", "dot_product", "l2_norm"]
+AnalyzerName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]  # a built-in analyzer
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,22 @@ class BM25Spec:
     def analyzer_of(self, name: str) -> str:
         """The built-in analyzer of field ``name`` ("standard" unless the suite named another)."""
         return dict(self.analyzer).get(name, "standard")
+
+
+class AnalyzerNotes:
+    """The analyzers BM25 searched each text field with (a backend's ``analyzer_notes``; the
+    summary shows them): what a suite named, or what an existing index's mapping holds."""
+
+    def __init__(self) -> None:
+        self.by_field: Dict[str, List[str]] = {}
+
+    def add(self, field_name: str, analyzer: str) -> None:
+        names = self.by_field.setdefault(field_name, [])
+        if analyzer not in names:
+            names.append(analyzer)
+
+    def shown(self) -> Dict[str, str]:
+        return {f: ", ".join(names) for f, names in self.by_field.items()}
 
 
 @dataclass(frozen=True)

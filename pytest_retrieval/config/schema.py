@@ -20,7 +20,7 @@ from pydantic import (
 )
 from typing_extensions import Annotated
 
-from ..backends.base import BM25Spec, KnnSpec, MultiMatchType, Similarity, SparseSpec, Stopwords
+from ..backends.base import AnalyzerName, BM25Spec, KnnSpec, MultiMatchType, Similarity, SparseSpec, Stopwords
 
 # the kinds' config models live beside their implementations (re-exported for load.py)
 from ..backends.http.config import HttpBatchConfig, HttpRequestConfig, HttpResponseConfig
@@ -244,9 +244,6 @@ class BackendConfig(_Strict):
 # a leaf's values and defaults are those of the spec it becomes (backends/base.py)
 
 
-AnalyzerName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
-
-
 class BM25RetrieverConfig(_Strict):
     type: Literal["bm25"]
     fields: Union[List[str], Dict[str, float]] = Field(
@@ -258,12 +255,7 @@ class BM25RetrieverConfig(_Strict):
     k1: Annotated[float, Field(ge=0)] = BM25Spec.k1
     b: Annotated[float, Field(ge=0, le=1)] = BM25Spec.b
     stopwords: Optional[Stopwords] = BM25Spec.stopwords
-    analyzer: Optional[Union[AnalyzerName, Dict[str, AnalyzerName]]] = Field(
-        default=None,
-        description="The engines' built-in analyzer of the text fields (german, english, cjk, ...; "
-        "default standard), or one per field: {title: english, text: german}. Throwaway indexes map "
-        "the fields with it, the embedded engine runs its own copy, an existing index must hold it.",
-    )
+    analyzer: Optional[Union[AnalyzerName, Dict[str, AnalyzerName]]] = None  # docs/how-to/languages.md
 
 
 class KnnRetrieverConfig(_Strict):

@@ -15,7 +15,7 @@ import contextlib
 import logging
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..backends.base import Backend
+from ..backends.base import AnalyzerNotes, Backend
 from ..backends.search_engine.retry import describe_retries, retries_since
 from ..config.load import Suite
 from ..errors import cleanup_after_failure
@@ -316,7 +316,6 @@ def run_suite(path: Any, *, overrides: Sequence[Any] = (), backend: Optional[str
 def _note_analyzers(info: Dict[str, Any], backend: Backend) -> None:
     """The analyzer of each text field BM25 searched (known once the quality pass ran), for the
     summary: what the suite named, or what an existing index's mapping holds (issue #35)."""
-    searched = getattr(backend, "searched_analyzers", None)
-    analyzers = searched() if callable(searched) else None
-    if analyzers:
-        info["analyzers"] = dict(analyzers)
+    notes = getattr(backend, "analyzer_notes", None)
+    if isinstance(notes, AnalyzerNotes) and notes.by_field:
+        info["analyzers"] = notes.shown()

@@ -82,6 +82,6 @@ def test_field_without_text_mixed_scripts_and_empty_streams():
     )
     assert run["q1"].doc_ids == ["d1"]  # strass (normalised and stemmed) matches
     assert run["q2"].doc_ids == [] and run["q3"].doc_ids == []  # stop words only, empty text
-    assert backend.searched_analyzers() == {"text": "german"}
+    assert backend.analyzer_notes.shown() == {"text": "german"}
     assert named_analyzer("cjk").tokens("北京大学 abc") == ["北京", "京大", "大学", "abc"]
     assert named_analyzer("arabic").tokens("\u0640") == [""]  # Lucene keeps an empty term

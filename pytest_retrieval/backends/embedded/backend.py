@@ -62,7 +62,8 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 
 from ...errors import ConfigError, InfrastructureError, RetrievalError
 from ...types import DocSparseVectors, Document, DocVectors, Query, Ranking, Run
-from ..base import Backend, BM25Spec, KnnSpec, LeafSpec, SearchResult, SparseSpec, TemplateSpec
+from ..base import AnalyzerNotes, Backend, BM25Spec, KnnSpec, LeafSpec, SearchResult, SparseSpec, TemplateSpec
+from .keys import analyzer_key, analyzer_of_key
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -197,7 +198,7 @@ class EmbeddedBackend(Backend):
         self._normalized: Any = None  # unit-length copy, for cosine
         self._embedder_id = ""
         self._sparse: Dict[str, Any] = {}  # encoder id -> .sparse.SparseIndex
-        self._analyzers: Dict[str, List[str]] = {}  # field -> the analyzers BM25 searched it with
+        self.analyzer_notes = AnalyzerNotes()  # the analyzers BM25 searched each field with
 
     # ---- life cycle -------------------------------------------------------------------
 
@@ -255,10 +256,6 @@ class EmbeddedBackend(Backend):
         self._vectors = self._vector_rows = self._normalized = None
         self._embedder_id = ""
 
-    def searched_analyzers(self) -> Dict[str, str]:
-        """field -> the analyzer BM25 searched it with so far (the summary shows them)."""
-        return {f: ", ".join(names) for f, names in self._analyzers.items()}
-
     def describe(self) -> Dict[str, Any]:
         try:
             from importlib.metadata import version
@@ -271,8 +268,6 @@ class EmbeddedBackend(Backend):
             "engine": f"bm25s {bm25s_version} + numpy",
             "doc_count": len(self._doc_ids),
         }
-        if self._analyzers:
-            info["analyzers"] = self.searched_analyzers()
         if self._sparse:
             info["sparse_terms"] = {e: len(ix.columns) for e, ix in self._sparse.items()}
         if self._vectors is not None:
@@ -323,15 +318,15 @@ class EmbeddedBackend(Backend):
         _check_bm25_spec(spec)
         stop_key = self._stopword_key(spec.stopwords)
         fields = [
-            (field, float(boost), _analyzer_key(spec.analyzer_of(field), stop_key))
+            (field, float(boost), analyzer_key(spec.analyzer_of(field), stop_key))
             for field, boost in spec.fields
         ]
         indexes = [
             (self._field_index(field, key, spec.k1, spec.b), boost, key) for field, boost, key in fields
         ]
-        analyzers = {key: _analyzer(key) for _f, _b, key in fields}
+        analyzers = {key: analyzer_of_key(key) for _f, _b, key in fields}
         for field, _b in spec.fields:
-            _add_name(self._analyzers, field, spec.analyzer_of(field))
+            self.analyzer_notes.add(field, spec.analyzer_of(field))
         tie = float(spec.tie_breaker)
         best = spec.multi_match_type == "best_fields"
         scale = 1.0 + float(spec.k1)
@@ -377,7 +372,7 @@ class EmbeddedBackend(Backend):
         analyzed = self._analyzed.get(cache_key)
         if analyzed is None:
             analyzed = self._analyzed[cache_key] = _AnalyzedField(
-                self._documents or (), field, _analyzer(key)
+                self._documents or (), field, analyzer_of_key(key)
             )
         return analyzed
 
@@ -465,25 +460,6 @@ def _check_bm25_spec(spec: BM25Spec) -> None:
     for field, boost in spec.fields:
         if not (isinstance(boost, (int, float)) and math.isfinite(boost) and boost >= 0):
             raise ConfigError(f"field {field!r}: boost must be a number >= 0, got {boost!r}")
-
-
-def _analyzer_key(name: str, stop_key: Optional[str]) -> Optional[str]:
-    """The cache key of a field's analysis: the standard analyzer's stop word list (None or
-    "english"), or ``lang:<name>`` for a language analyzer."""
-    return stop_key if name == "standard" else f"lang:{name}"
-
-
-def _analyzer(key: Optional[str]) -> Any:
-    from .analyzer import get_analyzer
-
-    if key is not None and key.startswith("lang:"):
-        from .languages import UnknownAnalyzer, named_analyzer
-
-        try:
-            return named_analyzer(key[5:])
-        except UnknownAnalyzer as exc:
-            raise ConfigError(f"analyzer: {exc}") from None
-    return get_analyzer(key)
 
 
 def _field_scores(
@@ -612,10 +588,3 @@ def _bm25s_warnings_only() -> Iterator[None]:
         yield
     finally:
         lg.setLevel(level)
-
-
-def _add_name(analyzers: Dict[str, List[str]], field: str, name: str) -> None:
-    """Note that ``field`` was searched with the analyzer ``name`` (each name once, in order)."""
-    names = analyzers.setdefault(field, [])
-    if name not in names:
-        names.append(name)

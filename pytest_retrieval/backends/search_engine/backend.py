@@ -22,9 +22,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ...errors import ConfigError, InfrastructureError, cleanup_after_failure
 from ...types import Document, DocVectors, Query, Run
-from ..base import Backend, BM25Spec, KnnSpec, SearchResult, TemplateSpec
+from ..base import AnalyzerNotes, Backend, KnnSpec, SearchResult, TemplateSpec
 from .dsl import check_k, search_body, vector_to_list
-from .existing import field_analyzers, held_ids, refuse_index_options
+from .existing import check_index_options, held_ids
 from .facts import hnsw_parameters, index_definition, read_vector_mapping, searched_index_facts
 from .http import ConnectionSettings, EngineHTTP, connect
 from .index import INDEX_PREFIX, IndexPlan, ThrowawayIndex, count_docs, reap_indices
@@ -80,15 +80,15 @@ class SearchEngineBackend(SparseSearch, Backend):
         self._closed = False
         self._client_warning: Optional[str] = None  # set by _check_client
         self._index_facts: Dict[str, Dict[str, Any]] = {}  # per index searched, read once
-        self._analyzers: Dict[str, List[str]] = {}  # field -> the analyzers BM25 searched it with
+        self.analyzer_notes = AnalyzerNotes()  # the analyzers BM25 searched each field with
         self._definitions: Dict[str, Dict[str, Any]] = {}  # an existing index's (fingerprint)
         self._client = connect(self.name, self._conn, self._make_client)
 
     def _search_settings(self) -> Dict[str, str]:
-        """What every search carries: ``preference`` (``connection.preference``, default a
-        string derived from the suite name, so every query of a run and every rerun of the
-        suite read the same shard copies: copies of a shard may hold different deleted-document
-        statistics, hence different BM25 scores) and ``search_type`` when set."""
+        """What every search carries: ``preference`` (``connection.preference``, default a string
+        derived from the suite name, so every query of a run and every rerun of the suite read the
+        same shard copies: copies of a shard may hold different deleted-document statistics, hence
+        different BM25 scores) and ``search_type`` when set."""
         out = {"preference": self._conn.preference or f"{INDEX_PREFIX}{self._config.suite_slug}"}
         if self._conn.search_type:
             out["search_type"] = self._conn.search_type
@@ -183,10 +183,6 @@ class SearchEngineBackend(SparseSearch, Backend):
         pass's retries as the difference, ``execution/runner.py``)."""
         return self._http.retry.count.snapshot()
 
-    def searched_analyzers(self) -> Dict[str, str]:
-        """field -> the analyzer BM25 searched it with so far (the summary shows them)."""
-        return {f: ", ".join(names) for f, names in self._analyzers.items()}
-
     def describe(self) -> Dict[str, Any]:
         engine, version = self.engine_info()
         existing = self._config.existing
@@ -200,8 +196,6 @@ class SearchEngineBackend(SparseSearch, Backend):
             "search": dict(self._searcher.settings),
         }
         facts.update(_client_facts(self.name, self._client_warning))
-        if self._analyzers:
-            facts["analyzers"] = self.searched_analyzers()
         facts.update(self.index_facts(), **self._sparse.facts(self.index_name))
         if existing:  # the system under test: the alias's target, mapping and settings (read once)
             if existing not in self._definitions:
@@ -285,25 +279,8 @@ class SearchEngineBackend(SparseSearch, Backend):
         index = self._target()
         for spec in specs:
             self._check_fields(index, spec)
-            if self._config.existing is not None:
-                refuse_index_options(self._http, index, spec)
-            self._note_analyzers(index, spec)
+            check_index_options(self._http, index, spec, self._config.existing, self.analyzer_notes)
         return self._target()
-
-    def _note_analyzers(self, index: str, spec: Any) -> None:
-        """The analyzer of each field a BM25 spec searches, for the summary: read from an existing
-        index's mapping (once per field), the suite's names on a throwaway index."""
-        if not isinstance(spec, BM25Spec):
-            return
-        fields = [f for f, _b in spec.fields if "*" not in f]
-        if self._config.existing is None:
-            for f in fields:
-                _add_name(self._analyzers, f, spec.analyzer_of(f))
-            return
-        new = [f for f in fields if f not in self._analyzers]
-        if new:
-            for f, name in field_analyzers(self._http, index, new).items():
-                _add_name(self._analyzers, f, name)
 
     def build_body(self, spec: Any, query: Query, k: int) -> Dict[str, Any]:
         """The search body for one query (what search_one sends)."""
@@ -385,10 +362,3 @@ def engine_request(backend: SearchEngineBackend, method: str, path: str, **optio
     (``http.EngineHTTP.request``: ``params``, ``body``, ``what``, ``ok_status``): the run
     history's index store (``history/engine_store.py``) talks to the engine with it."""
     return backend._http.request(method, path, **options)
-
-
-def _add_name(analyzers: Dict[str, List[str]], field: str, name: str) -> None:
-    """Note that ``field`` was searched with the analyzer ``name`` (each name once, in order)."""
-    names = analyzers.setdefault(field, [])
-    if name not in names:
-        names.append(name)

@@ -13,13 +13,19 @@ before the judgments are trusted.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Sequence, Set, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ...errors import ConfigError
-from ..base import BM25Spec
+from ..base import AnalyzerNotes, BM25Spec
 from .http import EngineHTTP
 
-__all__ = ["field_analyzers", "index_owned_options", "refuse_index_options", "text_setup"]
+__all__ = [
+    "check_index_options",
+    "field_analyzers",
+    "index_owned_options",
+    "refuse_index_options",
+    "text_setup",
+]
 
 # Lucene's BM25Similarity defaults (the engines' "BM25" similarity without parameters)
 _BM25_DEFAULTS = {"k1": "1.2", "b": "0.75"}
@@ -91,6 +97,26 @@ def field_analyzers(http: EngineHTTP, index: str, fields: List[str]) -> Dict[str
     mappings = _field_mappings(found, fields)
     default = "default" if "index.analysis.analyzer.default.type" in settings else "standard"
     return {f: str(mappings.get(f, {}).get("analyzer", default)) for f in fields}
+
+
+def check_index_options(
+    http: EngineHTTP, index: str, spec: Any, existing: Optional[str], notes: AnalyzerNotes
+) -> None:
+    """An existing index: refuse the options it holds otherwise (:func:`refuse_index_options`).
+    Either: note the analyzer of each field a BM25 spec searches, for the summary (read from an
+    existing index's mapping, once per field; the suite's names on a throwaway index)."""
+    if existing:
+        refuse_index_options(http, index, spec)
+    if not isinstance(spec, BM25Spec):
+        return
+    fields = [f for f, _b in spec.fields if "*" not in f]
+    if existing:
+        new = [f for f in fields if f not in notes.by_field]
+        found = field_analyzers(http, index, new) if new else {}
+    else:
+        found = {f: spec.analyzer_of(f) for f in fields}
+    for field, name in found.items():
+        notes.add(field, name)
 
 
 def text_setup(http: EngineHTTP, index: str, fields: List[str]) -> Tuple[str, List[str]]:
