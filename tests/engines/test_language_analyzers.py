@@ -13,10 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from pytest_retrieval.backends.base import BM25Spec
+from pytest_retrieval.backends.embedded.backend import EmbeddedBackend
 from pytest_retrieval.backends.embedded.languages import named_analyzer
+from pytest_retrieval.errors import ConfigError
+from pytest_retrieval.types import Document, Query
 from tests.ci import unavailable
 
 from .analyze_batches import engine_tokens, xquad_texts
+from .conftest import backend_class, http, random_name
 
 SHARED = Path(os.environ.get("PYTEST_RETRIEVAL_SHARED") or Path(__file__).resolve().parents[3] / "shared")
 XQUAD = SHARED / "data" / "xquad-r"
@@ -71,3 +76,52 @@ def test_mixed_scripts_and_empty_streams(os_instance):
     for analyzer in ("german", "cjk", "arabic", "russian", "spanish", "standard"):
         engine = engine_tokens(os_instance.url, analyzer, texts)
         assert engine == [named_analyzer(analyzer).tokens(t) for t in texts], analyzer
+
+
+DOCS = [
+    Document("d1", {"title": "Häuser", "text": "Die Häuser der Straße sind alt"}),
+    Document("d2", {"title": "Bäume", "text": "Der Baum steht vor dem Haus"}),
+    Document("d3", {"title": "Autos", "text": "Autos fahren auf den Straßen"}),
+]
+QUERIES = [Query("q1", "Strassen und Hauser"), Query("q2", "Bäume"), Query("q3", "und der")]
+GERMAN = BM25Spec(fields=(("title", 1.0), ("text", 1.0)), analyzer=(("text", "german"),))
+
+
+def test_a_throwaway_index_maps_the_named_analyzer(os_instance):
+    backend = backend_class(os_instance)({"hosts": [os_instance.url]}, {"suite": "languages"})
+    try:
+        backend.prepare(DOCS, None)
+        run = backend.search_batch(GERMAN, QUERIES, 10)
+        _, mapping = http(os_instance.url, "GET", f"/{backend.index_name}/_mapping")
+        props = next(iter(mapping.values()))["mappings"]["properties"]
+        assert props["text"]["analyzer"] == "german" and props["title"]["analyzer"] != "german"
+        assert backend.analyzer_notes.shown() == {"title": "standard", "text": "german"}
+    finally:
+        backend.close()
+    embedded = EmbeddedBackend()
+    embedded.prepare(DOCS, None)
+    mine = embedded.search_batch(GERMAN, QUERIES, 10)
+    assert {q: r.doc_ids for q, r in run.items()} == {q: r.doc_ids for q, r in mine.items()}
+    assert run["q3"].doc_ids == []  # German stop words only
+
+
+def test_an_existing_index_reports_its_analyzers_and_refuses_others(os_instance):
+    url, name = os_instance.url, random_name("languages")
+    mappings = {"properties": {"title": {"type": "text"}, "text": {"type": "text", "analyzer": "german"}}}
+    status, body = http(url, "PUT", f"/{name}", {"mappings": mappings})
+    assert status == 200, body
+    try:
+        http(url, "PUT", f"/{name}/_doc/d1?refresh=true", DOCS[0].fields)
+        backend = backend_class(os_instance)({"hosts": [url]}, {"name": name})
+        try:
+            backend.prepare(None, None)
+            assert backend.search_batch(GERMAN, QUERIES[:1], 10)["q1"].doc_ids == ["d1"]
+            assert backend.analyzer_notes.shown() == {"title": "standard", "text": "german"}
+            other = BM25Spec(fields=(("text", 1.0),), analyzer=(("text", "english"),))
+            with pytest.raises(ConfigError) as info:
+                backend.search_batch(other, QUERIES[:1], 10)
+            assert "analyzer" in str(info.value) and "german" in str(info.value)
+        finally:
+            backend.close()
+    finally:
+        http(url, "DELETE", f"/{name}")
