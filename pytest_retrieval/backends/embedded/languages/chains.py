@@ -10,7 +10,7 @@ analyzers' default stop words and no stem exclusions). The tokenizer is the
 name       Lucene chain (after StandardTokenizer)
 =========  ===================================================================================
 standard   LowerCase (StandardAnalyzer; the engines' default stop words: none)
-english    EnglishPossessive, LowerCase, Stop (33 words), PorterStem
+english    EnglishPossessive, LowerCase, Stop (33 words), PorterStem (``porter.py``)
 german     LowerCase, Stop (german_stop.txt), GermanNormalization, GermanLightStem
 spanish    LowerCase, Stop (spanish_stop.txt), SpanishLightStem
 arabic     LowerCase, DecimalDigit, Stop (ar/stopwords.txt), ArabicNormalization, ArabicStem
@@ -22,7 +22,8 @@ estonian   LowerCase, Stop (the language's list), Snowball stemmer of the langua
 =========  ===================================================================================
 
 Snowball stemmers are PyStemmer's (``pip install pytest-retrieval[languages]``), the C
-library built from the same Snowball sources Lucene's generated Java classes come from.
+library built from the same Snowball sources Lucene's generated Java classes come from;
+``english``'s Porter stemmer is Lucene's own (``porter.py``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from ..analyzer import ENGLISH_STOP_WORDS, java_lower, token_spans
 from . import filters, stemmers
+from .porter import porter_stem
 
 __all__ = ["ANALYZER_NAMES", "LanguageAnalyzer", "UnknownAnalyzer", "named_analyzer"]
 
@@ -112,14 +114,9 @@ def _standard(raw: str) -> Optional[str]:
     return java_lower(raw)
 
 
-def _english() -> Callable[[str], Optional[str]]:
-    stem = _stemmer("porter")
-
-    def one(raw: str) -> Optional[str]:
-        term = java_lower(filters.english_possessive(raw))
-        return None if term in ENGLISH_STOP_WORDS else stem([term])[0]
-
-    return one
+def _english(raw: str) -> Optional[str]:
+    term = java_lower(filters.english_possessive(raw))
+    return None if term in ENGLISH_STOP_WORDS else porter_stem(term)
 
 
 def _german() -> Callable[[str], Optional[str]]:
@@ -183,7 +180,7 @@ def _catalan_pre(raw: str) -> str:
 
 _BUILDERS: Dict[str, Callable[[], Callable[[str], Optional[str]]]] = {
     "standard": lambda: _standard,
-    "english": _english,
+    "english": lambda: _english,
     "german": _german,
     "spanish": _spanish,
     "arabic": _arabic,
