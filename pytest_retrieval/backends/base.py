@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Any, Dict, Literal, Optional, Protocol, Sequence, Set, Tuple, runtime_checkable
+from typing import Any, Dict, List, Literal, Optional, Protocol, Sequence, Set, Tuple, runtime_checkable
+
+from pydantic import Field
+from typing_extensions import Annotated
 
 from ..types import DocSparseVectors, Document, DocVectors, Query, Ranking, Run
 
@@ -15,6 +18,7 @@ from ..types import DocSparseVectors, Document, DocVectors, Query, Ranking, Run
 MultiMatchType = Literal["best_fields", "most_fields"]
 Stopwords = Literal["english"]
 Similarity = Literal["cosine", "dot_product", "l2_norm"]
+AnalyzerName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]  # a built-in analyzer
 
 
 @dataclass(frozen=True)
@@ -30,9 +34,31 @@ class BM25Spec:
     k1: float = 1.2
     b: float = 0.75
     stopwords: Optional[Stopwords] = None  # None = no stop words (ES standard analyzer default)
-    # which of k1/b/stopwords the suite wrote (they belong to an index's settings, so an
+    # (field, built-in analyzer name) of each field; a field not named is "standard"
+    analyzer: Tuple[Tuple[str, str], ...] = ()
+    # which of k1/b/stopwords/analyzer the suite wrote (they belong to an index's settings, so an
     # existing index refuses them); empty: those that differ from the defaults above
     index_options: Tuple[str, ...] = field(default=(), compare=False)
+
+    def analyzer_of(self, name: str) -> str:
+        """The built-in analyzer of field ``name`` ("standard" unless the suite named another)."""
+        return dict(self.analyzer).get(name, "standard")
+
+
+class AnalyzerNotes:
+    """The analyzers BM25 searched each text field with (a backend's ``analyzer_notes``; the
+    summary shows them): what a suite named, or what an existing index's mapping holds."""
+
+    def __init__(self) -> None:
+        self.by_field: Dict[str, List[str]] = {}
+
+    def add(self, field_name: str, analyzer: str) -> None:
+        names = self.by_field.setdefault(field_name, [])
+        if analyzer not in names:
+            names.append(analyzer)
+
+    def shown(self) -> Dict[str, str]:
+        return {f: ", ".join(names) for f, names in self.by_field.items()}
 
 
 @dataclass(frozen=True)

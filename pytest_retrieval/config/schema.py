@@ -20,7 +20,7 @@ from pydantic import (
 )
 from typing_extensions import Annotated
 
-from ..backends.base import BM25Spec, KnnSpec, MultiMatchType, Similarity, SparseSpec, Stopwords
+from ..backends.base import AnalyzerName, BM25Spec, KnnSpec, MultiMatchType, Similarity, SparseSpec, Stopwords
 
 # the kinds' config models live beside their implementations (re-exported for load.py)
 from ..backends.http.config import HttpBatchConfig, HttpRequestConfig, HttpResponseConfig
@@ -266,6 +266,7 @@ class BM25RetrieverConfig(_Strict):
     k1: Annotated[float, Field(ge=0)] = BM25Spec.k1
     b: Annotated[float, Field(ge=0, le=1)] = BM25Spec.b
     stopwords: Optional[Stopwords] = BM25Spec.stopwords
+    analyzer: Optional[Union[AnalyzerName, Dict[str, AnalyzerName]]] = None  # docs/how-to/languages.md
 
 
 class KnnRetrieverConfig(_Strict):

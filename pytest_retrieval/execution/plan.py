@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..backends.base import Backend, BM25Spec, KnnSpec, ServiceSpec, SparseSpec, TemplateSpec
 from ..backends.registry import backend_factory, build_backend
@@ -252,6 +252,42 @@ def pipeline_values(suite: Suite) -> Dict[str, Any]:
     }
 
 
+def bm25_analyzers(suite: Suite, name: str, fields: Any) -> Tuple[Tuple[str, str], ...]:
+    """``analyzer`` of a bm25 retriever as (field, name) for each of its fields: one name for
+    all, or a mapping whose fields must be searched ones (the rest stay ``standard``); stop words
+    belong to the standard analyzer only; on the embedded engine the name must be one it has."""
+    r = suite.model.retrievers[name]
+    given = getattr(r, "analyzer", None)
+    if given is None:
+        return ()
+    searched = [f for f, _ in fields]
+    if isinstance(given, str):
+        names = {f: given for f in searched}
+    else:
+        extra = sorted(set(given) - set(searched))
+        if extra:
+            raise suite.error(
+                ("retrievers", name, "analyzer"),
+                f"analyzer names field(s) {', '.join(map(repr, extra))} the retriever does not search "
+                f"(fields: {', '.join(searched)})",
+            )
+        names = {f: given.get(f, "standard") for f in searched}
+    if getattr(r, "stopwords", None) is not None and any(v != "standard" for v in names.values()):
+        raise suite.error(
+            ("retrievers", name, "stopwords"),
+            "stopwords belong to the standard analyzer; a language analyzer has its own stop words",
+        )
+    if suite.model.backend.type == "embedded":
+        from ..backends.embedded.languages import UnknownAnalyzer, named_analyzer
+
+        for field_name, analyzer in names.items():
+            try:
+                named_analyzer(analyzer)
+            except UnknownAnalyzer as exc:
+                raise suite.error(("retrievers", name, "analyzer"), f"field {field_name!r}: {exc}") from None
+    return tuple(names.items())
+
+
 def leaf_spec(suite: Suite, name: str) -> Any:
     r = suite.model.retrievers[name]
     if r.type == "bm25":
@@ -263,7 +299,8 @@ def leaf_spec(suite: Suite, name: str) -> Any:
             k1=r.k1,
             b=r.b,
             stopwords=r.stopwords,
-            index_options=tuple(o for o in ("k1", "b", "stopwords") if o in r.model_fields_set),
+            analyzer=bm25_analyzers(suite, name, fields),
+            index_options=tuple(o for o in ("k1", "b", "stopwords", "analyzer") if o in r.model_fields_set),
         )
     if r.type == "knn":
         return KnnSpec(

@@ -15,7 +15,7 @@ import contextlib
 import logging
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..backends.base import Backend
+from ..backends.base import AnalyzerNotes, Backend
 from ..backends.search_engine.retry import describe_retries, retries_since
 from ..config.load import Suite
 from ..errors import cleanup_after_failure
@@ -197,6 +197,7 @@ class SuiteRunner:
             out.sparse = plan.sparse_facts(queries)
             if rank_eval:
                 out.rank_eval = self._rank_eval(backend, plan, queries, js, out.missing_documents)
+            _note_analyzers(out.backend_info, backend)
             before = _count_retries(out, "quality", backend, before)
             if latency:
                 single = stage_timer(suite, backend, plan, texts)
@@ -359,3 +360,11 @@ def run_suite(path: Any, *, overrides: Sequence[Any] = (), backend: Optional[str
     cli = {"backend.type": backend} if backend else None
     suite = load_suite(Path(path), overrides=tuple(Path(o) for o in overrides), cli=cli)
     return SuiteRunner(suite).run()
+
+
+def _note_analyzers(info: Dict[str, Any], backend: Backend) -> None:
+    """The analyzer of each text field BM25 searched (known once the quality pass ran), for the
+    summary: what the suite named, or what an existing index's mapping holds (issue #35)."""
+    notes = getattr(backend, "analyzer_notes", None)
+    if isinstance(notes, AnalyzerNotes) and notes.by_field:
+        info["analyzers"] = notes.shown()

@@ -146,6 +146,15 @@ def engine_line(info: Mapping[str, Any]) -> str:
     return f"{head} ({', '.join(inner)})" if inner else head
 
 
+def analyzer_lines(info: Mapping[str, Any]) -> List[str]:
+    """The analyzer of each text field BM25 searched (``describe()["analyzers"]``): what the suite
+    named on a throwaway index or the embedded engine, what the mapping holds on an existing index."""
+    analyzers = info.get("analyzers")
+    if not isinstance(analyzers, Mapping) or not analyzers:
+        return []
+    return ["analyzers: " + ", ".join(f"{field} {name}" for field, name in sorted(analyzers.items()))]
+
+
 def sparse_precisions(info: Mapping[str, Any]) -> List[Tuple[str, str, str]]:
     """(field, type, precision) of each sparse field an engine scored (``describe()["sparse"]``):
     an engine that cannot score exactly says so beside the figures (Lucene FeatureField keeps 9

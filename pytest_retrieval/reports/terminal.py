@@ -14,6 +14,7 @@ from typing import Any, Callable, List, Mapping, Optional
 from ..gates.floors import GateKind, kind_of
 from ..wording import word
 from .formats import (
+    analyzer_lines,
     candidate_recall,
     delta,
     engine_line,
@@ -85,7 +86,7 @@ def _header(s: Mapping[str, Any]) -> List[str]:
         f"{s.get('suite', '?')} ({Path(str(s.get('file', '?'))).name}) on {engine_line(info)}: "
         f"{n_eval} judged queries, profile {s.get('profile')}",
         f"  ids: {overlap.describe()}",
-    ] + ["  " + line for line in checks]
+    ] + ["  " + line for line in checks + analyzer_lines(info)]
 
 
 def _metrics(s: Mapping[str, Any]) -> List[str]:

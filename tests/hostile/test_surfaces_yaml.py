@@ -174,6 +174,8 @@ YAML_PATHS = [
     "regression.strata",
     "retrievers",
     "retrievers.*",
+    "retrievers.*.analyzer",
+    "retrievers.*.analyzer.*",
     "retrievers.*.b",
     "retrievers.*.body",
     "retrievers.*.combination",
@@ -379,8 +381,8 @@ def where(path: str) -> List[str]:
             out += "[0]"
     if ".reranker." in path:  # a reranker's own check names the reranker and the key
         return ["retrievers.hx.reranker", parts[-1]]
-    if path == "retrievers.*.fields.*":  # a list or a map of boosts: the union is named
-        return ["retrievers.hx.fields"]
+    if path in ("retrievers.*.fields.*", "retrievers.*.analyzer.*"):  # a union (name or map): it is named
+        return [out.rsplit(".", 1)[0]]
     return [out]
 
 

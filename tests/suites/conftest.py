@@ -1,4 +1,4 @@
-"""The SciFact suite reads ../shared (the BEIR data and its vectors): without it, its items skip
+"""The SciFact and XQuAD-R suites read ../shared (the BEIR data and its vectors): without it, its items skip
 (or fail under CI=true, by the one rule of tests/ci.py) instead of erroring at setup."""
 
 from __future__ import annotations
@@ -17,5 +17,6 @@ SHARED = Path(os.environ.get("PYTEST_RETRIEVAL_SHARED") or HERE / ".." / ".." / 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    if item.path.parent == HERE and not (SHARED / "data" / "scifact").is_dir():
-        unavailable(f"{SHARED / 'data' / 'scifact'} is missing (the shared data beside the checkout)")
+    data = SHARED / "data" / ("xquad-r" if item.path.name.startswith("retrieval_xquad_r_") else "scifact")
+    if item.path.parent == HERE and not data.is_dir():
+        unavailable(f"{data} is missing (the shared data beside the checkout)")

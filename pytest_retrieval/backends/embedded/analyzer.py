@@ -73,7 +73,9 @@ __all__ = [
     "Analyzer",
     "check_fields",
     "get_analyzer",
+    "java_lower",
     "raw_tokens",
+    "token_spans",
     "resolve_stopwords",
     "tokenize",
 ]
@@ -308,6 +310,10 @@ class _Grammar:
         i = bisect.bisect_right(self._bounds, ord(match.group())) - 1
         return self._placeholders[i] if i >= 0 else "\udbff"
 
+    def spans(self, text: str) -> List[Tuple[int, int]]:
+        mapped = _ASTRAL.sub(self._astral_placeholder, text) if _ASTRAL.search(text) else text
+        return [m.span() for m in self.pattern.finditer(mapped)]
+
     def findall(self, text: str) -> List[str]:
         if not _ASTRAL.search(text):
             return self.pattern.findall(text)
@@ -387,6 +393,29 @@ def _findall(text: str) -> List[str]:
     if text.isascii():  # the common case; does not even need the full pattern compiled
         return _ASCII_WORD.findall(text)
     return _grammar().findall(text)
+
+
+def token_spans(
+    text: Optional[str], max_token_length: int = DEFAULT_MAX_TOKEN_LENGTH
+) -> List[Tuple[int, int]]:
+    """The tokenizer's tokens as ``(start, end)`` spans of ``text`` (code point offsets), a token
+    longer than ``max_token_length`` cut into pieces of that length (the language analyzers need
+    offsets: ``CJKBigramFilter`` joins only adjacent tokens)."""
+    if not text:
+        return []
+    if text.isascii():
+        spans = [m.span() for m in _ASCII_WORD.finditer(text)]
+    else:
+        spans = _grammar().spans(text)
+    limit = max_token_length
+    if any(end - start > limit for start, end in spans):
+        spans = [(i, min(i + limit, end)) for start, end in spans for i in range(start, end, limit)]
+    return spans
+
+
+def java_lower(text: str) -> str:
+    """Lower case per code point like Java's ``Character.toLowerCase`` (Lucene's ``LowerCaseFilter``)."""
+    return _lower(text)
 
 
 def raw_tokens(text: Optional[str]) -> List[str]:

@@ -62,8 +62,9 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 
 from ...errors import ConfigError, InfrastructureError, RetrievalError
 from ...types import DocSparseVectors, Document, DocVectors, Query, Ranking, Run
-from ..base import Backend, BM25Spec, KnnSpec, LeafSpec, SearchResult, SparseSpec, TemplateSpec
+from ..base import AnalyzerNotes, Backend, BM25Spec, KnnSpec, LeafSpec, SearchResult, SparseSpec, TemplateSpec
 from ..id_field import IdField, ranked_ids
+from .keys import analyzer_key, analyzer_of_key, stopword_key
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -202,6 +203,7 @@ class EmbeddedBackend(Backend):
         self._normalized: Any = None  # unit-length copy, for cosine
         self._embedder_id = ""
         self._sparse: Dict[str, Any] = {}  # encoder id -> .sparse.SparseIndex
+        self.analyzer_notes = AnalyzerNotes()  # the analyzers BM25 searched each field with
 
     # ---- life cycle -------------------------------------------------------------------
 
@@ -321,25 +323,31 @@ class EmbeddedBackend(Backend):
     def _search_bm25(self, spec: BM25Spec, queries: List[Query], k: int) -> Run:
         import numpy as np
 
-        from .analyzer import check_fields, get_analyzer
+        from .analyzer import check_fields
 
         if self._documents is None:
             raise ConfigError("BM25 on the embedded backend needs the corpus documents")
         _check_bm25_spec(spec)
         check_fields(self._documents, spec.fields, self._has_field)
-        stop_key = self._stopword_key(spec.stopwords)
-        analyzer = get_analyzer(stop_key)
-        indexes = [
-            (self._field_index(field, stop_key, spec.k1, spec.b), float(boost))
+        stop_key = stopword_key(spec.stopwords)
+        fields = [
+            (field, float(boost), analyzer_key(spec.analyzer_of(field), stop_key))
             for field, boost in spec.fields
         ]
+        indexes = [
+            (self._field_index(field, key, spec.k1, spec.b), boost, key) for field, boost, key in fields
+        ]
+        analyzers = {key: analyzer_of_key(key) for _f, _b, key in fields}
+        for field, _b in spec.fields:
+            self.analyzer_notes.add(field, spec.analyzer_of(field))
         tie = float(spec.tie_breaker)
         best = spec.multi_match_type == "best_fields"
         scale = 1.0 + float(spec.k1)
 
         run: Run = {}
         for query in queries:
-            per_field = _field_scores(analyzer.tokens(query.text), indexes, scale)
+            terms = {key: analyzer.tokens(query.text) for key, analyzer in analyzers.items()}
+            per_field = _field_scores(terms, indexes, scale)
             if not per_field:
                 run[query.qid] = Ranking()
                 continue
@@ -349,37 +357,21 @@ class EmbeddedBackend(Backend):
             run[query.qid] = Ranking([self._ranked[i] for i in chosen], [float(total[i]) for i in chosen])
         return run
 
-    @staticmethod
-    def _stopword_key(stopwords: Optional[str]) -> Optional[str]:
-        from .analyzer import ENGLISH_STOP_WORDS, resolve_stopwords
-
-        if stopwords is not None and not isinstance(stopwords, str):
-            raise ConfigError("stopwords: give a list name ('english') or leave it unset")
-        try:
-            words = resolve_stopwords(stopwords)
-        except ValueError as exc:
-            raise ConfigError(f"stopwords: {exc}") from None
-        if words and words != ENGLISH_STOP_WORDS:  # pragma: no cover - only named lists exist
-            raise ConfigError(f"stopwords: unsupported list {stopwords!r}")
-        return "english" if words else None
-
-    def _field_index(self, field: str, stop_key: Optional[str], k1: float, b: float) -> _FieldIndex:
-        key = (field, stop_key, float(k1), float(b))
-        index = self._indexes.get(key)
+    def _field_index(self, field: str, key: Optional[str], k1: float, b: float) -> _FieldIndex:
+        index_key = (field, key, float(k1), float(b))
+        index = self._indexes.get(index_key)
         if index is None:
             if not (k1 >= 0 and 0 <= b <= 1):
                 raise ConfigError(f"BM25 needs k1 >= 0 and 0 <= b <= 1 (got k1={k1}, b={b})")
-            index = self._indexes[key] = _FieldIndex.build(self._analyze(field, stop_key), k1, b)
+            index = self._indexes[index_key] = _FieldIndex.build(self._analyze(field, key), k1, b)
         return index
 
-    def _analyze(self, field: str, stop_key: Optional[str]) -> _AnalyzedField:
-        from .analyzer import get_analyzer
-
-        key = (field, stop_key)
-        analyzed = self._analyzed.get(key)
+    def _analyze(self, field: str, key: Optional[str]) -> _AnalyzedField:
+        cache_key = (field, key)
+        analyzed = self._analyzed.get(cache_key)
         if analyzed is None:
-            analyzed = self._analyzed[key] = _AnalyzedField(
-                self._documents or (), field, get_analyzer(stop_key)
+            analyzed = self._analyzed[cache_key] = _AnalyzedField(
+                self._documents or (), field, analyzer_of_key(key)
             )
         return analyzed
 
@@ -470,12 +462,15 @@ def _check_bm25_spec(spec: BM25Spec) -> None:
 
 
 def _field_scores(
-    terms: List[str], indexes: List[Tuple[_FieldIndex, float]], scale: float
+    terms: Dict[Optional[str], List[str]],
+    indexes: List[Tuple[_FieldIndex, float, Optional[str]]],
+    scale: float,
 ) -> List[np.ndarray]:
-    """Each field's boosted BM25 scores of the query terms (fields with no hit are left out)."""
+    """Each field's boosted BM25 scores of the query's terms under that field's analyzer (fields
+    with no hit are left out)."""
     per_field = []
-    for index, boost in indexes:
-        scores = index.scores(terms) if terms else None
+    for index, boost, key in indexes:
+        scores = index.scores(terms[key]) if terms[key] else None
         if scores is not None:
             # (k1 + 1): Elasticsearch/OpenSearch score with LegacyBM25Similarity, which
             # multiplies Lucene's BM25 by (k1 + 1) (their explain shows it as "boost")

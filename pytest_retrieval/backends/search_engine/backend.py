@@ -22,9 +22,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ...errors import ConfigError, InfrastructureError, cleanup_after_failure
 from ...types import Document, DocVectors, Query, Run
-from ..base import Backend, KnnSpec, SearchResult, TemplateSpec
+from ..base import AnalyzerNotes, Backend, KnnSpec, SearchResult, TemplateSpec
 from .dsl import check_k, search_body, vector_to_list
-from .existing import existing_count, held_ids, refuse_index_options
+from .existing import check_index_options, existing_count, held_ids
 from .facts import field_similarity, index_definition, searched_index_facts
 from .http import ConnectionSettings, EngineHTTP, connect
 from .index import INDEX_PREFIX, IndexPlan, ThrowawayIndex, reap_indices
@@ -81,14 +81,15 @@ class SearchEngineBackend(SparseSearch, Backend):
         self._closed = False
         self._client_warning: Optional[str] = None  # set by _check_client
         self._index_facts: Dict[str, Dict[str, Any]] = {}  # per index searched, read once
+        self.analyzer_notes = AnalyzerNotes()  # the analyzers BM25 searched each field with
         self._definitions: Dict[str, Dict[str, Any]] = {}  # an existing index's (fingerprint)
         self._client = connect(self.name, self._conn, self._make_client)
 
     def _search_settings(self) -> Dict[str, str]:
-        """What every search carries: ``preference`` (``connection.preference``, default a
-        string derived from the suite name, so every query of a run and every rerun of the
-        suite read the same shard copies: copies of a shard may hold different deleted-document
-        statistics, hence different BM25 scores) and ``search_type`` when set."""
+        """What every search carries: ``preference`` (``connection.preference``, default a string
+        derived from the suite name, so every query of a run and every rerun of the suite read the
+        same shard copies: copies of a shard may hold different deleted-document statistics, hence
+        different BM25 scores) and ``search_type`` when set."""
         out = {"preference": self._conn.preference or f"{INDEX_PREFIX}{self._config.suite_slug}"}
         if self._conn.search_type:
             out["search_type"] = self._conn.search_type
@@ -279,8 +280,7 @@ class SearchEngineBackend(SparseSearch, Backend):
         index = self._target()
         for spec in specs:
             self._check_fields(index, spec)
-            if self._config.existing is not None:
-                refuse_index_options(self._http, index, spec)
+            check_index_options(self._http, index, spec, self._config.existing, self.analyzer_notes)
         return self._target()
 
     def build_body(self, spec: Any, query: Query, k: int) -> Dict[str, Any]:

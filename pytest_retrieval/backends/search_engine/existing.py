@@ -16,13 +16,15 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ...errors import ConfigError
-from ..base import BM25Spec
+from ..base import AnalyzerNotes, BM25Spec
 from ..id_field import IdField
 from .http import EngineHTTP
 
 __all__ = [
     "check_id_field",
+    "check_index_options",
     "existing_count",
+    "field_analyzers",
     "held_ids",
     "index_owned_options",
     "refuse_index_options",
@@ -41,7 +43,7 @@ def index_owned_options(spec: Any) -> List[str]:
     if spec.index_options:
         return list(spec.index_options)
     defaults = BM25Spec()
-    return [o for o in ("k1", "b", "stopwords") if getattr(spec, o) != getattr(defaults, o)]
+    return [o for o in ("k1", "b", "stopwords", "analyzer") if getattr(spec, o) != getattr(defaults, o)]
 
 
 def _similarity(settings: Mapping[str, Any], name: str) -> str:
@@ -82,6 +84,45 @@ def _field_mappings(found: Any, fields: List[str]) -> Dict[str, Dict[str, Any]]:
     return out
 
 
+def field_analyzers(http: EngineHTTP, index: str, fields: List[str]) -> Dict[str, str]:
+    """field -> the analyzer its mapping names (the index's ``default``, else ``standard``, when
+    it names none): what an existing index analyses each searched field with."""
+    settings_by_index = http.request(
+        "GET",
+        f"/{index}/_settings",
+        params={"flat_settings": "true"},
+        what=f"reading the settings of {index!r}",
+    )
+    first: Tuple[str, Any] = next(iter(sorted((settings_by_index or {}).items())), (index, {}))
+    settings: Mapping[str, Any] = (first[1] or {}).get("settings") or {}
+    found = http.request(
+        "GET", f"/{index}/_mapping/field/{','.join(fields)}", what=f"reading the mapping of {index!r}"
+    )
+    mappings = _field_mappings(found, fields)
+    default = "default" if "index.analysis.analyzer.default.type" in settings else "standard"
+    return {f: str(mappings.get(f, {}).get("analyzer", default)) for f in fields}
+
+
+def check_index_options(
+    http: EngineHTTP, index: str, spec: Any, existing: Optional[str], notes: AnalyzerNotes
+) -> None:
+    """An existing index: refuse the options it holds otherwise (:func:`refuse_index_options`).
+    Either: note the analyzer of each field a BM25 spec searches, for the summary (read from an
+    existing index's mapping, once per field; the suite's names on a throwaway index)."""
+    if existing:
+        refuse_index_options(http, index, spec)
+    if not isinstance(spec, BM25Spec):
+        return
+    fields = [f for f, _b in spec.fields if "*" not in f]
+    if existing:
+        new = [f for f in fields if f not in notes.by_field]
+        found = field_analyzers(http, index, new) if new else {}
+    else:
+        found = {f: spec.analyzer_of(f) for f in fields}
+    for field, name in found.items():
+        notes.add(field, name)
+
+
 def text_setup(http: EngineHTTP, index: str, fields: List[str]) -> Tuple[str, List[str]]:
     """(the index's concrete name, one line per field: its similarity and analyzer)."""
     settings_by_index = http.request(
@@ -116,14 +157,20 @@ def text_setup(http: EngineHTTP, index: str, fields: List[str]) -> Tuple[str, Li
 def refuse_index_options(http: EngineHTTP, index: str, spec: Any) -> None:
     """A ConfigError when ``spec`` sets options the existing ``index`` holds in its settings."""
     options = index_owned_options(spec)
+    fields = [name for name, _boost in spec.fields if "*" not in name]
+    if "analyzer" in options and all(
+        held == spec.analyzer_of(f) for f, held in field_analyzers(http, index, fields).items()
+    ):
+        options.remove("analyzer")  # the index holds the analyzers the suite names: nothing to refuse
     if not options:
         return
-    fields = [name for name, _boost in spec.fields if "*" not in name]
     concrete, lines = text_setup(http, index, fields)
-    wanted = ", ".join(f"{o}: {getattr(spec, o)}" for o in options)
+    wanted = ", ".join(
+        f"{o}: {dict(spec.analyzer) if o == 'analyzer' else getattr(spec, o)}" for o in options
+    )
     where = f"{index!r}" + (f" (index {concrete!r})" if concrete != index else "")
     raise ConfigError(
-        f"a bm25 retriever sets {wanted}, but BM25 parameters and stop words belong to the "
+        f"a bm25 retriever sets {wanted}, but BM25 parameters, stop words and analyzers belong to the "
         f"index's settings and mapping, not to the query: on the existing index {where} it would "
         f"be measured with what the index holds ({'; '.join(lines) or 'no such fields'}). "
         "Remove these keys to measure the index as it is, or test them on a throwaway index "

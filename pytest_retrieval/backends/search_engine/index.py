@@ -215,8 +215,15 @@ def _first_variant(index: Mapping[str, Any]) -> Dict[str, Any]:
         "k1": float(bm25.get("k1", BM25Spec.k1)),
         "b": float(bm25.get("b", BM25Spec.b)),
         "stopwords": bm25.get("stopwords"),
+        # (field, built-in analyzer name) of the fields not on "standard", sorted
+        "analyzer": tuple(sorted((f, a) for f, a in bm25.get("analyzer") or () if a != "standard")),
         "similarity": str(index.get("similarity") or "cosine"),
     }
+
+
+def _named_analyzers(spec: BM25Spec) -> Tuple[Tuple[str, str], ...]:
+    """The fields a spec maps with a built-in analyzer other than ``standard``, sorted."""
+    return tuple(sorted((f, a) for f, a in spec.analyzer if a != "standard"))
 
 
 def count_docs(http: EngineHTTP, index: str, missing_hint: bool = False) -> int:
@@ -345,6 +352,9 @@ class ThrowawayIndex:
             "title": {"type": "text", "analyzer": DEFAULT_TEXT_ANALYZER},
             "text": {"type": "text", "analyzer": DEFAULT_TEXT_ANALYZER},
         }
+        for field, analyzer in v.get("analyzer") or ():  # a built-in analyzer named by the suite
+            if analyzer != "standard":
+                props[field] = {"type": "text", "analyzer": analyzer}
         if dims:
             props[self._config.vector_field] = self._vector_mapping(dims, v["similarity"])
         props.update({field: dict(mapping) for field, (mapping, _rows) in self.sparse.items()})
@@ -495,10 +505,13 @@ class ThrowawayIndex:
         with self._lock:
             v = self.variant
             if isinstance(spec, BM25Spec):
-                if stopwords_setting(spec.stopwords) != stopwords_setting(v["stopwords"]):
-                    v["stopwords"] = spec.stopwords
+                analyzers = _named_analyzers(spec)
+                if stopwords_setting(spec.stopwords) != stopwords_setting(v["stopwords"]) or analyzers != (
+                    v.get("analyzer") or ()
+                ):
+                    v["stopwords"], v["analyzer"] = spec.stopwords, analyzers
                     v["k1"], v["b"] = float(spec.k1), float(spec.b)
-                    self._rebuild("stop words changed")
+                    self._rebuild("stop words or analyzers changed")
                 elif (float(spec.k1), float(spec.b)) != (v["k1"], v["b"]):
                     self._set_bm25(float(spec.k1), float(spec.b))
             elif (
