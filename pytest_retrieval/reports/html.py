@@ -4,8 +4,9 @@ artefact or on an air-gapped machine.
 
 Per suite: the verdict, failed and errored gates with their messages, the gated metrics
 against the baseline, the plots (:mod:`plots`, matplotlib as an optional extra), the stage
-and strata tables, and a sortable, filterable per-query table; choosing a query shows its top
-10 now and in the baseline side by side, with grades and document titles.
+and strata tables, the stability against the baseline's rankings (:mod:`stability_html`), and a
+sortable, filterable per-query table; choosing a query shows its top 10 now and in the baseline
+side by side, with grades and document titles.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from .formats import (
     stage_quality,
     stage_reference,
 )
+from .stability_html import stability_html
 from .view import SuiteView, gate_name, item_label, owners_of, verdict
 
 
@@ -420,6 +422,7 @@ def _suite(v: SuiteView, idx: int) -> str:
         f'<p class="note">{e(engine)} · {count(n)} judged queries · profile {e(v.s.get("profile", ""))} · baseline: {e(note)}</p>'
     )
     parts += [_problems(v), _metrics(v), _recent(v), _plots(v), _stages(v), _strata(v), _notes(v)]
+    parts.append(stability_html(v.s.get("stability")))
     parts.append(_queries(v, idx))
     return "\n".join(p for p in parts if p) + "</section>"
 
