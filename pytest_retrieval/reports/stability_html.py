@@ -27,19 +27,24 @@ def stability_html(section: Optional[Mapping[str, Any]]) -> str:
     """The section's HTML (a heading, tables, notes), empty without a section."""
     if not isinstance(section, Mapping) or not section:
         return ""
-    k = section.get("k", 10)
-    k = k if isinstance(k, int) and not isinstance(k, bool) else INVALID
-    head = f"<h3>Stability against the baseline's rankings (top {_e(k)})</h3>"
-    parts = [head]
+    k = count(section.get("k", 10))  # the cut-off, or "invalid"
+    parts = [f"<h3>Stability against the baseline's rankings (top {_e(k)})</h3>"]
     note = str(section.get("note") or "")
-    retrievers = section.get("retrievers") or {}
-    if note or not isinstance(retrievers, Mapping):
-        retrievers = {}
-        parts.append(f'<p class="note">Not compared: {_e(redact(note))}</p>' if note else "")
+    retrievers = _compared(section)
+    if note:
+        parts.append(f'<p class="note">Not compared: {_e(redact(note))}</p>')
     parts.append(_retrievers(retrievers, k))
     parts.append(_gates(section.get("outcomes") or []))  # the verdicts, then what moved
-    parts += [_most_changed(n, r, k) for n, r in retrievers.items() if isinstance(r, Mapping)]
+    parts += [_most_changed(n, r, k) for n, r in retrievers.items()]
     return "".join(p for p in parts if p)
+
+
+def _compared(section: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+    """Each retriever's entry, none when the section says why nothing was compared."""
+    retrievers = section.get("retrievers")
+    if section.get("note") or not isinstance(retrievers, Mapping):
+        return {}
+    return {str(n): r for n, r in retrievers.items() if isinstance(r, Mapping)}
 
 
 def _table(head: List[str], rows: List[str]) -> str:
@@ -54,15 +59,20 @@ def _percent(x: Any) -> str:
     return INVALID if not_a_number(x) else f"{x:.0%}"
 
 
-def _retrievers(retrievers: Mapping[str, Any], k: Any) -> str:
-    """One row per retriever and query group (canary, judged), then each retriever's counts."""
-    groups: List[Tuple[str, str, Mapping[str, Any]]] = [
-        (n, g, r[g])
-        for n, r in retrievers.items()
-        if isinstance(r, Mapping)
-        for g in ("canary", "judged")
-        if isinstance(r.get(g), Mapping) and r[g].get("queries")
-    ]
+def _groups(retrievers: Mapping[str, Mapping[str, Any]]) -> List[Tuple[str, str, Mapping[str, Any]]]:
+    """(retriever, group, its figures) of each query group (canary, judged) that holds queries."""
+    out = []
+    for n, r in retrievers.items():
+        for g in ("canary", "judged"):
+            v = r.get(g)
+            if isinstance(v, Mapping) and v.get("queries"):
+                out.append((n, g, v))
+    return out
+
+
+def _retrievers(retrievers: Mapping[str, Mapping[str, Any]], k: Any) -> str:
+    """One row per retriever and query group, then each retriever's counts."""
+    groups = _groups(retrievers)
     measures = sorted({m for _, _, v in groups for m in v if m not in _GROUP_KEYS})
     head = ["retriever", "queries compared", f"top {_e(k)} unchanged"] + [f"mean {_e(m)}" for m in measures]
     rows = [
@@ -73,8 +83,7 @@ def _retrievers(retrievers: Mapping[str, Any], k: Any) -> str:
         for n, g, v in groups
     ]
     table = _table(head, rows) if rows else ""
-    notes = [_counts(n, r, k) for n, r in retrievers.items() if isinstance(r, Mapping)]
-    return table + "".join(f'<p class="note">{line}</p>' for line in notes)
+    return table + "".join(f'<p class="note">{_counts(n, r, k)}</p>' for n, r in retrievers.items())
 
 
 def _counts(name: str, r: Mapping[str, Any], k: Any) -> str:
