@@ -188,7 +188,8 @@ def test_summary_names_what_costs_twice_max_drop_and_was_missed():
     row = regression_zoo.Row("d", "e", "big", True, "passed", "missed", 0.05, "bm25", 0.04, 1.0, "")
     small = regression_zoo.Row("d", "e", "small", True, "passed", "missed", 0.001, "bm25", 0.0, 1.0, "")
     silent = regression_zoo.Row("d", "e", "order", False, "skipped", "silent", 0.0, "bm25", 0.0, 1.0, "")
-    (line,) = regression_zoo.summary([row, small, silent])
+    line, rbo = regression_zoo.summary([row, small, silent])
+    assert rbo.startswith("  rbo@10: not measured")  # rows without a stability section
     assert "caught 0/2" in line and "flagged 0/1" in line and "silent 1" in line
     assert "0/1 caught (not: big)" in line
 

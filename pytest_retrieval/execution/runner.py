@@ -368,3 +368,9 @@ def _note_analyzers(info: Dict[str, Any], backend: Backend) -> None:
     notes = getattr(backend, "analyzer_notes", None)
     if isinstance(notes, AnalyzerNotes) and notes.by_field:
         info["analyzers"] = notes.shown()
+    empty = sorted(getattr(backend, "empty_fields", None) or ())
+    if empty:  # searched, but no document of the corpus has them: they add nothing to a score
+        info["warnings"] = list(info.get("warnings", ())) + [
+            f"BM25 searches {', '.join(map(repr, empty))}, which no document of the corpus has: "
+            "it adds nothing to any score"
+        ]

@@ -78,6 +78,10 @@ YAML_KINDS: Dict[str, Tuple[str, ...]] = {
     "judgments.corpus": ("path",),
     "judgments.qrels": ("path",),
     "judgments.queries": ("path",),
+    "judgments.canary": ("path",),
+    "owner": ("text",),  # CODEOWNERS names, checked by pattern (config/ownership.py)
+    "retrievers.*.analyzer": ("text",),
+    "retrievers.*.analyzer.*": ("text",),
     "judgments.tags": ("path",),
     "backend.connection.ca_certs": ("path",),
     "embedder.documents": ("path",),
@@ -254,6 +258,7 @@ CLI_KINDS: Dict[str, Tuple[str, ...]] = {
     "judge pool --out": ("output",),
     "judge pool --retrievers": ("text",),
     "judge pool --judged": ("path",),
+    "judge pool --from-diff": ("path",),
     "judge pool --corpus": ("path",),
     "judge pool --scale": ("text",),
     "judge import <files>": ("path",),
@@ -360,6 +365,7 @@ INI_KINDS: Dict[str, Tuple[str, ...]] = {
 
 FILE_KINDS: Dict[str, Tuple[str, ...]] = {
     "file:suite": ("data",),
+    "file:team": ("data",),
     "file:override": ("data",),
     "file:qrels": ("data",),
     "file:queries": ("data",),

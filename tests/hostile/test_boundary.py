@@ -527,15 +527,12 @@ def test_a_sparse_vector_from_a_model_is_checked(vector, fragment: str) -> None:
 
 
 def test_nan_logits_of_an_onnx_sparse_model_are_an_error(tmp_path: Path) -> None:
-    from pytest_retrieval.models.sparse.onnx import OnnxSparseEncoder
+    # the SPLADE pooling shared by the onnx and transformers encoders checks the logits
+    from pytest_retrieval.models.sparse.splade import splade_max
 
-    encoder = OnnxSparseEncoder.__new__(OnnxSparseEncoder)
-    encoder.model_path = tmp_path / "model.onnx"
-    encoder._terms = ["a", "b"]
     logits = np.array([[[np.nan, 1.0]]], dtype=np.float32)
-    encoder._infer = lambda encodings, width, what: (logits, np.ones((1, 1), dtype=np.int64))
     with pytest.raises(ConfigError) as info:
-        encoder._run([None], 1)
+        splade_max(logits, np.ones((1, 1), dtype=np.int64), 2, str(tmp_path / "model.onnx"))
     one_line(str(info.value), "model.onnx", "NaN logits")
 
 

@@ -172,7 +172,9 @@ SPECIAL_PATHS = ["adir", "fifo", "/dev/zero", "a\x00b"]
 # "#32 s.N" names the section of issue #32 whose fix covers it). A strict xfail: it fails the run
 # once fixed, until the line is removed.
 _BOOL = "a boolean is read as a number (true = 1, pydantic's lax mode): found here, not fixed"
+FLAKY_GAPS = {"cli:sweep --windows:number:one-line"}
 KNOWN_GAPS: Dict[str, str] = {
+    "cli:sweep --windows:number:one-line": "a 29-digit window is an OverflowError traceback (C long): found here",
     **{
         f"yaml:{k}:number:refused": _BOOL
         for k in (
@@ -196,7 +198,6 @@ KNOWN_GAPS: Dict[str, str] = {
         for kind in ("path", "code")
     },
     "cli:fuse --norm:choice:refused": "--norm is not checked unless --method uses it: an unknown value is ignored",
-    "cli:sweep --windows:number:one-line": "a 29-digit window is an OverflowError traceback (C long): found here",
     "cli:judge synth --check-prompt-file:path:contained": (
         "a FIFO as --check-prompt-file blocks until the case's time bound: found here, not fixed"
     ),
@@ -590,7 +591,9 @@ def _param(family: str, surface: str, kind: str, threat: str) -> Any:
     key = f"{family}:{surface}:{kind}:{threat}"
     marks = []
     if key in KNOWN_GAPS:
-        marks.append(pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[key]))
+        # strict, but for a gap its generated values only sometimes reach (the window overflow
+        # passed under the installed wheel in CI and failed from the checkout)
+        marks.append(pytest.mark.xfail(strict=key not in FLAKY_GAPS, reason=KNOWN_GAPS[key]))
     if key in UNREACHED:
         marks.append(pytest.mark.skip(reason=f"not reached: {UNREACHED[key]}"))
     return pytest.param(family, surface, kind, threat, id=f"{family}:{surface}:{kind}:{threat}", marks=marks)
@@ -630,6 +633,7 @@ _SPECIAL = "test_judge_files.py::test_special_judge_files_are_refused_without_re
 _SPARSE = "test_sparse_files.py::test_special_sparse_files_are_refused_without_blocking"
 CONTAINED_BY: Dict[str, List[str]] = {
     "file:suite": ["test_suite_yaml.py::test_a_fifo_is_refused_without_blocking"],
+    "file:team": ["test_team_files.py::test_a_fifo_team_file_is_refused_without_blocking"],
     "file:override": ["gen:pytest:--retrieval-override:contained", "gen:ini:retrieval_override:contained"],
     "file:qrels": ["gen:yaml:judgments.qrels:contained", "gen:cli:evaluate <qrels>:contained"],
     "file:queries": ["gen:yaml:judgments.queries:contained"],

@@ -16,6 +16,7 @@ out of reach), so the tests that need them skip without them, under ``CI=true`` 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -30,7 +31,8 @@ from tests.ci import unavailable
 from .splade_reference import Reference
 
 ROOT = Path(__file__).resolve().parents[2]
-MODEL = ROOT.parent / "shared" / "models" / "splade-tiny"
+SHARED = Path(os.environ.get("PYTEST_RETRIEVAL_SHARED", ROOT.parent / "shared"))
+MODEL = SHARED / "models" / "splade-tiny"
 TOLERANCE = 1e-5
 NO_TORCH = (
     "torch and transformers are not installed (not test extras): pip install pytest-retrieval[transformers]"

@@ -505,16 +505,25 @@ def tokenize(text: Optional[str], stopwords: StopWords = None) -> List[str]:
     return Analyzer(stopwords).tokens(text)
 
 
-def check_fields(documents: Any, fields: Any, known: Set[str]) -> None:
-    """A BM25 field no document of the corpus has is refused, as the engines refuse a field
-    the index does not map (``search_engine/search.FieldCheck``): a search on it would find
-    nothing. ``known``: the fields found before (checked once)."""
+def check_fields(documents: Any, fields: Any, known: Set[str]) -> List[str]:
+    """The BM25 fields no document of the corpus has, named for the summary (the engines' throwaway
+    indexes map them and find nothing there either); when none of the named fields is in any
+    document, a ConfigError, as the engines refuse a field the index does not map
+    (``search_engine/search.FieldCheck``): the search would find nothing. ``known``: the fields
+    found before (checked once)."""
     from ...errors import ConfigError
 
-    for field in {f for f, _ in fields if "*" not in f} - known:
-        if not any(field in d.fields for d in documents or ()):
-            raise ConfigError(
-                f"no document of the corpus has the field {field!r}: a search on it would find nothing",
-                key="retrievers",
-            )
-        known.add(field)
+    named = list(dict.fromkeys(f for f, _ in fields if "*" not in f))
+    absent = [f for f in named if f not in known and not any(f in d.fields for d in documents or ())]
+    if named and len(absent) == len(named):
+        which = (
+            f"the field {absent[0]!r}"
+            if len(absent) == 1
+            else "any of the fields " + ", ".join(map(repr, absent))
+        )
+        raise ConfigError(
+            f"no document of the corpus has {which}: a search on it would find nothing",
+            key="retrievers",
+        )
+    known.update(f for f in named if f not in absent)
+    return absent

@@ -196,6 +196,7 @@ class EmbeddedBackend(Backend):
         self._id_field = IdField(id_field) if id_field else None
         self._ranked: List[str] = []
         self._has_field: set = set()  # BM25 fields some document has (checked once)
+        self.empty_fields: set = set()  # BM25 fields no document has (the summary names them)
         self._analyzed: Dict[Tuple[str, Optional[str]], _AnalyzedField] = {}
         self._indexes: Dict[Tuple[str, Optional[str], float, float], _FieldIndex] = {}
         self._vectors: Any = None  # float32 (n_vec, dim), rows in corpus order
@@ -259,6 +260,7 @@ class EmbeddedBackend(Backend):
         self._doc_ids = []
         self._ranked = []
         self._has_field = set()
+        self.empty_fields = set()
         self._analyzed.clear()
         self._indexes.clear()
         self._vectors = self._vector_rows = self._normalized = None
@@ -328,7 +330,7 @@ class EmbeddedBackend(Backend):
         if self._documents is None:
             raise ConfigError("BM25 on the embedded backend needs the corpus documents")
         _check_bm25_spec(spec)
-        check_fields(self._documents, spec.fields, self._has_field)
+        self.empty_fields.update(check_fields(self._documents, spec.fields, self._has_field))
         stop_key = stopword_key(spec.stopwords)
         fields = [
             (field, float(boost), analyzer_key(spec.analyzer_of(field), stop_key))

@@ -157,6 +157,8 @@ def text_setup(http: EngineHTTP, index: str, fields: List[str]) -> Tuple[str, Li
 def refuse_index_options(http: EngineHTTP, index: str, spec: Any) -> None:
     """A ConfigError when ``spec`` sets options the existing ``index`` holds in its settings."""
     options = index_owned_options(spec)
+    if not options:
+        return
     fields = [name for name, _boost in spec.fields if "*" not in name]
     if "analyzer" in options and all(
         held == spec.analyzer_of(f) for f, held in field_analyzers(http, index, fields).items()

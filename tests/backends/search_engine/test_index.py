@@ -34,7 +34,13 @@ DOCS = [Document("d1", {"title": "A", "text": "alpha"}), Document("d2", {"text":
 def test_index_config_defaults_and_errors() -> None:
     c = IndexPlan.parse({"bm25": {"k1": 1.5}}, "My Suite")
     assert c.existing is None and c.suite_slug == "my-suite" and c.vector_field == "embedding"
-    assert c.variant == {"k1": 1.5, "b": BM25Spec.b, "stopwords": None, "similarity": "cosine"}
+    assert c.variant == {
+        "k1": 1.5,
+        "b": BM25Spec.b,
+        "stopwords": None,
+        "analyzer": (),
+        "similarity": "cosine",
+    }
     assert c.reap_after_s == 24 * 3600
     assert IndexPlan.parse({"suite": "x", "reap_after_hours": 0.5}, None).reap_after_s == 1800
     with pytest.raises(ConfigError, match="unknown index key"):
