@@ -466,6 +466,12 @@ ENGINES_DIR = Path(__file__).resolve().parent
 
 def pytest_itemcollected(item: pytest.Item) -> None:
     """Every test under tests/engines/ carries the ``engines`` marker, so ``-m "not engines"``
-    selects exactly the tests that need no server (applied here, not per module)."""
+    selects exactly the tests that need no server (applied here, not per module). It also
+    carries an ``xdist_group``, its module's unless the module names one: ``scripts/test`` runs
+    the engine phases on two workers with ``--dist loadgroup``, so a module's items (and its
+    module-scoped indexes) stay on one worker, and the modules sharing a session index (the
+    full SciFact one) share a worker too."""
     if ENGINES_DIR in Path(str(item.fspath)).resolve().parents:
         item.add_marker(pytest.mark.engines)
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(Path(str(item.fspath)).stem))

@@ -124,14 +124,22 @@ def _suite(tmp_path: Path, cluster: Instance, connection: Optional[Dict[str, Any
     return path
 
 
-def test_a_suite_runs_on_the_cluster(cluster: Instance, tmp_path: Path, record_property) -> None:
-    """The example suite's retrievers on a 2-shard, 1-replica throwaway index of the cluster:
-    every gate passes, every judged query is evaluated, and the index is gone afterwards."""
+@pytest.fixture(scope="module")
+def clean_run(cluster: Instance, tmp_path_factory) -> Dict[str, Any]:
+    """The suite's clean run on the cluster, once per cluster: the suite test checks it and the
+    node-loss tests compare with it (its metrics do not depend on the batch size)."""
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = SuiteRunner(load_suite(_suite(tmp_path, cluster))).run()
-    took = time.perf_counter() - t0
+        result = SuiteRunner(load_suite(_suite(tmp_path_factory.mktemp("clean"), cluster))).run()
+    record = {"result": result, "seconds": time.perf_counter() - t0}
+    return record
+
+
+def test_a_suite_runs_on_the_cluster(cluster: Instance, clean_run: Dict[str, Any], record_property) -> None:
+    """The example suite's retrievers on a 2-shard, 1-replica throwaway index of the cluster:
+    every gate passes, every judged query is evaluated, and the index is gone afterwards."""
+    result = clean_run["result"]
     info = result.backend_info
     assert info["doc_count"] == 671 and info["index_mode"] == "throwaway"
     for name in ("bm25", "dense", "rrf"):
@@ -140,7 +148,7 @@ def test_a_suite_runs_on_the_cluster(cluster: Instance, tmp_path: Path, record_p
         record_property(f"{name}_ndcg@10", ev.aggregate["ndcg@10"])
     for name, floor in (("bm25", 0.55), ("dense", 0.55), ("rrf", 0.60)):
         assert result.retrievers[name].evaluation.aggregate["ndcg@10"] >= floor, name
-    record_property("suite_seconds", round(took, 1))
+    record_property("suite_seconds", round(clean_run["seconds"], 1))
     status, leftovers = http(cluster.url, path="/_cat/indices/pytest-retrieval-cluster-*?format=json")
     assert status == 200 and leftovers == [], leftovers
 
@@ -209,7 +217,7 @@ class _StopNodeDuringPass:
 
 @pytest.mark.parametrize("role", ["not-master", "master"])
 def test_losing_a_node_during_the_quality_pass(
-    cluster: Instance, role: str, tmp_path: Path, monkeypatch, record_property
+    cluster: Instance, role: str, clean_run: Dict[str, Any], tmp_path: Path, monkeypatch, record_property
 ) -> None:
     """A node stops during the quality pass (its shard copies go with it; the copies on the
     other node answer): the run either completes with metrics identical to a clean run, every
@@ -224,10 +232,7 @@ def test_losing_a_node_during_the_quality_pass(
     from pytest_retrieval.errors import InfrastructureError
 
     path = _suite(tmp_path, cluster, connection={"batch_size": 10, "concurrency": 1})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        clean = SuiteRunner(load_suite(path)).run()
-
+    clean = clean_run["result"]
     nodes = _nodes(cluster.url)
     assert len(nodes) == 2 and sum(nodes.values()) == 1, nodes
     victim = next(n for n, master in nodes.items() if master == (role == "master"))

@@ -30,7 +30,9 @@ from pytest_retrieval.measures import parity
 from pytest_retrieval.measures.metrics import evaluate
 from pytest_retrieval.types import Ranking, Run
 
-pytestmark = pytest.mark.engines
+# one xdist group with the other users of the full SciFact index (conftest: scifact_index),
+# so one worker builds it per engine
+pytestmark = [pytest.mark.engines, pytest.mark.xdist_group("scifact_index")]
 
 K = 10  # gated cut-off: top 10 compared
 WINDOW = 100  # sub-query window: leaf depth = hybrid pagination_depth (kNN k follows it)

@@ -38,7 +38,9 @@ from pytest_retrieval.types import Query
 
 from .conftest import backend_class, http
 
-pytestmark = pytest.mark.engines
+# one xdist group with the other users of the full SciFact index (conftest: scifact_index),
+# so one worker builds it per engine
+pytestmark = [pytest.mark.engines, pytest.mark.xdist_group("scifact_index")]
 
 K = 10
 METRICS = [f"precision@{K}", f"recall@{K}", f"mrr@{K}", f"ndcg@{K}", f"err@{K}"]

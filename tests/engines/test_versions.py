@@ -32,7 +32,9 @@ from tests.ci import unavailable
 
 from .conftest import ES_INSTANCES, INSTANCES, Instance, _require, backend_class, http, random_name
 
-pytestmark = pytest.mark.engines
+# one xdist group with the other users of the full SciFact index (conftest: scifact_index),
+# so one worker builds it per engine
+pytestmark = [pytest.mark.engines, pytest.mark.xdist_group("scifact_index")]
 
 K = 10
 ROOT = Path(__file__).resolve().parents[2]
