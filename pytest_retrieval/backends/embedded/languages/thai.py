@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from typing import Any, Iterator, List, Optional
+from typing import Any, Iterable, Iterator, List, Optional
 
 from ..analyzer import java_lower
 from . import filters
@@ -83,11 +83,20 @@ class ThaiAnalyzer(LanguageAnalyzer):
                         out.append(sentence[w_start:w_end])
         return out
 
+    def filter_words(self, words: Iterable[str]) -> List[str]:
+        """The filters after the tokenizer: words starting with a letter or digit (the
+        tokenizer's test), LowerCase, DecimalDigit, Stop (``benchmarks/thai_segmenters.py``
+        runs other segmenters' words through them)."""
+        out = []
+        for word in words:
+            if word and unicodedata.category(word[0]) in _LETTER_OR_DIGIT:
+                term = filters.decimal_digits(java_lower(word))
+                if term not in self._stop:
+                    out.append(term)
+        return out
+
     def tokens(self, text: Optional[str]) -> List[str]:
-        if not text:
-            return []
-        terms = (filters.decimal_digits(java_lower(word)) for word in self.words(text))
-        return [term for term in terms if term not in self._stop]
+        return self.filter_words(self.words(text)) if text else []
 
 
 @functools.cache
