@@ -89,6 +89,15 @@ def test_mixed_scripts_and_empty_streams(os_instance):
         assert engine == [named_analyzer(analyzer).tokens(t) for t in texts], analyzer
 
 
+def test_thai_mixed_scripts_and_empty_streams(os_instance):
+    """``thai`` on Thai beside Latin, Cyrillic, Han and digits (Thai digits folded), stop words
+    only, punctuation only, a lone combining mark: the engine's terms. (Han and kana runs differ:
+    ICU breaks them with its CJ dictionary, the JDK keeps a run of Han whole.)"""
+    _need_icu4py("thai")
+    texts = ["ภาษาไทย ABC 123", "๑๒๓", "Москва 北京 ภาษา", "และ ที่ ของ", "!!! ...", "\u0e48", ""]
+    assert engine_tokens(os_instance.url, "thai", texts) == [named_analyzer("thai").tokens(t) for t in texts]
+
+
 DOCS = [
     Document("d1", {"title": "Häuser", "text": "Die Häuser der Straße sind alt"}),
     Document("d2", {"title": "Bäume", "text": "Der Baum steht vor dem Haus"}),
