@@ -57,8 +57,8 @@ def collection() -> Tuple[List[Document], Dict[str, List[Query]], Dict[str, Dict
     """All languages in one corpus: documents keep their ids (``de-0-0-0``), queries and qrels
     get the language as prefix (the query ids are shared across languages)."""
     try:
-        import Stemmer  # noqa: F401
         import icu4py  # noqa: F401
+        import Stemmer  # noqa: F401
     except ImportError as exc:
         unavailable(f"{exc.name} is not installed (pip install 'pytest-retrieval[languages,thai]')")
     docs: List[Document] = []
@@ -89,7 +89,9 @@ def embedded_ndcg(collection):
     docs, queries, qrels = collection
     backend = EmbeddedBackend()
     backend.prepare(docs, None)
-    return _ndcg(queries, qrels, {lang: backend.search_batch(_spec(lang), qs, 10) for lang, qs in queries.items()})
+    return _ndcg(
+        queries, qrels, {lang: backend.search_batch(_spec(lang), qs, 10) for lang, qs in queries.items()}
+    )
 
 
 @pytest.fixture(scope="module")
