@@ -33,8 +33,8 @@ from pytest_retrieval.measures.metrics import evaluate  # noqa: E402
 from pytest_retrieval.types import Query  # noqa: E402
 from tests.engines.analyze_batches import engine_tokens, xquad_texts  # noqa: E402
 
-LANGUAGES = {"ar": "arabic", "de": "german", "en": "english", "es": "spanish", "ru": "russian"}
-LANGUAGES.update({"th": "standard", "zh": "cjk"})
+LANGUAGES = [("ar", "arabic"), ("de", "german"), ("en", "english"), ("es", "spanish"), ("ru", "russian")]
+LANGUAGES += [("th", "standard"), ("th", "thai"), ("zh", "cjk")]
 URLS = {"os2": "http://127.0.0.1:19201", "os3": "http://127.0.0.1:19203"}
 
 
@@ -87,7 +87,7 @@ def main() -> None:
     parser.add_argument("--engines", default="os2,os3")
     args = parser.parse_args()
     urls = {k: URLS[k] for k in args.engines.split(",")}
-    folders = [(args.xquad / lang, name) for lang, name in LANGUAGES.items()]
+    folders = [(args.xquad / lang, name) for lang, name in LANGUAGES]
     print(
         _table(
             ["lang", "analyzer", "texts"] + [f"identical {k}" for k in urls],
