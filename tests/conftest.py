@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy.fft  # noqa: F401
 import pytest
 
-from tests.ci import unavailable
+from tests.ci import tiers_off, unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 # numpy.fft is imported here, once: an in-process pytester run that imports it first (through
@@ -45,3 +45,27 @@ def _forget_secrets() -> object:
     reset()
     yield
     reset()
+
+
+def pytest_collection_modifyitems(config, items):
+    """The items of a declared tier that scripts/test leaves out (``tests/ci.py``: tiers_off)
+    are deselected, and counted in the summary below: never skipped."""
+    off = tiers_off()
+    if not off:
+        return
+    keep, dropped = [], {}
+    for item in items:
+        tier = next((t for t in off if item.get_closest_marker(t)), None)
+        if tier is None:
+            keep.append(item)
+        else:
+            dropped.setdefault(tier, []).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=[i for group in dropped.values() for i in group])
+        items[:] = keep
+    config._tiers_deselected = {t: (off[t], len(group)) for t, group in dropped.items()}  # noqa: SLF001
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    for tier, (why, n) in sorted(getattr(config, "_tiers_deselected", {}).items()):
+        terminalreporter.write_line(f"tier {tier}: {n} item(s) deselected: {why}")

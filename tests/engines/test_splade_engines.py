@@ -4,9 +4,9 @@ or ``rank_features`` (OpenSearch). Five documents, three queries: fast. The engi
 the embedded engine's exact dot products with each document weight cut to 9 significant bits
 (Lucene ``FeatureField``: below by less than 2^-8 of the score), and the rankings are the same.
 
-Needs the ONNX export of ``scripts/export_splade_onnx.py`` (made here when torch is installed;
-torch is not a test extra, so without a cached export this skips, under ``CI=true`` too:
-``tests/models/test_splade_tiny.py``)."""
+Needs the ONNX export of ``scripts/export_splade_onnx.py`` (made here when torch is installed):
+without a cached export these items are in the declared ``torch`` tier
+(``tests/models/test_splade_tiny.py``, ``tests/ci.py``)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.models.test_splade_tiny import SUITE, model_dir, onnx_dir  # noqa: F401 - fixtures
+from tests.models.test_splade_tiny import EXPORT_TIER, SUITE, model_dir, onnx_dir  # noqa: F401 - fixtures
 
 from .conftest import Instance
 
-pytestmark = pytest.mark.engines
+pytestmark = [pytest.mark.engines, *EXPORT_TIER]
 
 PRECISION = 2.0**-8
 
