@@ -28,7 +28,8 @@ estonian   LowerCase, Stop (the language's list), Snowball stemmer of the langua
 
 Snowball stemmers are PyStemmer's (``pip install pytest-retrieval[languages]``), the C
 library built from the same Snowball sources Lucene's generated Java classes come from;
-``english``'s Porter stemmer is Lucene's own (``porter.py``).
+``english``'s Porter stemmer is Lucene's own (``porter.py``); the light stemmers of ``french``,
+``italian``, ``portuguese`` are in ``light_stemmers.py``, ``hindi``'s filters in ``indic.py``.
 """
 
 from __future__ import annotations

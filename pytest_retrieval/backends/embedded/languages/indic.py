@@ -109,6 +109,16 @@ def _rules() -> Dict[Tuple[int, int], List[Tuple[int, int, int, int]]]:
 _RULES = _rules()
 
 
+def _third(text: List[str], at: int, script: int, base: int) -> int:
+    """The third character of a composition: its offset in the block, 0xFF for a ZWJ, -1 for
+    none or another block."""
+    if at >= len(text):
+        return -1
+    if text[at] == "\u200d":
+        return 0xFF
+    return ord(text[at]) - base if _block(text[at]) == script else -1
+
+
 def _compose(text: List[str], pos: int, script: int, rules: List[Tuple[int, int, int, int]]) -> None:
     """``IndicNormalizer.compose``: the first rule whose next one or two characters (same
     block; a ZWJ third) follow ``pos`` replaces them with the composed character."""
@@ -116,12 +126,7 @@ def _compose(text: List[str], pos: int, script: int, rules: List[Tuple[int, int,
         return
     base = 0x900 + (script << 7)
     ch1 = ord(text[pos + 1]) - base
-    ch2 = -1
-    if pos + 2 < len(text):
-        if text[pos + 2] == "\u200d":
-            ch2 = 0xFF
-        elif _block(text[pos + 2]) == script:
-            ch2 = ord(text[pos + 2]) - base
+    ch2 = _third(text, pos + 2, script, base)
     for _, r2, r3, res in rules:
         if r2 == ch1 and (r3 < 0 or r3 == ch2):
             text[pos] = chr(base + res)
@@ -224,8 +229,7 @@ _HINDI_SUFFIXES: Tuple[Tuple[int, Tuple[str, ...]], ...] = (
     ),
     (
         3,
-        ("कर", "ाओ", "िए", "ाई", "ाए", "ने", "नी", "ना", "ते", "ीं", "ती", "ता", "ाँ", "ां")
-        + ("ों", "ें"),
+        ("कर", "ाओ", "िए", "ाई", "ाए", "ने", "नी", "ना", "ते", "ीं", "ती", "ता", "ाँ", "ां") + ("ों", "ें"),
     ),
     (2, ("ो", "े", "ू", "ु", "ी", "ि", "ा")),
 )

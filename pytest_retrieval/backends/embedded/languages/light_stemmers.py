@@ -7,125 +7,102 @@ Basic Multilingual Plane, which is where these suffixes live."""
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Tuple
+from typing import Optional, Tuple
 
 __all__ = ["french_light_stem", "italian_light_stem", "portuguese_light_stem"]
 
 _FRENCH_FOLD = str.maketrans("àáâôèéêùûîç", "aaaoeeeuuic")
 
 
+def _collapse(s: str) -> str:
+    """Runs of one letter collapsed to one (``StemmerUtil.delete`` in ``norm``)."""
+    out = [s[0]]
+    for ch in s[1:]:
+        if not (ch == out[-1] and ch.isalpha()):
+            out.append(ch)
+    return "".join(out)
+
+
 def _french_norm(s: str) -> str:
     """``FrenchLightStemmer.norm``: for words over 4 characters, accents folded and runs of one
     letter collapsed; then a final ``-ie``, ``-r``, ``-e``, ``-e`` and a doubled letter go."""
     if len(s) > 4:
-        s = s.translate(_FRENCH_FOLD)
-        out = [s[0]]
-        for ch in s[1:]:
-            if not (ch == out[-1] and ch.isalpha()):
-                out.append(ch)
-        s = "".join(out)
+        s = _collapse(s.translate(_FRENCH_FOLD))
     if len(s) > 4 and s.endswith("ie"):
         s = s[:-2]
-    if len(s) > 4:
-        if s[-1] == "r":
+    if len(s) <= 4:
+        return s
+    for last in "ree":
+        if s[-1] == last:
             s = s[:-1]
-        if s[-1] == "e":
-            s = s[:-1]
-        if s[-1] == "e":
-            s = s[:-1]
-        if s[-1] == s[-2] and s[-1].isalpha():
-            s = s[:-1]
-    return s
-
-
-# (minimum length exclusive, suffix, characters cut, replacement of the new last characters);
-# the rules of FrenchLightStemmer.stem that end in norm(), in order, after its plural step
-_FRENCH_RULES: Tuple[Tuple[int, str, int, str], ...] = (
-    (9, "issement", 6, "r"),
-    (8, "issant", 4, "r"),
-)
-_FRENCH_AGENT: Tuple[Tuple[int, str, int, str], ...] = (
-    (11, "ficatrice", 5, "er"),
-    (10, "ficateur", 4, "er"),
-    (9, "catrice", 3, "quer"),
-    (8, "cateur", 2, "quer"),
-    (8, "atrice", 4, "er"),
-    (7, "ateur", 3, "er"),
-)
-_FRENCH_TAIL: Tuple[Tuple[int, str, int], ...] = (  # (min, suffix, cut), straight to norm()
-    (8, "esse", 3),
-    (7, "inage", 3),
-)
+    return s[:-1] if s[-1] == s[-2] and s[-1].isalpha() else s
 
 
 def _cut(s: str, cut: int, repl: str) -> str:
-    """Drop ``cut`` characters, then overwrite the last ``len(repl)`` with ``repl``."""
+    """Drop ``cut`` characters, then overwrite the last ``len(repl)`` with ``repl`` (the Java
+    class's ``len -= cut; s[len - 1] = ...``)."""
     s = s[: len(s) - cut]
     return s[: len(s) - len(repl)] + repl if repl else s
 
 
-@lru_cache(maxsize=100_000)
-def french_light_stem(s: str) -> str:  # noqa: C901  (one branch per rule of the Java class)
-    """``FrenchLightStemmer.stem`` on a lower-cased term."""
+_Rule = Tuple[int, Tuple[str, ...], int, str, bool, Optional[Tuple[int, str, int, str]]]
+
+# FrenchLightStemmer.stem after its plural step, in order: (the word must be longer than this,
+# suffixes, characters cut, replacement of the new last characters, whether norm() follows at
+# once, a second rule tried right after on the result)
+_FRENCH_RULES: Tuple[_Rule, ...] = (
+    (9, ("issement",), 6, "r", True, None),
+    (8, ("issant",), 4, "r", True, None),
+    (6, ("ement",), 4, "", True, (3, "ive", 1, "f")),
+    (11, ("ficatrice",), 5, "er", True, None),
+    (10, ("ficateur",), 4, "er", True, None),
+    (9, ("catrice",), 3, "quer", True, None),
+    (8, ("cateur",), 2, "quer", True, None),
+    (8, ("atrice",), 4, "er", True, None),
+    (7, ("ateur",), 3, "er", True, None),
+    (6, ("trice",), 1, "eur", False, None),
+    (5, ("ième",), 4, "", True, None),
+    (7, ("teuse",), 2, "r", True, None),
+    (6, ("teur",), 1, "r", True, None),
+    (5, ("euse",), 2, "", True, None),
+    (8, ("ère",), 1, "er", True, None),
+    (7, ("ive",), 1, "f", True, None),
+    (4, ("folle", "molle"), 2, "u", True, None),
+    (9, ("nnelle",), 5, "", True, None),
+    (9, ("nnel",), 3, "", True, None),
+    (4, ("ète",), 1, "et", False, None),
+    (8, ("ique",), 4, "", False, None),
+    (8, ("esse",), 3, "", True, None),
+    (7, ("inage",), 3, "", True, None),
+    (9, ("isation",), 7, "", True, (5, "ual", 0, "el")),
+    (9, ("isateur",), 7, "", True, None),
+    (8, ("ation", "ition"), 5, "", True, None),
+)
+
+
+def _french_plural(s: str) -> str:
+    """The plural step: ``-aux`` -> ``-al`` (not after ``e``), then a final ``x``, then ``s``."""
     if len(s) > 5 and s[-1] == "x":
         if s[-3] == "a" and s[-2] == "u" and s[-4] != "e":
             s = s[:-2] + "l" + s[-1]
         s = s[:-1]
-    if len(s) > 3 and s[-1] == "x":
-        s = s[:-1]
-    if len(s) > 3 and s[-1] == "s":
-        s = s[:-1]
-    n = len(s)
-    for least, suffix, cut, repl in _FRENCH_RULES:
-        if n > least and s.endswith(suffix):
-            return _french_norm(_cut(s, cut, repl))
-    if n > 6 and s.endswith("ement"):
-        s = s[:-4]
-        if len(s) > 3 and s.endswith("ive"):
-            s = s[:-2] + "f"
-        return _french_norm(s)
-    for least, suffix, cut, repl in _FRENCH_AGENT:
-        if n > least and s.endswith(suffix):
-            return _french_norm(_cut(s, cut, repl))
-    if n > 6 and s.endswith("trice"):
-        s = s[:-4] + "eur"
-        n = len(s)
-    if n > 5 and s.endswith("ième"):
-        return _french_norm(s[:-4])
-    if n > 7 and s.endswith("teuse"):
-        return _french_norm(s[:-3] + "r")
-    if n > 6 and s.endswith("teur"):
-        return _french_norm(s[:-2] + "r")
-    if n > 5 and s.endswith("euse"):
-        return _french_norm(s[:-2])
-    if n > 8 and s.endswith("ère"):
-        return _french_norm(s[:-3] + "e" + s[-2])
-    if n > 7 and s.endswith("ive"):
-        return _french_norm(s[:-2] + "f")
-    if n > 4 and (s.endswith("folle") or s.endswith("molle")):
-        return _french_norm(s[:-3] + "u")
-    if n > 9 and s.endswith("nnelle"):
-        return _french_norm(s[:-5])
-    if n > 9 and s.endswith("nnel"):
-        return _french_norm(s[:-3])
-    if n > 4 and s.endswith("ète"):
-        s = s[:-3] + "e" + s[-2]
-        n = len(s)
-    if n > 8 and s.endswith("ique"):
-        s = s[:-4]
-        n = len(s)
-    for least, suffix, cut in _FRENCH_TAIL:
-        if n > least and s.endswith(suffix):
-            return _french_norm(s[:-cut])
-    if n > 9 and s.endswith("isation"):
-        s = s[:-7]
-        if len(s) > 5 and s.endswith("ual"):
-            s = s[:-2] + "e" + s[-1]
-        return _french_norm(s)
-    if n > 9 and s.endswith("isateur"):
-        return _french_norm(s[:-7])
-    if n > 8 and (s.endswith("ation") or s.endswith("ition")):
-        return _french_norm(s[:-5])
+    for last in "xs":
+        if len(s) > 3 and s[-1] == last:
+            s = s[:-1]
+    return s
+
+
+@lru_cache(maxsize=100_000)
+def french_light_stem(s: str) -> str:
+    """``FrenchLightStemmer.stem`` on a lower-cased term."""
+    s = _french_plural(s)
+    for least, suffixes, cut, repl, final, then in _FRENCH_RULES:
+        if len(s) > least and s.endswith(suffixes):
+            s = _cut(s, cut, repl)
+            if then and len(s) > then[0] and s.endswith(then[1]):
+                s = _cut(s, then[2], then[3])
+            if final:
+                return _french_norm(s)
     return _french_norm(s)
 
 
@@ -152,26 +129,26 @@ def italian_light_stem(s: str) -> str:
 _PORTUGUESE_FOLD = str.maketrans("àáâäãòóôöõèéêëùúûüìíîïç", "aaaaaoooooeeeeuuuuiiiic")
 
 
+# PortugueseLightStemmer.removeSuffix after its -es rule: (longer than, suffixes, cut,
+# replacement), first match wins
+_PT_SUFFIXES: Tuple[Tuple[int, Tuple[str, ...], int, str], ...] = (
+    (3, ("ns",), 1, "m"),
+    (4, ("eis", "éis"), 1, "el"),
+    (4, ("ais",), 1, "l"),
+    (4, ("óis",), 1, "ol"),
+    (4, ("is",), 0, "l"),
+    (3, ("ões", "ães"), 1, "ão"),
+    (6, ("mente",), 5, ""),
+    (3, ("s",), 1, ""),
+)
+
+
 def _pt_remove_suffix(s: str) -> str:
-    n = len(s)
-    if n > 4 and s.endswith("es") and s[-3] in "rslz":
+    if len(s) > 4 and s.endswith("es") and s[-3] in "rslz":
         return s[:-2]
-    if n > 3 and s.endswith("ns"):
-        return s[:-2] + "m"
-    if n > 4 and (s.endswith("eis") or s.endswith("éis")):
-        return s[:-3] + "el"
-    if n > 4 and s.endswith("ais"):
-        return s[:-2] + "l"
-    if n > 4 and s.endswith("óis"):
-        return s[:-3] + "ol"
-    if n > 4 and s.endswith("is"):
-        return s[:-1] + "l"
-    if n > 3 and (s.endswith("ões") or s.endswith("ães")):
-        return s[:-3] + "ão"
-    if n > 6 and s.endswith("mente"):
-        return s[:-5]
-    if n > 3 and s[-1] == "s":
-        return s[:-1]
+    for least, suffixes, cut, repl in _PT_SUFFIXES:
+        if len(s) > least and s.endswith(suffixes):
+            return _cut(s, cut, repl)
     return s
 
 
