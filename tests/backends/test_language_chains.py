@@ -26,6 +26,11 @@ CASES = [
         ["naca", "europei", "pao", "hotel", "papel", "senhor", "portugues"],
     ),
     ("hindi", "लड़कियाँ ३ किताबें खरीदीं और क़िला", ["लडक", "3", "किताब", "खरिदिं", "किल"]),
+    (
+        "czech",
+        "Petrův bratr a Janin otec pracují ve stejné továrně; čeští hokejisté",
+        ["petr", "bratr", "janin", "otek", "pracuj", "stejn", "továrn", "česk", "hokejist"],
+    ),
 ]
 
 
@@ -45,4 +50,4 @@ def test_dutch_keeps_lucenes_stem_overrides():
 
 
 def test_the_new_names_are_listed():
-    assert {"french", "italian", "portuguese", "dutch", "hindi"} <= set(ANALYZER_NAMES)
+    assert {"french", "italian", "portuguese", "dutch", "hindi", "czech"} <= set(ANALYZER_NAMES)

@@ -44,6 +44,7 @@ WRITTEN = {
     "pt": "portuguese",
     "nl": "dutch",
     "hi": "hindi",
+    "cs": "czech",
 }
 WRITTEN_DIR = Path(__file__).resolve().parents[1] / "data" / "languages"
 

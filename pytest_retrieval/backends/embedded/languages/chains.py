@@ -21,6 +21,7 @@ french     Elision (13 articles), LowerCase, Stop (french_stop.txt), FrenchLight
 italian    Elision (21 articles), LowerCase, Stop (italian_stop.txt), ItalianLightStem
 portuguese LowerCase, Stop (portuguese_stop.txt), PortugueseLightStem
 dutch      LowerCase, Stop (dutch_stop.txt), StemmerOverride (4 words), Snowball Dutch (Porter)
+czech      LowerCase, Stop (cz/stopwords.txt), CzechStem
 hindi      LowerCase, DecimalDigit, IndicNormalization, HindiNormalization, Stop (hi), HindiStem
 russian, danish, finnish, hungarian, norwegian, swedish, basque, armenian, lithuanian,
 estonian   LowerCase, Stop (the language's list), Snowball stemmer of the language
@@ -261,6 +262,7 @@ _BUILDERS: Dict[str, Callable[[], Callable[[str], Optional[str]]]] = {
     "italian": _light("italian", light_stemmers.italian_light_stem, _ITALIAN_ARTICLES),
     "portuguese": _light("portuguese", light_stemmers.portuguese_light_stem),
     "dutch": _dutch,
+    "czech": _light("cz", light_stemmers.czech_stem),
     "hindi": _hindi,
 }
 
