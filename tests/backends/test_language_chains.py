@@ -31,6 +31,11 @@ CASES = [
         "Petrův bratr a Janin otec pracují ve stejné továrně; čeští hokejisté",
         ["petr", "bratr", "janin", "otek", "pracuj", "stejn", "továrn", "česk", "hokejist"],
     ),
+    (
+        "bulgarian",
+        "Студентите учат медицина в университета; кучетата и градовете",
+        ["студент", "учат", "медицин", "университ", "куч", "град"],
+    ),
 ]
 
 
@@ -50,4 +55,4 @@ def test_dutch_keeps_lucenes_stem_overrides():
 
 
 def test_the_new_names_are_listed():
-    assert {"french", "italian", "portuguese", "dutch", "hindi", "czech"} <= set(ANALYZER_NAMES)
+    assert {"french", "italian", "portuguese", "dutch", "hindi", "czech", "bulgarian"} <= set(ANALYZER_NAMES)

@@ -45,6 +45,7 @@ WRITTEN = {
     "nl": "dutch",
     "hi": "hindi",
     "cs": "czech",
+    "bg": "bulgarian",
 }
 WRITTEN_DIR = Path(__file__).resolve().parents[1] / "data" / "languages"
 

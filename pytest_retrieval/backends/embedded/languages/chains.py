@@ -22,6 +22,7 @@ italian    Elision (21 articles), LowerCase, Stop (italian_stop.txt), ItalianLig
 portuguese LowerCase, Stop (portuguese_stop.txt), PortugueseLightStem
 dutch      LowerCase, Stop (dutch_stop.txt), StemmerOverride (4 words), Snowball Dutch (Porter)
 czech      LowerCase, Stop (cz/stopwords.txt), CzechStem
+bulgarian  LowerCase, Stop (bg/stopwords.txt), BulgarianStem
 hindi      LowerCase, DecimalDigit, IndicNormalization, HindiNormalization, Stop (hi), HindiStem
 russian, danish, finnish, hungarian, norwegian, swedish, basque, armenian, lithuanian,
 estonian   LowerCase, Stop (the language's list), Snowball stemmer of the language
@@ -263,6 +264,7 @@ _BUILDERS: Dict[str, Callable[[], Callable[[str], Optional[str]]]] = {
     "portuguese": _light("portuguese", light_stemmers.portuguese_light_stem),
     "dutch": _dutch,
     "czech": _light("cz", light_stemmers.czech_stem),
+    "bulgarian": _light("bg", light_stemmers.bulgarian_stem),
     "hindi": _hindi,
 }
 

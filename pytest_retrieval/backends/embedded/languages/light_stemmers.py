@@ -1,7 +1,7 @@
-"""Jacques Savoy's light stemmers for French, Italian, Portuguese and (with Ljiljana Dolamic)
-Czech, ported from ``lucene-analysis-common`` 9.12 (``FrenchLightStemmer``,
-``ItalianLightStemmer``, ``PortugueseLightStemmer``, ``CzechStemmer``; the algorithms are BSD,
-the class names in each function). The same
+"""Jacques Savoy's light stemmers for French, Italian, Portuguese, Bulgarian and (with Ljiljana
+Dolamic) Czech, ported from ``lucene-analysis-common`` 9.12 (``FrenchLightStemmer``,
+``ItalianLightStemmer``, ``PortugueseLightStemmer``, ``BulgarianStemmer``, ``CzechStemmer``; the
+algorithms are BSD, the class names in each function). The same
 classes are in Lucene 10.4. Lengths are Java ``char`` counts: the same as Python's for the
 Basic Multilingual Plane, which is where these suffixes live."""
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional, Tuple
 
-__all__ = ["czech_stem", "french_light_stem", "italian_light_stem", "portuguese_light_stem"]
+__all__ = ["bulgarian_stem", "czech_stem", "french_light_stem", "italian_light_stem", "portuguese_light_stem"]
 
 _FRENCH_FOLD = str.maketrans("àáâôèéêùûîç", "aaaoeeeuuic")
 
@@ -228,3 +228,56 @@ def czech_stem(s: str) -> str:
     if len(s) > 5 and s.endswith(("ov", "in", "ův")):
         s = s[:-2]
     return _czech_normalize(s) if s else s
+
+
+def _bg_article(s: str) -> str:
+    """``BulgarianStemmer.removeArticle``: the definite article."""
+    if len(s) > 6 and s.endswith("ият"):
+        return s[:-3]
+    if len(s) > 5 and s.endswith(("ът", "то", "те", "та", "ия")):
+        return s[:-2]
+    return s[:-2] if len(s) > 4 and s.endswith("ят") else s
+
+
+# BulgarianStemmer.removePlural: (longer than, suffix, characters cut, replacement), in order
+_BG_PLURALS: Tuple[Tuple[int, str, int, str], ...] = (
+    (6, "овци", 3, ""),
+    (6, "ове", 3, ""),
+    (6, "еве", 2, "й"),
+    (5, "ища", 3, ""),
+    (5, "та", 2, ""),
+    (5, "ци", 1, "к"),
+    (5, "зи", 1, "г"),
+)
+
+
+def _bg_plural(s: str) -> str:
+    for least, suffix, cut, repl in _BG_PLURALS:
+        if len(s) > least and s.endswith(suffix):
+            return _cut(s, cut, repl)
+    if len(s) > 5 and s[-3] == "е" and s[-1] == "и":  # -е?и -> -я?
+        return s[:-3] + "я" + s[-2]
+    if len(s) > 4 and s.endswith("си"):
+        return s[:-2] + "х"
+    return s[:-1] if len(s) > 4 and s.endswith("и") else s
+
+
+@lru_cache(maxsize=100_000)
+def bulgarian_stem(s: str) -> str:
+    """``BulgarianStemmer`` (Savoy's light stemmer): article, plural, a final vowel, ``-ен`` ->
+    ``-н``, ``ъ`` before the last letter."""
+    if len(s) < 4:
+        return s
+    if len(s) > 5 and s.endswith("ища"):
+        return s[:-3]
+    s = _bg_plural(_bg_article(s))
+    if len(s) > 3:
+        if s.endswith("я"):
+            s = s[:-1]
+        if s.endswith(("а", "о", "е")):
+            s = s[:-1]
+    if len(s) > 4 and s.endswith("ен"):
+        s = s[:-2] + "н"
+    if len(s) > 5 and s[-2] == "ъ":
+        s = s[:-2] + s[-1]
+    return s
