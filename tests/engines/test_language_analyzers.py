@@ -1,8 +1,10 @@
 """Token agreement (#35): the embedded engine's language analyzers give the terms OpenSearch's
 built-in analyzers of the same name give (``_analyze``, the ``analysis-common`` module that
 ``scripts/engines`` installs), on every corpus sentence, title and query of each XQuAD-R
-language of ../shared: 100% of texts identical (measured on OpenSearch 2.19.6 and 3.6.0), except
-``thai``, whose word breaks are ICU's, not the JDK's (the share is recorded as a property)."""
+language of ../shared, and on the hand-written sentences of ``tests/data/languages/<lang>.txt``
+for the languages XQuAD-R lacks (elisions, accents, digits, mixed case and scripts): 100% of
+texts identical (measured on OpenSearch 2.19.6 and 3.6.0), except ``thai``, whose word breaks
+are ICU's, not the JDK's (the share is recorded as a property)."""
 
 from __future__ import annotations
 
@@ -39,6 +41,19 @@ CASES = {
 }
 
 
+# language -> analyzer, on tests/data/languages/<lang>.txt (all texts identical)
+WRITTEN = {
+    "fr": "french",
+    "it": "italian",
+    "pt": "portuguese",
+    "nl": "dutch",
+    "hi": "hindi",
+    "cs": "czech",
+    "bg": "bulgarian",
+}
+WRITTEN_DIR = Path(__file__).resolve().parents[1] / "data" / "languages"
+
+
 def _need_pystemmer() -> None:
     try:
         import Stemmer  # noqa: F401
@@ -72,6 +87,18 @@ def test_embedded_terms_equal_the_engines(os_instance, lang, analyzer, record_pr
     assert share >= floor, f"{analyzer}: {share:.4f} of {len(texts)} texts identical (< {floor}); {shown}"
 
 
+def test_written_texts_agree(os_instance):
+    """Every language of ``WRITTEN`` in one ``_analyze`` batch each: all texts identical."""
+    _need_pystemmer()
+    for lang, analyzer in sorted(WRITTEN.items()):
+        texts = (WRITTEN_DIR / f"{lang}.txt").read_text("utf-8").splitlines()
+        engine = engine_tokens(os_instance.url, analyzer, texts)
+        ours = named_analyzer(analyzer)
+        differing = [(t, e, o) for t, e, o in zip(texts, engine, map(ours.tokens, texts)) if e != o]
+        shown = "; ".join(f"{t[:60]!r}: engine {e[:8]} embedded {o[:8]}" for t, e, o in differing[:3])
+        assert not differing, f"{analyzer}: {len(differing)} of {len(texts)} texts differ; {shown}"
+
+
 def test_mixed_scripts_and_empty_streams(os_instance):
     """Mixed scripts in one text, a text of only stop words or punctuation (an empty token
     stream), an Arabic tatweel alone (an empty term, which Lucene keeps)."""
@@ -83,8 +110,9 @@ def test_mixed_scripts_and_empty_streams(os_instance):
         "",
         "ـ",
         "東京タワー ソウル 서울 ｶﾀｶﾅ ＡＢＣ",
+        "L'été d'Ａｉｒ FRANCE: ३ किताबें, Ελλάδα, het kind's eieren",
     ]
-    for analyzer in ("german", "cjk", "arabic", "russian", "spanish", "standard"):
+    for analyzer in ("german", "cjk", "arabic", "russian", "spanish", "standard", *sorted(WRITTEN.values())):
         engine = engine_tokens(os_instance.url, analyzer, texts)
         assert engine == [named_analyzer(analyzer).tokens(t) for t in texts], analyzer
 

@@ -17,13 +17,21 @@ arabic     LowerCase, DecimalDigit, Stop (ar/stopwords.txt), ArabicNormalization
 cjk        CJKWidth, LowerCase, CJKBigram, Stop (cjk/stopwords.txt)
 turkish    Apostrophe, TurkishLowerCase, Stop (tr/stopwords.txt), Snowball Turkish
 catalan    Elision (d l m n s t), LowerCase, Stop (ca/stopwords.txt), Snowball Catalan
+french     Elision (13 articles), LowerCase, Stop (french_stop.txt), FrenchLightStem
+italian    Elision (21 articles), LowerCase, Stop (italian_stop.txt), ItalianLightStem
+portuguese LowerCase, Stop (portuguese_stop.txt), PortugueseLightStem
+dutch      LowerCase, Stop (dutch_stop.txt), StemmerOverride (4 words), Snowball Dutch (Porter)
+czech      LowerCase, Stop (cz/stopwords.txt), CzechStem
+bulgarian  LowerCase, Stop (bg/stopwords.txt), BulgarianStem
+hindi      LowerCase, DecimalDigit, IndicNormalization, HindiNormalization, Stop (hi), HindiStem
 russian, danish, finnish, hungarian, norwegian, swedish, basque, armenian, lithuanian,
 estonian   LowerCase, Stop (the language's list), Snowball stemmer of the language
 =========  ===================================================================================
 
 Snowball stemmers are PyStemmer's (``pip install pytest-retrieval[languages]``), the C
 library built from the same Snowball sources Lucene's generated Java classes come from;
-``english``'s Porter stemmer is Lucene's own (``porter.py``).
+``english``'s Porter stemmer is Lucene's own (``porter.py``); the light stemmers of ``french``,
+``italian``, ``portuguese`` are in ``light_stemmers.py``, ``hindi``'s filters in ``indic.py``.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from importlib import resources
 from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from ..analyzer import ENGLISH_STOP_WORDS, java_lower, token_spans
-from . import filters, stemmers
+from . import filters, indic, light_stemmers, stemmers
 from .porter import porter_stem
 
 __all__ = ["ANALYZER_NAMES", "LanguageAnalyzer", "UnknownAnalyzer", "named_analyzer"]
@@ -65,6 +73,10 @@ def _stemmer(algorithm: str) -> Callable[[List[str]], List[str]]:
         raise UnknownAnalyzer(
             f"needs PyStemmer for its Snowball stemmer ({algorithm}): pip install 'pytest-retrieval[languages]'"
         ) from None
+    if algorithm == "dutch" and "dutch_porter" in Stemmer.algorithms():
+        # Snowball 3 (PyStemmer 3) made Kraaij-Pohlmann its "dutch" and kept the Porter-based
+        # one Lucene's DutchStemmer was generated from as "dutch_porter"
+        algorithm = "dutch_porter"
     return Stemmer.Stemmer(algorithm).stemWords
 
 
@@ -178,6 +190,57 @@ def _catalan_pre(raw: str) -> str:
     return java_lower(filters.elision(raw, _CATALAN_ARTICLES))
 
 
+def _light(
+    stop_file: str, stem: Callable[[str], str], articles: FrozenSet[str] = frozenset()
+) -> Callable[[], Callable[[str], Optional[str]]]:
+    """[Elision,] LowerCase, Stop, a light stemmer (FrenchAnalyzer, ItalianAnalyzer,
+    PortugueseAnalyzer)."""
+
+    def build() -> Callable[[str], Optional[str]]:
+        stop = stop_words(stop_file)
+
+        def one(raw: str) -> Optional[str]:
+            term = java_lower(filters.elision(raw, articles) if articles else raw)
+            return None if term in stop else stem(term)
+
+        return one
+
+    return build
+
+
+# FrenchAnalyzer.DEFAULT_ARTICLES, ItalianAnalyzer.DEFAULT_ARTICLES
+_FRENCH_ARTICLES = frozenset("l m t qu n s j d c jusqu quoiqu lorsqu puisqu".split())
+_ITALIAN_ARTICLES = frozenset(
+    "c l all dall dell nell sull coll pell gl agl dagl degl negl sugl un m t s v d".split()
+)
+# DutchAnalyzer.DEFAULT_STEM_DICT: StemmerOverrideFilter marks these keywords, unstemmed after
+_DUTCH_OVERRIDES = {"fiets": "fiets", "bromfiets": "bromfiets", "ei": "eier", "kind": "kinder"}
+
+
+def _dutch() -> Callable[[str], Optional[str]]:
+    stop = stop_words("dutch")
+    stem = _stemmer("dutch")
+
+    def one(raw: str) -> Optional[str]:
+        term = java_lower(raw)
+        if term in stop:
+            return None
+        return _DUTCH_OVERRIDES.get(term) or stem([term])[0]
+
+    return one
+
+
+def _hindi() -> Callable[[str], Optional[str]]:
+    stop = stop_words("hi")
+
+    def one(raw: str) -> Optional[str]:
+        term = filters.decimal_digits(java_lower(raw))
+        term = indic.hindi_normalize(indic.indic_normalize(term))
+        return None if term in stop else indic.hindi_stem(term)
+
+    return one
+
+
 _BUILDERS: Dict[str, Callable[[], Callable[[str], Optional[str]]]] = {
     "standard": lambda: _standard,
     "english": lambda: _english,
@@ -196,6 +259,13 @@ _BUILDERS: Dict[str, Callable[[], Callable[[str], Optional[str]]]] = {
     "estonian": _snowball("et", "estonian"),
     "turkish": _snowball("tr", "turkish", _turkish_pre),
     "catalan": _snowball("ca", "catalan", _catalan_pre),
+    "french": _light("french", light_stemmers.french_light_stem, _FRENCH_ARTICLES),
+    "italian": _light("italian", light_stemmers.italian_light_stem, _ITALIAN_ARTICLES),
+    "portuguese": _light("portuguese", light_stemmers.portuguese_light_stem),
+    "dutch": _dutch,
+    "czech": _light("cz", light_stemmers.czech_stem),
+    "bulgarian": _light("bg", light_stemmers.bulgarian_stem),
+    "hindi": _hindi,
 }
 
 #: every analyzer name the embedded engine knows
