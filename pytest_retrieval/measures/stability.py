@@ -43,10 +43,10 @@ and counts the undefined ones.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from collections import defaultdict
+from dataclasses import dataclass, field
 from itertools import chain, count
-from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Hashable, Iterable, Optional, Sequence, Tuple
 
 import numpy as np
 
