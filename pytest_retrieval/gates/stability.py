@@ -149,8 +149,8 @@ def compare_rankings(
         elif q in old_texts and old_texts.get(q) != new_texts.get(q):
             out.left_out[q] = "text changed"
         else:
-            out.before[q] = [str(d) for d in before]
-            out.now[q] = [str(d) for d in current[q]]
+            out.before[q] = list(map(str, before))
+            out.now[q] = list(map(str, current[q]))
             if q in canary:
                 out.canary.add(q)
     out.new = sum(1 for q in current if q not in stored)
