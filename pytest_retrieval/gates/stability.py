@@ -117,6 +117,8 @@ class Compared:
     new: int = 0  # queries of this run the baseline has no ranking of
     depth: int = 0  # how deep the baseline stored them
     system: List[str] = field(default_factory=list)  # the system changes, compared and named
+    against: str = "the baseline"  # what the rankings are compared with: the baseline, a stored run
+    hint: str = REWRITE_HINT  # what to do when it cannot serve a gate
 
     @property
     def judged(self) -> List[str]:
@@ -132,19 +134,23 @@ def compare_rankings(
     new_texts: Mapping[str, str],
     depth: int,
     system: Sequence[str] = (),
+    against: str = "the baseline",
+    hint: str = REWRITE_HINT,
 ) -> Compared:
     """The queries ranked both in the baseline (``stored``: qid -> its top ``depth``) and now
     (``current``), whose text hash is the same in both (``old_texts``/``new_texts``: qid ->
     hash); the others counted: left out (text changed, no longer in the set) or new."""
-    out = Compared(before={}, now={}, canary=set(), depth=depth, system=list(system))
+    out = Compared(
+        before={}, now={}, canary=set(), depth=depth, system=list(system), against=against, hint=hint
+    )
     for q, before in stored.items():
         if q not in current:
             out.left_out[q] = "no longer in the set"
         elif q in old_texts and old_texts.get(q) != new_texts.get(q):
             out.left_out[q] = "text changed"
         else:
-            out.before[q] = [str(d) for d in before]
-            out.now[q] = [str(d) for d in current[q]]
+            out.before[q] = list(map(str, before))
+            out.now[q] = list(map(str, current[q]))
             if q in canary:
                 out.canary.add(q)
     out.new = sum(1 for q in current if q not in stored)
@@ -164,6 +170,7 @@ class StabilityOutcome:
     judged: int = 0
     left_out: int = 0
     new: int = 0
+    against: str = "the baseline"  # what the rankings were compared with
 
     def as_dict(self) -> Dict[str, Any]:
         g = self.gate
@@ -178,6 +185,7 @@ class StabilityOutcome:
             "judged": {"queries": self.judged, "value": self.judged_value},
             "left_out": self.left_out,
             "new": self.new,
+            "against": self.against,
             "origin": g.origin,
         }
 
@@ -201,12 +209,12 @@ def judge_stability(
     head = f"{suite} :: {gate.retriever} :: {gate.name}"
     if compared.depth < gate.k and compared.before:
         raise ConfigError(
-            f"{head}: the baseline stores each ranking's top {compared.depth}, {gate.measure} needs "
-            f"the top {gate.k}; {REWRITE_HINT}"
+            f"{head}: {compared.against} stores each ranking's top {compared.depth}, {gate.measure} needs "
+            f"the top {gate.k}; {compared.hint}"
         )
     if not compared.before:
         raise ConfigError(
-            f"{head}: no query of this run has a ranking in the baseline to compare with; {REWRITE_HINT}"
+            f"{head}: no query of this run has a ranking in {compared.against} to compare with; {compared.hint}"
         )
     every = per_query_values(gate.measure, compared.before, compared.now)
     values = {q: v for q, v in every.items() if not math.isnan(v)}  # tau, rank change: undefined
@@ -232,6 +240,7 @@ def judge_stability(
         len(compared.left_out),
         compared.new,
     )
+    out.against = compared.against
     out.message = _message(head, out, compared, values, texts, titles, judged_docs, n_worst)
     return out
 
@@ -255,7 +264,7 @@ def _message(
     ]
     if g.origin:
         lines.append(f"  set at {g.origin}")
-    lines.append(f"  against the baseline's rankings: {_scope(out)}")
+    lines.append(f"  against {out.against}'s rankings: {_scope(out)}")
     lines += [f"  system changes, compared: {s}" for s in compared.system]
     worst = most_changed(values, g.op, n_worst, compared, max(g.k, 10))
     if worst:
@@ -285,7 +294,7 @@ def _scope(out: StabilityOutcome) -> str:
     if out.left_out:
         text += f"; {out.left_out:,} left out (text changed or no longer in the set)"
     if out.new:
-        text += f"; {out.new:,} new since the baseline, not compared"
+        text += f"; {out.new:,} new since {out.against}, not compared"
     return text
 
 

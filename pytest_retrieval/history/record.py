@@ -241,7 +241,9 @@ def entry_of(record: Mapping[str, Any]) -> RunEntry:
         # without the per-query hashes (thousands of them): ``load`` has the whole record
         fingerprints={
             str(s.get("suite")): {
-                k: v for k, v in (s.get("fingerprint") or {}).items() if k != "query_hashes"
+                k: v
+                for k, v in (s.get("fingerprint") or {}).items()
+                if k not in ("query_hashes", "canary_hashes")
             }
             for s in suites
         },

@@ -43,8 +43,10 @@ and counts the undefined ones.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Tuple
+from collections import defaultdict
+from dataclasses import dataclass, field
+from itertools import chain, count
+from typing import Any, Callable, Dict, Hashable, Iterable, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -81,8 +83,8 @@ class RankingPairs:
     each row's ranking length. ``reference_in_current``: for each reference rank, the 0-based
     rank of that document in the current row, -1 when it is not there (or the rank is padding).
 
-    Build with :meth:`from_lists` (document ids of any hashable kind, mapped to ints per query)
-    or :meth:`from_arrays` (ints already). A document twice in one ranking is refused by name.
+    Build with :meth:`from_lists` (document ids of any hashable kind, numbered once over all
+    queries) or :meth:`from_arrays` (ints already). A document twice in one ranking is refused by name.
 
     >>> pairs = RankingPairs.from_lists([["a", "b", "c"]], [["b", "a", "d"]])
     >>> pairs.reference_in_current.tolist()
@@ -94,6 +96,8 @@ class RankingPairs:
     reference_len: np.ndarray
     current_len: np.ndarray
     reference_in_current: np.ndarray
+    #: the cuts at each depth k, made once and shared by the measures (:func:`_cut`)
+    cuts: Dict[int, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return int(self.reference.shape[0])
@@ -121,7 +125,10 @@ class RankingPairs:
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
             raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
         ref_ids, cur_ids = _encode(reference, current, depth, names)
-        return cls._build(ref_ids, cur_ids, small_ids=True)
+        try:
+            return cls._build(ref_ids, cur_ids)
+        except ValueError:  # a document twice in one ranking: named by its query and id
+            raise ValueError(_first_duplicate(reference, current, depth, names)) from None
 
     @classmethod
     def from_arrays(cls, reference: Any, current: Any) -> RankingPairs:
@@ -131,17 +138,13 @@ class RankingPairs:
         ref, cur = _as_rows(reference, "reference"), _as_rows(current, "current")
         if ref.shape[0] != cur.shape[0]:
             raise ValueError(f"{ref.shape[0]} reference rankings but {cur.shape[0]} current ones")
-        return cls._build(ref, cur, small_ids=False)
+        return cls._build(ref, cur)
 
     @classmethod
-    def _build(cls, ref: np.ndarray, cur: np.ndarray, small_ids: bool) -> RankingPairs:
+    def _build(cls, ref: np.ndarray, cur: np.ndarray) -> RankingPairs:
         ref_len = (ref != PAD).sum(axis=1).astype(np.int64)
         cur_len = (cur != PAD).sum(axis=1).astype(np.int64)
-        if small_ids:
-            match = _match_small(ref, cur)
-        else:
-            match = _match_sorted(ref, cur)
-        return cls(ref, cur, ref_len, cur_len, match)
+        return cls(ref, cur, ref_len, cur_len, _match_sorted(ref, cur))
 
 
 # --------------------------------------------------------------------------- building
@@ -153,24 +156,36 @@ def _encode(
     depth: Optional[int],
     names: Optional[Sequence[str]],
 ) -> Tuple[np.ndarray, np.ndarray]:
-    """Both sides as padded int arrays, each query's documents numbered 0, 1, ... in order of
-    first sight (so every id of a row is below the row's two lengths added)."""
-    ref_flat: List[int] = []
-    cur_flat: List[int] = []
-    ref_lens: List[int] = []
-    cur_lens: List[int] = []
+    """Both sides as padded int arrays, every document numbered once over all queries (in order
+    of first sight) in one pass that runs in C: a ``defaultdict`` whose missing key takes the
+    next number, read through ``map`` (no Python loop per document, one hash lookup each). A
+    document twice in one ranking is found by the matching (:func:`_match_sorted`) and named
+    then (:func:`_first_duplicate`)."""
+    refs = reference if depth is None else [r[:depth] for r in reference]
+    curs = current if depth is None else [c[:depth] for c in current]
+    ref_lens = np.fromiter(map(len, refs), dtype=np.int64, count=len(refs))
+    cur_lens = np.fromiter(map(len, curs), dtype=np.int64, count=len(curs))
+    n_ref, n_cur = int(ref_lens.sum()), int(cur_lens.sum())
+    numbers: Dict[Hashable, int] = defaultdict(count().__next__)
+    every = chain(chain.from_iterable(refs), chain.from_iterable(curs))
+    codes = np.fromiter(map(numbers.__getitem__, every), dtype=np.int64, count=n_ref + n_cur)
+    return _padded(codes[:n_ref], ref_lens), _padded(codes[n_ref:], cur_lens)
+
+
+def _first_duplicate(
+    reference: Sequence[Sequence[Hashable]],
+    current: Sequence[Sequence[Hashable]],
+    depth: Optional[int],
+    names: Optional[Sequence[str]],
+) -> str:
+    """The message naming the first ranking (in query order, the reference's first) that holds
+    a document twice: read only once the matching found one."""
     for q, (r, c) in enumerate(zip(reference, current)):
-        r = list(r if depth is None else r[:depth])
-        c = list(c if depth is None else c[:depth])
-        ids: Dict[Hashable, int] = {}
         for side, docs in (("reference", r), ("current", c)):
+            docs = list(docs if depth is None else docs[:depth])
             if len(set(docs)) != len(docs):
-                raise ValueError(_duplicate_message(docs, side, names[q] if names is not None else q))
-        ref_flat.extend([ids.setdefault(d, len(ids)) for d in r])
-        cur_flat.extend([ids.setdefault(d, len(ids)) for d in c])
-        ref_lens.append(len(r))
-        cur_lens.append(len(c))
-    return _padded(ref_flat, ref_lens), _padded(cur_flat, cur_lens)
+                return _duplicate_message(docs, side, names[q] if names is not None else q)
+    raise AssertionError("no ranking holds a document twice")  # pragma: no cover - the matching found one
 
 
 def _duplicate_message(docs: Sequence[Hashable], side: str, query: Any) -> str:
@@ -180,16 +195,13 @@ def _duplicate_message(docs: Sequence[Hashable], side: str, query: Any) -> str:
     return f"{where}: document {twice!r} is twice in the {side} ranking (a ranking holds each document once)"
 
 
-def _padded(flat: List[int], lens: List[int]) -> np.ndarray:
-    n = len(lens)
-    lengths = np.asarray(lens, dtype=np.int64)
+def _padded(flat: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Rows of ``lengths`` ids taken in turn from ``flat``, padded at the end with :data:`PAD`."""
+    n = len(lengths)
     width = int(lengths.max()) if n else 0
     out = np.full((n, width), PAD, dtype=np.int64)
-    if flat:
-        rows = np.repeat(np.arange(n), lengths)
-        starts = np.cumsum(lengths) - lengths
-        cols = np.arange(len(flat)) - np.repeat(starts, lengths)
-        out[rows, cols] = np.asarray(flat, dtype=np.int64)
+    if flat.size:
+        out[np.arange(width) < lengths[:, None]] = flat  # row-major: each row's ids in order
     return out
 
 
@@ -208,22 +220,6 @@ def _as_rows(value: Any, side: str) -> np.ndarray:
         row = int(np.flatnonzero((pad[:, :-1] & ~pad[:, 1:]).any(axis=1))[0])
         raise ValueError(f"{side}: row {row} has a document after its padding ({PAD} ends a ranking)")
     return arr
-
-
-def _match_small(ref: np.ndarray, cur: np.ndarray) -> np.ndarray:
-    """``reference_in_current`` when each row's ids are below the two widths added (as
-    :func:`_encode` numbers them): one scatter and one gather, O(queries x depth)."""
-    n, a = ref.shape
-    width = a + cur.shape[1] + 1
-    where = np.full((n, width), PAD, dtype=np.int64)
-    rows = np.arange(n)[:, None]
-    ranks = np.broadcast_to(np.arange(cur.shape[1]), cur.shape)
-    real = cur != PAD
-    where[np.broadcast_to(rows, cur.shape)[real], cur[real]] = ranks[real]
-    out = np.full(ref.shape, PAD, dtype=np.int64)
-    has = ref != PAD
-    out[has] = where[np.broadcast_to(rows, ref.shape)[has], ref[has]]
-    return out
 
 
 def _match_sorted(ref: np.ndarray, cur: np.ndarray) -> np.ndarray:
@@ -304,6 +300,13 @@ class _Cut:
         self.count = self.shared.sum(axis=1)
 
 
+def _cut(pairs: RankingPairs, k: int) -> _Cut:
+    """The pairs cut at depth ``k``, made once per pairs and k (every measure reads it)."""
+    if k not in pairs.cuts:
+        pairs.cuts[k] = _Cut(pairs, k)
+    return pairs.cuts[k]  # type: ignore[no-any-return]
+
+
 @dataclass(frozen=True)
 class RBO:
     """Per query: ``min`` (the lower bound on the compared depth), ``res`` (the residual: the
@@ -326,7 +329,7 @@ def rbo(pairs: RankingPairs, k: int, p: float = DEFAULT_P) -> RBO:
     k = _check_k(k, "rbo")
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 < p < 1.0:
         raise ValueError(f"rbo: the persistence p must be in (0, 1), got {p!r}")
-    cut = _Cut(pairs, k)
+    cut = _cut(pairs, k)
     c = (1.0 - p) / p
     d = np.arange(2 * k + 1, dtype=np.float64)
     w = np.zeros(2 * k + 1)
@@ -360,7 +363,7 @@ def rbo(pairs: RankingPairs, k: int, p: float = DEFAULT_P) -> RBO:
 
 def jaccard(pairs: RankingPairs, k: int) -> np.ndarray:
     """|A n B| / |A u B| of the two top-k sets; 1 for two empty rankings."""
-    cut = _Cut(pairs, _check_k(k, "jaccard"))
+    cut = _cut(pairs, _check_k(k, "jaccard"))
     union = cut.ref_n + cut.cur_n - cut.count
     return np.where(union > 0, cut.count / np.maximum(union, 1), 1.0)
 
@@ -368,7 +371,7 @@ def jaccard(pairs: RankingPairs, k: int) -> np.ndarray:
 def overlap(pairs: RankingPairs, k: int) -> np.ndarray:
     """Documents in both top k / the longer top k (k when both hold k: the paper's agreement
     A_k = X_k / k); 1 for two empty rankings."""
-    cut = _Cut(pairs, _check_k(k, "overlap"))
+    cut = _cut(pairs, _check_k(k, "overlap"))
     longer = np.maximum(cut.ref_n, cut.cur_n)
     return np.where(longer > 0, cut.count / np.maximum(longer, 1), 1.0)
 
@@ -398,7 +401,7 @@ def kendall_tau(pairs: RankingPairs, k: int) -> np.ndarray:
     """Kendall's tau between the two ranks of the documents in both top k; NaN where fewer than
     two are shared. Discordant pairs are counted with a bitset per query of the current ranks
     seen so far (O(queries x k x k/64))."""
-    cut = _Cut(pairs, _check_k(k, "kendall_tau"))
+    cut = _cut(pairs, _check_k(k, "kendall_tau"))
     n, width = cut.j.shape
     words = max(1, -(-k // 64))
     ranks = np.arange(k + 1)
@@ -438,7 +441,7 @@ def _popcount(x: np.ndarray) -> np.ndarray:
 
 def rank_change(pairs: RankingPairs, k: int) -> np.ndarray:
     """The mean |rank now - rank before| of the documents in both top k; NaN where none is."""
-    cut = _Cut(pairs, _check_k(k, "rank_change"))
+    cut = _cut(pairs, _check_k(k, "rank_change"))
     moved = np.where(cut.shared, np.abs(cut.i - cut.j), 0).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(cut.count > 0, moved / np.maximum(cut.count, 1), np.nan)

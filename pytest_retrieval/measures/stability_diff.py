@@ -151,7 +151,7 @@ def diff_rankings(
 
 
 def _top(docs: Sequence[str], k: int) -> List[str]:
-    return [str(d) for d in docs[:k]]
+    return list(map(str, docs[:k]))
 
 
 def _missing(some: Mapping[str, object], other: Mapping[str, object]) -> Tuple[str, ...]:

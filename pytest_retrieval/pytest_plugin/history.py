@@ -44,6 +44,13 @@ def add_history_options(group: pytest.OptionGroup) -> None:
         help="a history record that cannot be written fails the run (by default it is said, and "
         "the exit status follows the gates)",
     )
+    group.addoption(
+        "--retrieval-stability-against",
+        metavar="RUN",
+        default=None,
+        help="the stability gates and report compare with this stored run of --retrieval-history "
+        "instead of the baseline: a run id (or a unique prefix), a tag, a commit, or latest",
+    )
 
 
 def check_history_options(config: pytest.Config) -> None:
@@ -56,6 +63,7 @@ def check_history_options(config: pytest.Config) -> None:
             shown = str(tag).encode("unicode_escape").decode("ascii")[:80]
             raise pytest.UsageError(f"{label} {shown!r}: {problem}")
     location = config.getoption("retrieval_history", None)
+    _check_against(config, location)
     if not location:
         return
     from ..errors import RetrievalError
@@ -69,6 +77,23 @@ def check_history_options(config: pytest.Config) -> None:
     problem = _path_problem(store)
     if problem:
         raise pytest.UsageError(f"{label} {store.location}: {problem}")
+
+
+def _check_against(config: pytest.Config, location: Any) -> None:
+    """``--retrieval-stability-against RUN``: a name (as a tag is), and a history to read it from."""
+    against = config.getoption("retrieval_stability_against", None)
+    if against is None:
+        return
+    problem = _tag_problem(against)  # a run is named as a tag is: a short printable name
+    if problem:
+        shown = str(against).encode("unicode_escape").decode("ascii")[:80]
+        problem = problem.replace("a tag is", "a run's name is").replace("an empty tag", "an empty name")
+        raise pytest.UsageError(f"--retrieval-stability-against {shown!r}: {problem}")
+    if not location:
+        raise pytest.UsageError(
+            f"--retrieval-stability-against {against}: no run history to read it from; give "
+            "--retrieval-history PATH|URL (or ini retrieval_history)"
+        )
 
 
 def _tag_problem(tag: Any) -> Optional[str]:

@@ -13,6 +13,7 @@ import pytest
 from .coverage import GateCoverage
 from .ini import option_label
 from .options import suite_overrides
+from .stability import StabilityInputs
 from .state import SuiteState
 from .suite_files import gate_count
 
@@ -67,7 +68,10 @@ class RetrievalSession:
             if self.config.getoption("retrieval_no_latency"):
                 # not a file override: the file stays valid, its latency items are skipped
                 suite.model.latency.enabled = False
-            self.suites[key] = SuiteState(suite)
+            state = self.suites[key] = SuiteState(suite)
+            against = self.config.getoption("retrieval_stability_against", None)
+            if against is not None:  # issue #33: the stability measures against a stored run
+                state.stability = StabilityInputs(against, self.config.getoption("retrieval_history", None))
         return self.suites[key]
 
     def _read(self, path: Path) -> Any:

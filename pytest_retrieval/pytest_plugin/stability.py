@@ -1,7 +1,8 @@
-"""A suite's stability comparison for the session (issue #33): the baseline's stored rankings
-read once, and each retriever's rankings of this run (canary and judged queries) lined up with
-them (``gates.stability.compare_rankings``). The edge: the baseline file is read here, the
-gates and the report's section are pure."""
+"""A suite's stability comparison for the session (issue #33): the stored rankings read once (the
+baseline's, or with ``--retrieval-stability-against RUN`` a stored run's of the history:
+:mod:`.stability_run`), and each retriever's rankings of this run (canary and judged queries)
+lined up with them (``gates.stability.compare_rankings``). The edge: the baseline file and the
+history are read here, the gates and the report's section are pure."""
 
 from __future__ import annotations
 
@@ -9,17 +10,46 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import ConfigError
-from ..gates.stability import REWRITE_HINT, Compared, compare_rankings
+from ..gates.stability import REWRITE_HINT, Compared
+from .stability_run import compare_with_run, line_up, read_stored_run, run_label
 
 __all__ = ["StabilityInputs"]
 
 
 class StabilityInputs:
-    """The baseline a suite's stability gates read (once), and each retriever's comparison."""
+    """The rankings a suite's stability gates compare with (read once: the baseline's, or
+    ``against`` a stored run of the ``history`` store), and each retriever's comparison."""
 
-    def __init__(self) -> None:
+    def __init__(self, against: Optional[str] = None, history: Optional[str] = None) -> None:
+        self.against, self.history = against, history
         self._read: Optional[Tuple[Any, str, Optional[Exception]]] = None  # (baseline, path, error)
+        self._run: Optional[Tuple[Any, Optional[Exception]]] = None  # (StoredRankings, error)
         self._compared: Dict[str, Compared] = {}
+
+    def fresh(self) -> StabilityInputs:
+        """Inputs to read again with the same settings (the xdist controller's copy)."""
+        return StabilityInputs(self.against, self.history)
+
+    def reference(self, suite: Any) -> str:
+        """What the rankings are compared with (``the baseline``, ``stored run 3f2a... (v1)``),
+        read once; the error of reading it (``BaselineMissing``, ``ConfigError``,
+        ``HistoryError``) each time it is asked."""
+        if self.against is None:
+            self.baseline(suite)
+            return "the baseline"
+        return run_label(self.stored_run(suite), self.against)
+
+    def stored_run(self, suite: Any) -> Any:
+        """The stored run's rankings of the suite (``history.rankings.StoredRankings``)."""
+        if self._run is None:
+            try:
+                self._run = (read_stored_run(str(self.history or ""), str(self.against), suite), None)
+            except Exception as exc:  # noqa: BLE001 - said by each item and the report, never a pass
+                self._run = (None, exc)
+        stored, error = self._run
+        if error is not None:
+            raise error
+        return stored
 
     def baseline(self, suite: Any) -> Tuple[Any, str]:
         """(the baseline, its path); ``BaselineMissing`` without one, ``ConfigError`` for a
@@ -41,8 +71,15 @@ class StabilityInputs:
         """This run's rankings of ``retriever`` lined up with the baseline's; ``ConfigError``
         when the baseline has none of them to compare with."""
         if retriever not in self._compared:
-            baseline, path = self.baseline(suite)
-            self._compared[retriever] = _compare(baseline, path, result, retriever)
+            if self.against is not None:
+                stored = self.stored_run(suite)
+                self._compared[retriever] = compare_with_run(stored, self.against, result, retriever)
+            else:
+                baseline, path = self.baseline(suite)
+                stored_tops, depth = _stored(baseline, path, result, retriever)
+                self._compared[retriever] = line_up(
+                    stored_tops, depth, baseline.fingerprint, result, retriever
+                )
         return self._compared[retriever]
 
 
@@ -73,34 +110,3 @@ def _stored(baseline: Any, path: str, result: Any, retriever: str) -> Tuple[Dict
             file=path,
         )
     return {**(top or {}), **(canary or {})}, int(depth)
-
-
-def _compare(baseline: Any, path: str, result: Any, retriever: str) -> Compared:
-    from ..gates.fingerprint import CANARY_HASHES, compare_fingerprints, fingerprint_from_result, text_hashes
-
-    stored, depth = _stored(baseline, path, result, retriever)
-    rr = result.retrievers[retriever]
-    current = {q: list(rr.run[q].doc_ids[:depth]) if q in rr.run else [] for q in rr.evaluation.evaluated}
-    canary_run = result.canary_runs.get(retriever, {})
-    current.update({q: list(canary_run[q].doc_ids[:depth]) if q in canary_run else [] for q in result.canary})
-    now_fp = fingerprint_from_result(result)
-    old_fp = baseline.fingerprint
-    old_texts = _texts(old_fp.get("query_hashes") or {})
-    old_texts.update(old_fp.get(CANARY_HASHES) or {})
-    new_texts = _texts(now_fp.get("query_hashes") or {})
-    new_texts.update(text_hashes(result.canary))
-    diff = compare_fingerprints(old_fp, now_fp)
-    return compare_rankings(
-        stored,
-        current,
-        canary=set(result.canary),
-        old_texts=old_texts,
-        new_texts=new_texts,
-        depth=depth,
-        system=diff.system + diff.invalidating,  # what changed is named; rankings are compared anyway
-    )
-
-
-def _texts(query_hashes: Dict[str, str]) -> Dict[str, str]:
-    """``{qid: text hash}`` of a fingerprint's ``query_hashes`` (``text:judgments``)."""
-    return {q: str(h).split(":")[0] for q, h in query_hashes.items()}

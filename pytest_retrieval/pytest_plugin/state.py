@@ -64,7 +64,7 @@ class SuiteState:
         out._shared = None
         out._error_tb = None  # a traceback does not pickle
         out._reference_error = None  # each item reported it; the controller does not read it again
-        out.stability = StabilityInputs()  # the controller does not compare again
+        out.stability = self.stability.fresh()  # the controller does not compare again
         out.runs = 1
         if self.error is not None:
             try:

@@ -124,6 +124,12 @@ def _result_extras(state: Any) -> Dict[str, Any]:
         "query_details": queries,
         "titles": _titles(result.judgments, list(rankings.values()) + base_tops, relevant),
         "rankings": rankings,
+        # the canary queries' top k (judgments.canary): a later run's stability against this one
+        "canary_rankings": {
+            name: top_ids(result.canary_runs.get(name, {}), result.canary, k) for name in result.retrievers
+        }
+        if getattr(result, "canary", None)
+        else None,
         "latency_samples_ms": {
             name: _samples(r.latency.samples_ms) for name, r in result.retrievers.items() if r.latency
         },

@@ -130,10 +130,13 @@ def suite_report(state: Any) -> Dict[str, Any]:
 def _fingerprint(result: Any) -> Optional[Dict[str, Any]]:
     """The suite's input fingerprint (what produced the numbers), as a baseline keeps it; None
     when it cannot be taken (reports never crash the run)."""
-    from ..gates.fingerprint import fingerprint_from_result
+    from ..gates.fingerprint import CANARY_HASHES, fingerprint_from_result, text_hashes
 
     try:
-        return fingerprint_from_result(result)
+        fp = fingerprint_from_result(result)
+        if getattr(result, "canary", None):  # tells a canary query's text changed (stability: issue #33)
+            fp[CANARY_HASHES] = text_hashes(result.canary)
+        return fp
     except Exception:  # noqa: BLE001 - the fingerprint is information, the numbers stand
         return None
 

@@ -1,5 +1,5 @@
 """The JSON report's ``stability`` section of a suite (issue #33): the stability gates' outcomes,
-and per retriever how far its top 10 moved from the baseline's, canary and judged queries apart,
+and per retriever how far its top 10 moved from the baseline's (or a stored run's: ``against``), canary and judged queries apart,
 how many documents entered the top 10 unjudged, and the most changed queries with what came and
 went (what ``judge pool --from-diff`` pools). Every renderer reads this section."""
 
@@ -30,10 +30,13 @@ def stability_report(state: Any) -> Optional[Dict[str, Any]]:
         "outcomes": [o.as_dict() for o in getattr(state, "stabilities", [])],
         "retrievers": {},
         "note": "",
+        "against": "the baseline"
+        if state.stability.against is None
+        else f"stored run {state.stability.against}",
     }
     try:
-        state.stability.baseline(suite)
-    except RetrievalError as exc:  # no baseline, or one that does not add up: said, never a figure
+        out["against"] = state.stability.reference(suite)  # the baseline, or a stored run
+    except RetrievalError as exc:  # none, or one that does not add up: said, never a figure
         out["note"] = str(exc)
         return out
     for name in result.retrievers:

@@ -28,7 +28,8 @@ def stability_html(section: Optional[Mapping[str, Any]]) -> str:
     if not isinstance(section, Mapping) or not section:
         return ""
     k = count(section.get("k", 10))  # the cut-off, or "invalid"
-    parts = [f"<h3>Stability against the baseline's rankings (top {_e(k)})</h3>"]
+    against = redact(str(section.get("against") or "the baseline"))
+    parts = [f"<h3>Stability against {_e(against)}'s rankings (top {_e(k)})</h3>"]
     note = str(section.get("note") or "")
     retrievers = _compared(section)
     if note:

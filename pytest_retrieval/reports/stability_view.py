@@ -14,7 +14,7 @@ def stability_lines(section: Optional[Mapping[str, Any]]) -> List[str]:
     if not section:
         return []
     k = section.get("k", 10)
-    head = f"stability against the baseline's rankings (top {k})"
+    head = f"stability against {section.get('against') or 'the baseline'}'s rankings (top {k})"
     note = str(section.get("note") or "")
     if note:
         return [f"{head}: not compared: {note}"] + _gate_lines(section)

@@ -11,46 +11,13 @@ import pytest
 
 from pytest_retrieval.cli.app import main
 
+from ..stability_suite import SEARCH_TEXT_TOO, canary_rows, run_with_report, stability_suite, write_canary
+
 pytest_plugins = ["pytester"]
 
-SUITE = """\
-suite: stable
-judgments:
-  inline:
-    - {id: q1, text: "solar panels efficiency", relevant: {d1: 1}}
-    - {id: q2, text: "river flood defences", relevant: {d3: 1}}
-  documents:
-    - {id: d1, title: "Solar panels", text: "efficiency of solar panels in winter"}
-    - {id: d2, title: "Panels", text: "solar efficiency measured"}
-    - {id: d3, title: "Floods", text: "river flood defences in cities"}
-    - {id: d4, title: "Wind", text: "wind turbines and solar farms"}
-    - {id: d5, title: "Physics", text: "loop gravity theories solar"}
-  canary: canary.jsonl
-latency:
-  enabled: false
-retrievers:
-  bm25:
-    type: bm25
-    fields: [title]
-stability:
-  bm25: {rbo@10: 0.95, top1_changed: 0.0}
-"""
-
-CANARY = [
-    {"_id": "c1", "text": "solar farms"},
-    {"_id": "c2", "text": "wind turbines"},
-    {"_id": "c3", "text": "gravity"},
-]
-
-
-def _canary(pytester, rows) -> None:
-    (pytester.path / "canary.jsonl").write_text("".join(json.dumps(c) + "\n" for c in rows))
-
-
-def _run(pytester, *args):
-    report = pytester.path / "report.json"
-    result = pytester.runpytest_subprocess("-q", "-rs", f"--retrieval-report={report}", *args)
-    return result, json.loads(report.read_text())
+SUITE = stability_suite()
+CANARY = canary_rows()
+_canary, _run = write_canary, run_with_report
 
 
 def test_canary_stability_workflow(pytester, capsys) -> None:
@@ -79,7 +46,7 @@ def test_canary_stability_workflow(pytester, capsys) -> None:
     assert "3 canary queries: 100% top 10 unchanged" in result.stdout.str()
 
     # ranking changes (the text searched too: documents enter); a canary's text changed is left out and counted
-    suite.write_text(SUITE.replace("fields: [title]", "fields: [title, text]"))
+    suite.write_text(SUITE.replace(*SEARCH_TEXT_TOO))
     _canary(pytester, CANARY[:2] + [{"_id": "c3", "text": "loop gravity"}])
     result, report = _run(pytester)
     out = result.stdout.str()

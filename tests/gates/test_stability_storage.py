@@ -119,3 +119,31 @@ def test_a_stored_run_read_as_a_reference_keeps_its_depth():
     )
     ref = reference_from_record(json.loads(json.dumps(record)), "s", ref="v1")
     assert ref.stored_rankings("bm25", 10) == {"q1": ["a", "b"]}
+
+
+def test_a_stored_runs_canary_rankings_and_fingerprint():
+    record = _record({"bm25": {"q1": ["a", "b"]}})
+    entry = record["suites"][0]
+    assert stored_rankings(record, "s").canary is None  # kept none: the caller refuses canary queries
+    entry.update(canary_rankings={"bm25": {"c1": ["x"]}}, fingerprint={"canary_hashes": {"c1": "h"}})
+    got = stored_rankings(record, "s")
+    assert got.canary == {"bm25": {"c1": ["x"]}} and got.fingerprint["canary_hashes"] == {"c1": "h"}
+    entry["canary_rankings"] = ["c1"]
+    with pytest.raises(ValueError, match="run abc123: suite 's': canary_rankings is not an object"):
+        stored_rankings(record, "s")
+    entry["canary_rankings"] = {"bm25": {"c1": ["x", "x"]}}
+    with pytest.raises(ValueError, match="for query 'c1' .* holds a document twice"):
+        stored_rankings(record, "s")
+
+
+def test_latest_names_the_newest_stored_run_of_the_suite(tmp_path):
+    from pytest_retrieval.errors import HistoryError
+    from pytest_retrieval.history import open_store
+    from pytest_retrieval.history.rankings import resolve_run
+
+    store = open_store(str(tmp_path / "h.sqlite"))
+    try:
+        with pytest.raises(HistoryError, match="no stored run of suite 's' \\(latest\\)"):
+            resolve_run(store, "latest", "s")
+    finally:
+        store.close()

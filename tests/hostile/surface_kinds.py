@@ -340,6 +340,7 @@ PYTEST_KINDS: Dict[str, Tuple[str, ...]] = {
     "--retrieval-history-last": ("number",),
     "--retrieval-history-strict": ("choice",),
     "--retrieval-history-tag": ("text",),
+    "--retrieval-stability-against": ("text",),  # a stored run's name (issue #33)
 }
 INI_KINDS: Dict[str, Tuple[str, ...]] = {
     "retrieval_backend": ("choice",),

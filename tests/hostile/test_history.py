@@ -71,6 +71,22 @@ OPTION_CASES = [
     ([f"--retrieval-history-tag=a{R}b"], (4,), ["--retrieval-history-tag", "control or format characters"]),
     ([f"--retrieval-history-tag={LONG}"], (4,), ["--retrieval-history-tag", "at most 100 characters"]),
     (["--retrieval-history-strict=1"], (4,), ["--retrieval-history-strict"]),
+    (["--retrieval-stability-against=v1"], (4,), ["--retrieval-stability-against v1", "no run history"]),
+    (
+        ["--retrieval-history=h.sqlite", "--retrieval-stability-against="],
+        (4,),
+        ["--retrieval-stability-against", "empty name"],
+    ),
+    (
+        ["--retrieval-history=h.sqlite", f"--retrieval-stability-against=a{R}b"],
+        (4,),
+        ["--retrieval-stability-against", "control or format characters"],
+    ),
+    (
+        ["--retrieval-history=h.sqlite", f"--retrieval-stability-against={LONG}"],
+        (4,),
+        ["--retrieval-stability-against", "at most 100 characters"],
+    ),
 ]
 
 INI_CASES = [

@@ -11,46 +11,22 @@ import json
 
 from pytest_retrieval.reports.html import render_html
 
+from ..stability_suite import SEARCH_TEXT_TOO, canary_rows, stability_suite, write_canary
+
 pytest_plugins = ["pytester"]
 
 HOSTILE = '<script>alert("q")</script>'
 TITLE = '<img src=x onerror="alert(1)">'
 
-SUITE = """\
-suite: stable
-judgments:
-  inline:
-    - {id: q1, text: "solar panels efficiency", relevant: {d1: 1}}
-    - {id: q2, text: "river flood defences", relevant: {d3: 1}}
-  documents:
-    - {id: d1, title: "Solar panels", text: "efficiency of solar panels in winter"}
-    - {id: d2, title: "Panels", text: "solar efficiency measured"}
-    - {id: d3, title: "Floods", text: "river flood defences in cities"}
-    - {id: d4, title: 'Wind <img src=x onerror="alert(1)">', text: "wind turbines and solar farms"}
-    - {id: d5, title: "Physics", text: "loop gravity theories solar"}
-  canary: canary.jsonl
-latency:
-  enabled: false
-retrievers:
-  bm25:
-    type: bm25
-    fields: [title]
-stability:
-  bm25: {rbo@10: 0.95, top1_changed: 0.0}
-"""
-
-CANARY = [
-    {"_id": "c1", "text": "solar farms " + HOSTILE},
-    {"_id": "c2", "text": "wind turbines"},
-    {"_id": "c3", "text": "gravity"},
-]
+SUITE = stability_suite(wind_title="Wind " + TITLE)
+CANARY = canary_rows(first_suffix=" " + HOSTILE)
 
 
 def test_the_html_report_shows_the_stability_section(pytester) -> None:
     suite = pytester.makefile(".yaml", retrieval_stable=SUITE)
-    (pytester.path / "canary.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CANARY))
+    write_canary(pytester, CANARY)
     pytester.runpytest_subprocess("-q", "--retrieval-baseline-update")
-    suite.write_text(SUITE.replace("fields: [title]", "fields: [title, text]"))
+    suite.write_text(SUITE.replace(*SEARCH_TEXT_TOO))
     report, page = pytester.path / "report.json", pytester.path / "report.html"
     pytester.runpytest_subprocess("-q", f"--retrieval-report={report}", f"--retrieval-html={page}")
     doc = json.loads(report.read_text())
