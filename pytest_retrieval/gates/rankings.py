@@ -28,7 +28,7 @@ def ranking_depth(suite: Any) -> int:
     from ..measures.metrics import parse_metric
 
     names = [f.metric for f in getattr(suite, "floors", ())]
-    names += [metric for _, metric, _ in getattr(suite, "regression", ())]
+    names += [g.metric for g in getattr(suite, "regression", ())]
     deepest = SHOWN
     for name in names:
         name = name[len("lift@") :] if name.startswith("lift@") else name
