@@ -77,9 +77,17 @@ HOSTILE_TEAMS = [
     ("mention as text", "mention: 'yes please'\nfloors: {bm25: {ndcg@10: 0.1}}\n", "mention"),
     ("not a mapping", "- a\n- b\n", "YAML mapping"),
     # regression gates (the suite of these cases has no regression block, then one)
-    ("regression without the suite's", "regression: {max_drop: {ndcg@10: 0.01}}\n", "suite has no regression block"),
+    (
+        "regression without the suite's",
+        "regression: {max_drop: {ndcg@10: 0.01}}\n",
+        "suite has no regression block",
+    ),
     ("regression of nothing", "regression: {max_drop: {}}\n", "regression.max_drop"),
-    ("a baseline setting", "regression: {max_drop: {ndcg@10: 0.01}, baseline: x.json}\n", "regression.baseline"),
+    (
+        "a baseline setting",
+        "regression: {max_drop: {ndcg@10: 0.01}, baseline: x.json}\n",
+        "regression.baseline",
+    ),
     ("a statistics setting", "regression: {max_drop: {ndcg@10: 0.01}, confidence: 0.6}\n", "confidence"),
     ("a margin past 1", "regression: {max_drop: {ndcg@10: 2}}\n", "regression.max_drop.ndcg@10"),
     ("a margin as text", "regression: {max_drop: {ndcg@10: '0.01'}}\n", "regression.max_drop.ndcg@10"),
@@ -87,7 +95,11 @@ HOSTILE_TEAMS = [
 
 SUITE_REGRESSION = "regression:\n  max_drop: {ndcg@10: 0.05}\n"
 HOSTILE_TEAM_REGRESSION = [
-    ("an unknown retriever", "regression: {max_drop: {ndcg@10: 0.01}, retrievers: [bm2]}\n", "unknown retriever"),
+    (
+        "an unknown retriever",
+        "regression: {max_drop: {ndcg@10: 0.01}, retrievers: [bm2]}\n",
+        "unknown retriever",
+    ),
     ("an unknown metric", "regression: {max_drop: {ndgc@10: 0.01}}\n", "ndgc@10"),
     ("a metric twice", "regression: {max_drop: {ndcg@10: 0.01, ndcg_cut_10: 0.02}}\n", "same metric"),
     ("a latency metric", "regression: {max_drop: {p95_ms: 0.01}}\n", "p95_ms"),

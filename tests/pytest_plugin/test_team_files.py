@@ -65,9 +65,14 @@ def test_a_team_files_baseline_gates_compare_with_the_suites_one_baseline(pytest
     set in the PASS line, the JSON report, the Markdown and JUnit."""
     pytester.mkdir("teams")
     (pytester.path / "teams" / "ranking.yaml").write_text(TEAM_REGRESSION, encoding="utf-8")
-    suite = TINY_SUITE + "regression:\n  max_drop: {ndcg@10: 0.05}\n  retrievers: [bm25]\nteams: [teams/ranking.yaml]\n"
+    suite = (
+        TINY_SUITE
+        + "regression:\n  max_drop: {ndcg@10: 0.05}\n  retrievers: [bm25]\nteams: [teams/ranking.yaml]\n"
+    )
     pytester.makefile(".yaml", retrieval_tiny=suite)
-    first = pytester.runpytest("-p", "no:cacheprovider", "--retrieval-no-latency", "--retrieval-baseline-update")
+    first = pytester.runpytest(
+        "-p", "no:cacheprovider", "--retrieval-no-latency", "--retrieval-baseline-update"
+    )
     assert (pytester.path / "retrieval_tiny.baseline.json").exists(), first.stdout.str()[-2000:]
     out, md = pytester.path / "r.json", pytester.path / "r.md"
     res = pytester.runpytest(
@@ -86,7 +91,10 @@ def test_a_team_files_baseline_gates_compare_with_the_suites_one_baseline(pytest
     assert s["runs"] == 1
     regs = {(r.get("team"), r["retriever"]): r for r in s["regressions"]}
     assert regs[("ranking", "rrf")]["origin"] == "teams/ranking.yaml:3"
-    assert regs[("ranking", "rrf")]["owners"] == ["@org/ranking"] and regs[("ranking", "rrf")]["max_drop"] == 0.01
+    assert (
+        regs[("ranking", "rrf")]["owners"] == ["@org/ranking"]
+        and regs[("ranking", "rrf")]["max_drop"] == 0.01
+    )
     assert regs[(None, "bm25")]["origin"].startswith("retrieval_tiny.yaml:")
     gated = [g for g in s["gated"] if g["kind"] == "regression"]
     assert {(g.get("team"), g["retriever"], g["origin"].split(":")[0]) for g in gated} == {
@@ -98,7 +106,11 @@ def test_a_team_files_baseline_gates_compare_with_the_suites_one_baseline(pytest
 
     summary = md.read_text(encoding="utf-8")
     assert "**Team `ranking`** (owner `@org/ranking`)" in summary
-    assert "`rrf::baseline:ndcg@10`" in summary and "max_drop 0.01" in summary and "teams/ranking.yaml:3" in summary
+    assert (
+        "`rrf::baseline:ndcg@10`" in summary
+        and "max_drop 0.01" in summary
+        and "teams/ranking.yaml:3" in summary
+    )
     junit = (pytester.path / "j.xml").read_text(encoding="utf-8")
     assert 'name="retrieval_origin" value="teams/ranking.yaml:3"' in junit
 
@@ -109,5 +121,7 @@ def test_a_team_baseline_gate_needs_the_suites_regression_block(pytester) -> Non
     pytester.makefile(".yaml", retrieval_tiny=TINY_SUITE + "teams: [teams/ranking.yaml]\n")
     res = pytester.runpytest("-p", "no:cacheprovider", "--retrieval-no-latency")
     text = res.stdout.str()
-    assert re.search(r"ranking\.yaml:\d+: regression: a team's regression gates compare with the suite's baseline", text)
+    assert re.search(
+        r"ranking\.yaml:\d+: regression: a team's regression gates compare with the suite's baseline", text
+    )
     assert "Traceback" not in text
