@@ -6,6 +6,9 @@ _engines_http.py wait   URL TIMEOUT PID [NODES]
                                          -> waits for cluster health yellow (and NODES nodes
                                             joined, default 1); exit 1 on timeout/death
 _engines_http.py info   NAME URL         -> prints version and plugins of a running engine
+_engines_http.py status URL [PID [NAME]] -> one line: the state (up / starting / down / security
+                                            on), what a plain `curl URL/` answers, the version and
+                                            the cluster health; exit 0 only if up
 """
 
 from __future__ import annotations
@@ -52,6 +55,54 @@ def probe(url: str) -> int:
         return 1
     print(f"{dist} {number}")
     return 0
+
+
+def plain_curl(url: str) -> str:
+    """What a plain ``curl URL/`` (GET, no credentials) answers, in a few words."""
+    try:
+        req = urllib.request.Request(url.rstrip("/") + "/")
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return f"HTTP {resp.status}"
+    except urllib.error.HTTPError as exc:
+        return f"HTTP {exc.code}"
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, ConnectionRefusedError):
+            return "connection refused"
+        return f"no answer ({type(reason).__name__})"
+    except Exception as exc:  # noqa: BLE001 - a timeout, a reset: says "no answer"
+        return f"no answer ({type(exc).__name__})"
+
+
+def status(url: str, pid: int = 0, name: str = "") -> int:
+    """One line a person who curls the engine can act on (scripts/engines status)."""
+    curl = plain_curl(url)
+    up = f"scripts/engines up {name}".rstrip()
+    if curl in ("HTTP 401", "HTTP 403"):
+        print(f"security on  `curl {url}/` answers {curl}: pass credentials (curl -u USER {url}/)")
+        return 1
+    if not curl.startswith("HTTP"):
+        if pid > 0 and pid_alive(pid):
+            print(f"starting  process {pid} runs, `curl {url}/`: {curl} yet (wait: {up})")
+        else:
+            print(f"down  `curl {url}/`: {curl} (start it: {up})")
+        return 1
+    try:
+        dist, number, _ = root_info(url)
+        health = get(url.rstrip("/") + "/_cluster/health?timeout=2s", timeout=5)
+        colour = health.get("status", "?") if isinstance(health, dict) else "?"
+    except urllib.error.HTTPError as exc:  # 503 while the node has no master yet
+        print(f"starting  `curl {url}/` answers {curl}, cluster health HTTP {exc.code}")
+        return 1
+    except Exception as exc:  # noqa: BLE001
+        print(f"starting  `curl {url}/` answers {curl}, no version yet ({type(exc).__name__})")
+        return 1
+    if curl == "HTTP 200":
+        root = f"`curl {url}/` answers HTTP 200 (the version JSON)"
+    else:  # Elasticsearch's integ-test build has no rest-root module: GET / is 405
+        root = f"`curl {url}/` answers {curl} (this build has no GET / handler; curl {url}/_cluster/health)"
+    print(f"up  {dist} {number}  health {colour}  {root}")
+    return 0 if colour in ("green", "yellow") else 1
 
 
 def pid_alive(pid: int) -> bool:
@@ -125,6 +176,12 @@ def main(argv) -> int:
             float(argv[2]),
             int(argv[3]) if len(argv) > 3 else 0,
             int(argv[4]) if len(argv) > 4 else 1,
+        )
+    if len(argv) >= 2 and argv[0] == "status":
+        return status(
+            argv[1],
+            int(argv[2]) if len(argv) > 2 and argv[2].isdigit() else 0,
+            argv[3] if len(argv) > 3 else "",
         )
     if len(argv) >= 3 and argv[0] == "info":
         return info(argv[1], argv[2])

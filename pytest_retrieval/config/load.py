@@ -261,10 +261,12 @@ def load_suite(
     suite.order = _topological(model.retrievers, suite)
     metrics = _parse_metrics(suite)
     suite.floors = [_stamped(suite, f, guard) for f in parse_floors(model, suite, metrics)]
-    suite.teams, team_floors = load_teams(suite, metrics)  # after the suite's own (its items first)
+    suite.teams, team_floors, team_regression = load_teams(suite, metrics)  # after the suite's own
     suite.floors += team_floors
     _check_references(suite)
-    suite.regression = parse_regression(suite, metrics)  # appends the metrics compared
+    owners, mention = owners_of(suite.model.owner), suite.model.mention
+    suite.regression = [g._replace(owners=owners, mention=mention) for g in parse_regression(suite, metrics)]
+    suite.regression += team_regression  # a team's gates: under its team (items)
     suite.reference = parse_reference(suite, metrics)
     suite.expectations = _parse_expectations(suite)
     suite.stability = parse_stability(suite)

@@ -5,17 +5,17 @@ each metric refused in one line when no paired mean difference can gate it."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from ..gates.floors import BaselineGate, ReferenceGate
-from .yamlio import KeyPath
+from .yamlio import KeyPath, locate
 
-__all__ = ["parse_regression", "parse_reference"]
+__all__ = ["baseline_gates", "parse_regression", "parse_reference"]
 
 
-def _regression_metric(suite: Any, m: Any) -> str:
+def _regression_metric(suite: Any, m: Any, key: KeyPath = ()) -> str:
     """The canonical name of a ``regression.max_drop`` key."""
-    return _gate_metric(suite, m, ("regression", "max_drop", m))
+    return _gate_metric(suite, m, key or ("regression", "max_drop", m))
 
 
 def _gate_metric(suite: Any, m: Any, key: KeyPath) -> str:
@@ -35,27 +35,36 @@ def _gate_metric(suite: Any, m: Any, key: KeyPath) -> str:
 
 
 def parse_regression(suite: Any, metrics: List[str]) -> List[BaselineGate]:
-    """(retriever, canonical metric, max drop) of every baseline comparison; metrics compared
-    are appended to ``metrics``."""
+    """(retriever, canonical metric, max drop) of every baseline comparison, each with the
+    file:line of its ``max_drop``; metrics compared are appended to ``metrics``."""
     reg = suite.model.regression
     if reg is None:
         return []
-    names = reg.retrievers or list(suite.model.retrievers)
+    return baseline_gates(suite, suite, reg.max_drop, reg.retrievers, metrics)
+
+
+def baseline_gates(
+    suite: Any, scope: Any, max_drop: Dict[str, float], retrievers: Optional[List[str]], metrics: List[str]
+) -> List[BaselineGate]:
+    """The baseline gates of a ``regression`` block: the suite's, or a team file's (``scope``
+    names the file its mistakes and its origins point at: ``error`` and ``positions``)."""
+    names = retrievers or list(suite.model.retrievers)
     for i, r_name in enumerate(names):
         if r_name not in suite.model.retrievers:
-            raise suite.error(("regression", "retrievers", i), f"unknown retriever {suite.shown(r_name)}")
+            raise scope.error(("regression", "retrievers", i), f"unknown retriever {suite.shown(r_name)}")
     out: List[BaselineGate] = []
     seen: Dict[str, str] = {}
-    for m, margin in reg.max_drop.items():
-        canon = _regression_metric(suite, m)
+    for m, margin in max_drop.items():
+        key = ("regression", "max_drop", m)
+        canon = _regression_metric(scope, m, key)
         if canon in seen:
-            raise suite.error(
-                ("regression", "max_drop", m), f"{m!r} and {seen[canon]!r} are the same metric: keep one"
-            )
+            raise scope.error(key, f"{m!r} and {seen[canon]!r} are the same metric: keep one")
         seen[canon] = str(m)
         if canon not in metrics:
             metrics.append(canon)
-        out += [BaselineGate(r_name, canon, float(margin)) for r_name in names]
+        file, line = locate(scope.positions, key)
+        origin = f"{file}:{line}" if file else ""
+        out += [BaselineGate(r_name, canon, float(margin), origin=origin) for r_name in names]
     return out
 
 

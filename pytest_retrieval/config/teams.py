@@ -1,7 +1,8 @@
 """Team threshold files (issue #36): a suite's ``teams:`` lists files that each hold one team's
-gates over the suite's one run. A team file holds gates only (``floors``, ``owner``,
-``mention``, ``team``), never a key that changes the retrieval, so every team gates the same
-run and the same baseline, each floor its own item ``<suite file>::<team>::<retriever>::<metric>``
+gates over the suite's one run. A team file holds gates only (``floors``, ``regression``
+``max_drop`` gates against the suite's baseline, ``owner``, ``mention``, ``team``), never a key
+that changes the retrieval, so every team gates the same run and the same baseline, each gate its
+own item ``<suite file>::<team>::<retriever>::<metric>`` (or ``::baseline:<metric>``)
 (docs/how-to/team-thresholds.md says why this and not one suite per team)."""
 
 from __future__ import annotations
@@ -12,19 +13,32 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError
+from .gate_models import Margin
 from .ownership import OwnedKeys, owners_of
 from .problems import pydantic_error
 from .schema import SCALAR_RULES, FloorValue
 from .yamlio import KeyPath, Positions, format_path, load_with_includes, locate
 
-__all__ = ["MAX_TEAMS", "TEAM_NAME", "Team", "TeamFile", "load_teams"]
+__all__ = ["MAX_TEAMS", "TEAM_NAME", "Team", "TeamFile", "TeamRegression", "load_teams"]
 
 MAX_TEAMS = 100  # team files of one suite
 #: A team's name as its items name it (``retrieval_search.yaml::ranking::rrf::ndcg@10``).
 TEAM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+class TeamRegression(BaseModel):
+    """A team's baseline gates: ``max_drop`` per metric against the suite's one baseline, with
+    the suite's comparison settings (confidence, strata, ...: the suite's ``regression``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_drop: Dict[str, Margin] = Field(
+        description="metric -> the largest mean drop tolerated, e.g. {ndcg@10: 0.01}.", min_length=1
+    )
+    retrievers: Optional[List[str]] = Field(None, description="Retrievers compared (default: all).")
 
 
 class TeamFile(OwnedKeys):
@@ -35,6 +49,9 @@ class TeamFile(OwnedKeys):
     )
     floors: Dict[str, Dict[str, FloorValue]] = Field(
         default_factory=dict, description="retriever -> {metric: floor}, as a suite's floors."
+    )
+    regression: Optional[TeamRegression] = Field(
+        None, description="max_drop gates against the suite's baseline (the suite needs a regression block)."
     )
 
 
@@ -60,9 +77,10 @@ class _TeamScope:
         return ConfigError(message, file=file or self.file, key=format_path(key) or None, line=line)
 
 
-def load_teams(suite: Any, metrics: List[str]) -> Tuple[List[Team], List[Any]]:
-    """The suite's teams and their floors (each stamped with its team and owners); metrics a
-    floor needs are appended to ``metrics``. Every mistake is one ``ConfigError`` line."""
+def load_teams(suite: Any, metrics: List[str]) -> Tuple[List[Team], List[Any], List[Any]]:
+    """The suite's teams, their floors and their baseline gates (each stamped with its team and
+    owners); metrics a gate needs are appended to ``metrics``. Every mistake is one
+    ``ConfigError`` line."""
     from ..gates.floors import parse_floors
 
     paths = suite.model.teams
@@ -70,15 +88,35 @@ def load_teams(suite: Any, metrics: List[str]) -> Tuple[List[Team], List[Any]]:
         raise suite.error(("teams",), f"{len(paths)} team files: at most {MAX_TEAMS}")
     teams: List[Team] = []
     floors: List[Any] = []
+    regression: List[Any] = []
     seen: Dict[str, str] = {}
     for i, raw in enumerate(paths):
         path, model, positions = _read(suite, i, raw)
         team = _team(suite, i, path, model, seen)
         scope = _TeamScope(suite, path, positions)
+        name, owners, mention = team.name, team.owners, team.mention
         for f in parse_floors(suite.model, scope, metrics, floors=model.floors):
-            floors.append(dataclasses.replace(f, team=team.name, owners=team.owners, mention=team.mention))
+            floors.append(dataclasses.replace(f, team=name, owners=owners, mention=mention))
+        for g in _baseline_gates(suite, scope, model, metrics):
+            regression.append(g._replace(team=name, owners=owners, mention=mention))
         teams.append(team)
-    return teams, floors
+    return teams, floors, regression
+
+
+def _baseline_gates(suite: Any, scope: _TeamScope, model: TeamFile, metrics: List[str]) -> List[Any]:
+    """A team file's ``regression`` gates, against the suite's one baseline: the suite must
+    compare with a baseline (its ``regression`` block holds the baseline and the statistics)."""
+    from .regression import baseline_gates
+
+    if model.regression is None:
+        return []
+    if suite.model.regression is None:
+        raise scope.error(
+            ("regression",),
+            "a team's regression gates compare with the suite's baseline, and the suite has no "
+            "regression block (add regression: {max_drop: ...} to the suite)",
+        )
+    return baseline_gates(suite, scope, model.regression.max_drop, model.regression.retrievers, metrics)
 
 
 def _read(suite: Any, i: int, raw: str) -> Tuple[Path, TeamFile, Positions]:
@@ -96,9 +134,10 @@ def _read(suite: Any, i: int, raw: str) -> Tuple[Path, TeamFile, Positions]:
         model = TeamFile.model_validate(data)
     except ValidationError as exc:
         raise _team_error(exc, data, positions, path) from None
-    if not model.floors:
+    if not model.floors and model.regression is None:
         raise ConfigError(
-            "a team file gates at least one floor (floors: {retriever: {metric: floor}})",
+            "a team file gates at least one floor (floors: {retriever: {metric: floor}}) or "
+            "baseline gate (regression: {max_drop: {metric: margin}})",
             file=str(path),
             line=1,
         )
@@ -115,8 +154,8 @@ def _team_error(exc: ValidationError, data: Any, positions: Positions, path: Pat
             included = f" (from {file}:{line}, included)" if file and Path(file) != path.resolve() else ""
             return ConfigError(
                 f"unknown key {str(loc[0])[:80]!r}{included}: a team file holds gates only (team, owner, "
-                "mention, floors); the retrieval is the suite's, shared by every team, so a team file "
-                "includes no suite",
+                "mention, floors, regression); the retrieval is the suite's, shared by every team, so a "
+                "team file includes no suite",
                 file=str(path),
                 key=str(loc[0])[:80],
                 line=line if not included else None,

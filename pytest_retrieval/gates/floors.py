@@ -119,6 +119,10 @@ class BaselineGate(NamedTuple):
     retriever: str
     metric: str
     max_drop: float
+    origin: str = ""  # "file:line" where the max_drop was written
+    team: str = ""  # a team threshold file's team (config/teams.py); "" for the suite's own
+    owners: Tuple[str, ...] = ()  # who answers for its failure (CODEOWNERS names)
+    mention: bool = False  # the Markdown comment writes the owners as live @mentions
 
     @property
     def kind(self) -> GateKind:

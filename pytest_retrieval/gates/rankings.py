@@ -28,7 +28,9 @@ def ranking_depth(suite: Any) -> int:
     from ..measures.metrics import parse_metric
 
     names = [f.metric for f in getattr(suite, "floors", ())]
-    names += [metric for _, metric, _ in getattr(suite, "regression", ())]
+    names += [
+        metric for _, metric, *_ in getattr(suite, "regression", ())
+    ]  # (retriever, metric, max_drop, ...)
     deepest = SHOWN
     for name in names:
         name = name[len("lift@") :] if name.startswith("lift@") else name

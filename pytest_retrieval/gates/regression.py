@@ -5,7 +5,7 @@ correction (pure: reading and writing the baseline file is :mod:`.baseline`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import ConfigError
 from .comparable import left_out_summary, too_few_remain
@@ -27,12 +27,40 @@ class RegressionOutcome:
     judged_only: Optional[JudgedOnlyChange] = None  # the metric on judged documents, when judged@10 fell
     left_out: Dict[str, str] = field(default_factory=dict)  # baseline query -> why not compared
     reference: Optional[Dict[str, Any]] = None  # the stored run compared with (gates/reference.py)
+    origin: str = ""  # file:line of the max_drop (floors.BaselineGate)
+    team: str = ""  # a team threshold file's gate: its team and owners
+    owners: Tuple[str, ...] = ()
+    mention: bool = False
 
     def as_dict(self) -> Dict[str, Any]:
         out = self._as_dict()
         if self.reference is not None:
             out["reference"] = dict(self.reference)
+        if self.origin:
+            out["origin"] = self.origin
+        if self.team:
+            out["team"] = self.team
+        if self.owners:
+            out.update(owners=list(self.owners), mention=self.mention)
         return out
+
+    def stamped(self, gate: Any) -> RegressionOutcome:
+        """The outcome with its gate's origin, team and owners (floors.BaselineGate), the team in
+        the message's head and where the max_drop was set under it."""
+        self.origin, self.team, self.owners, self.mention = (
+            gate.origin,
+            gate.team,
+            tuple(gate.owners),
+            gate.mention,
+        )
+        head, _, rest = self.message.partition("\n")
+        if gate.team:
+            head = head.replace(f"{self.suite} :: ", f"{self.suite} :: {gate.team} :: ", 1)
+        lines = (
+            [head] + ([f"  max_drop set at {gate.origin}"] if gate.origin else []) + ([rest] if rest else [])
+        )
+        self.message = "\n".join(lines)
+        return self
 
     def _as_dict(self) -> Dict[str, Any]:
         return {

@@ -73,7 +73,8 @@ def evaluate(result: Any, gate: Union[Floor, BaselineGate], *, baseline: Any = N
 
         if baseline is None:
             raise ValueError(f"{gate.retriever} :: {gate.name}: a baseline gate needs the baseline")
-        return judge_against_baseline(result, baseline, gate.retriever, gate.metric, gate.max_drop)
+        outcome = judge_against_baseline(result, baseline, gate.retriever, gate.metric, gate.max_drop)
+        return outcome.stamped(gate)
     before = _baseline_values(baseline, gate)
     value, worst = measure(result, gate, before=before)
     return _VERDICTS[gate.kind](result, gate, value, worst, before)

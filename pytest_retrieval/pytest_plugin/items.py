@@ -98,7 +98,7 @@ class RetrievalSuiteFile(pytest.File):
                 state=state,
             )
         for team, by_retriever in team_gates(state.suite).items():
-            yield TeamNode.from_parent(self, name=team, floors=by_retriever, state=state)
+            yield TeamNode.from_parent(self, name=team, gates=by_retriever, state=state)
 
     def repr_failure(self, excinfo):  # type: ignore[override]
         return _one_line(excinfo, self) or super().repr_failure(excinfo)
@@ -109,15 +109,22 @@ class TeamNode(pytest.Collector):
     its retrievers under it (``retrieval_search.yaml::ranking::rrf::ndcg@10``), over the suite's
     one run."""
 
-    def __init__(self, *, floors: Dict[str, List[Floor]], state: SuiteState, **kw: Any):
+    def __init__(self, *, gates: Dict[str, List[Any]], state: SuiteState, **kw: Any):
         super().__init__(**kw)
-        self.floors = floors
+        self.gates = gates  # retriever -> its floors and baseline gates
         self.state = state
 
     def collect(self) -> Iterator[pytest.Collector]:
-        for retriever, floors in self.floors.items():
+        from ..gates.floors import BaselineGate
+
+        for retriever, gates in self.gates.items():
             yield RetrieverNode.from_parent(
-                self, name=one_line(retriever), retriever=retriever, floors=floors, state=self.state
+                self,
+                name=one_line(retriever),
+                retriever=retriever,
+                floors=[g for g in gates if not isinstance(g, BaselineGate)],
+                regression=[g for g in gates if isinstance(g, BaselineGate)],
+                state=self.state,
             )
 
 
@@ -266,7 +273,7 @@ class RegressionItem(SuiteItem):
             pytest.skip(_relative(refused, self))
         outcome = evaluate(self.state.result, self.gate, baseline=baseline)
         self.state.regressions.append(outcome)
-        self.user_properties.extend(regression_properties(outcome))
+        self.user_properties.extend((k, _relative(v, self)) for k, v in regression_properties(outcome))
         if not outcome.passed:
             raise GateFailed(outcome.message)
 

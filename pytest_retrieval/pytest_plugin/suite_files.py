@@ -27,7 +27,7 @@ def suite_gates(suite: Suite) -> Dict[str, Tuple[List[Any], List[Any], List[Any]
     for floor in [f for f in suite.floors if not f.team]:  # a team's: under its team (``team_gates``)
         floors.setdefault(floor.retriever, []).append(floor)
     regression: Dict[str, List[Any]] = {}
-    for gate in suite.regression:
+    for gate in [g for g in suite.regression if not g.team]:  # a team's: under its team
         regression.setdefault(gate.retriever, []).append(gate)
     expectations: Dict[str, List[Any]] = {}
     for expectation in suite.expectations:
@@ -43,17 +43,20 @@ def suite_gates(suite: Suite) -> Dict[str, Tuple[List[Any], List[Any], List[Any]
 
 
 def team_gates(suite: Suite) -> Dict[str, Dict[str, List[Any]]]:
-    """Team -> retriever -> that team's floors (``teams:``, config/teams.py), in the suite's
-    team order and retriever order."""
+    """Team -> retriever -> that team's gates (``teams:``, config/teams.py): its floors, then its
+    baseline gates, in the suite's team order and retriever order."""
     out: Dict[str, Dict[str, List[Any]]] = {team.name: {} for team in suite.teams}
+    gates: List[Any] = [*suite.floors, *suite.regression]
     for name in suite.order:
-        for floor in suite.floors:
-            if floor.team and floor.retriever == name:
-                out[floor.team].setdefault(name, []).append(floor)
+        for gate in gates:
+            if gate.team and gate.retriever == name:
+                out[gate.team].setdefault(name, []).append(gate)
     return out
 
 
 def gate_count(suite: Suite) -> int:
-    """How many gate items the suite's file collects (its teams' floors included)."""
+    """How many gate items the suite's file collects (its teams' gates included)."""
     own = sum(len(f) + len(r) + len(e) for f, r, e in suite_gates(suite).values())
-    return own + len(suite.reference) + len(suite.stability) + sum(1 for f in suite.floors if f.team)
+    gates: List[Any] = [*suite.floors, *suite.regression]
+    teams = sum(1 for g in gates if g.team)
+    return own + len(suite.reference) + len(suite.stability) + teams

@@ -31,11 +31,11 @@ def record_item(item: Any, call: Any, report: Any) -> Optional[str]:
     if items is None:
         items = item.state.items = []
     record = {"retriever": item.parent.name, "gate": item.name, "outcome": outcome, "message": message}
-    floor = getattr(item, "floor", None)
-    if floor is not None and floor.team:  # a team threshold file's item: its team and owners
-        record["team"] = floor.team
-    if floor is not None and floor.owners:
-        record.update(owners=list(floor.owners), mention=floor.mention)
+    gate: Any = getattr(item, "floor", None) or getattr(item, "gate", None)  # a floor or a baseline gate
+    if getattr(gate, "team", ""):  # a team threshold file's item: its team and owners
+        record["team"] = gate.team
+    if getattr(gate, "owners", ()):
+        record.update(owners=list(gate.owners), mention=gate.mention)
     items.append(record)
     return outcome
 
@@ -86,8 +86,12 @@ def _gated(suite: Any) -> List[Dict[str, Any]]:
         if f.team:
             entry["team"] = f.team
         out.append(entry)
-    for retriever, metric, max_drop in suite.regression:
-        out.append({"retriever": retriever, "metric": metric, "kind": "regression", "max_drop": max_drop})
+    for g in suite.regression:
+        gate = {"retriever": g.retriever, "metric": g.metric, "kind": "regression", "max_drop": g.max_drop}
+        gate["origin"] = g.origin
+        if g.team:
+            gate["team"] = g.team
+        out.append(gate)
     return out
 
 

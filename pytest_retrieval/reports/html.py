@@ -135,19 +135,31 @@ def _origin(g: Mapping[str, Any]) -> str:
     return f'<br><span class="sub">{e(where)}</span>' if where else ""
 
 
+def _team_row(g: Dict[str, Any]) -> List[str]:
+    """A team gate's row: a floor, or a baseline gate (its difference and the max_drop)."""
+    css = "pass" if g.get("passed") else "fail"
+    if "comparison" in g:  # a baseline gate (gates.regression.RegressionOutcome.as_dict)
+        c = g["comparison"]
+        return [
+            f"<code>{e(g['retriever'])}::baseline:{e(g['metric'])}</code>",
+            f'<span class="{css}">Δ {e(delta(c.get("mean_diff")))} [{e(delta(c.get("ci_low")))}, '
+            f"{e(delta(c.get('ci_high')))}]</span>",
+            f"max_drop {g['max_drop']:g}",
+            e(g.get("origin") or "–"),
+        ]
+    return [
+        f"<code>{e(g['retriever'])}::{e(gate_name(g))}</code>",
+        f'<span class="{css}">{e(metric_value(g["metric"], g.get("value")))}</span>',
+        f"{e(g['op'])} {e(metric_value(g['metric'], g.get('threshold')))}",
+        e(g.get("origin") or "–") + _origin({"lowered_from": g.get("lowered_from")}),
+    ]
+
+
 def _teams(v: SuiteView) -> str:
     """Each team threshold file's gates over the suite's run, with its owners."""
     out = []
     for team, gates in v.team_gates():
-        rows = [
-            [
-                f"<code>{e(g['retriever'])}::{e(gate_name(g))}</code>",
-                f'<span class="{"pass" if g.get("passed") else "fail"}">{e(metric_value(g["metric"], g.get("value")))}</span>',
-                f"{e(g['op'])} {e(metric_value(g['metric'], g.get('threshold')))}",
-                e(g.get("origin") or "–") + _origin({"lowered_from": g.get("lowered_from")}),
-            ]
-            for g in gates
-        ]
+        rows = [_team_row(g) for g in gates]
         out.append(
             f"<h3>Team <code>{e(team)}</code>{_owners(gates[0])}</h3>"
             + _table(["gate", "value", "floor", "set at"], rows)

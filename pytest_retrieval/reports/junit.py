@@ -44,7 +44,17 @@ def regression_properties(outcome: Any, kind: str = "baseline") -> Properties:
         ("retrieval_mean_diff", repr(outcome.overall.mean_diff)),
         ("retrieval_ci_low", repr(outcome.overall.ci_low)),
         ("retrieval_max_drop", repr(outcome.max_drop)),
-    ]
+    ] + _regression_ownership(outcome)
+
+
+def _regression_ownership(outcome: Any) -> Properties:
+    """A baseline gate's origin (file:line of its max_drop), team and owners, when it has them."""
+    out: Properties = [("retrieval_origin", outcome.origin)] if getattr(outcome, "origin", "") else []
+    if getattr(outcome, "team", ""):
+        out.append(("retrieval_team", outcome.team))
+    if getattr(outcome, "owners", ()):
+        out.append(("retrieval_owner", " ".join(outcome.owners)))
+    return out
 
 
 def expectation_properties(expectation: Any, hits: Any, broken: List[str]) -> Properties:

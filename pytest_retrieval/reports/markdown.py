@@ -204,7 +204,8 @@ def _delta_part(v: SuiteView, retriever: str, col: str, value: Any) -> Optional[
         c = reg["comparison"]
         icon = "" if reg.get("passed") else "❌ "
         cell = f"{icon}Δ {delta(c.get('mean_diff'))} [{delta(c.get('ci_low'))}, {delta(c.get('ci_high'))}] {mark(c)}".rstrip()
-        return cell + _judged_part(reg.get("judged@10")) + _judged_only_part(reg.get("judged_only"))
+        cell += _judged_part(reg.get("judged@10")) + _judged_only_part(reg.get("judged_only"))
+        return cell + (f"<br>{_origin(reg)}" if reg.get("origin") else "")
     if col.endswith(("_ms", "_ratio")) or "[" in col or col.startswith("lift@"):
         return None
     base = v.base_aggregate(retriever, col)
@@ -249,18 +250,30 @@ def _teams(v: SuiteView) -> str:
     set, and the team's owners."""
     blocks = []
     for team, gates in v.team_gates():
-        rows = [
-            [
-                code(f"{g['retriever']}::{gate_name(g)}"),
-                ("✅ " if g.get("passed") else "❌ ") + metric_value(g["metric"], g.get("value")),
-                f"{esc(g['op'])} {metric_value(g['metric'], g.get('threshold'))}",
-                _origin(g) or "–",
-            ]
-            for g in gates
-        ]
+        rows = [_team_row(g) for g in gates]
         head = f"**Team {code(team)}**{_owners(gates[0])}"
         blocks.append(head + "\n\n" + table(["gate", "value", "floor", "set at"], rows, ["l", "r", "r", "l"]))
     return "\n\n".join(blocks)
+
+
+def _team_row(g: Mapping[str, Any]) -> List[str]:
+    """A team gate's row: a floor (value, floor) or a baseline gate (its difference against the
+    suite's baseline and the bound, the max_drop)."""
+    icon = "✅ " if g.get("passed") else "❌ "
+    if "comparison" in g:  # a baseline gate (gates.regression.RegressionOutcome.as_dict)
+        c = g["comparison"]
+        return [
+            code(f"{g['retriever']}::baseline:{g['metric']}"),
+            f"{icon}Δ {delta(c.get('mean_diff'))} [{delta(c.get('ci_low'))}, {delta(c.get('ci_high'))}]",
+            f"max_drop {g['max_drop']:g}",
+            _origin(g) or "–",
+        ]
+    return [
+        code(f"{g['retriever']}::{gate_name(g)}"),
+        icon + metric_value(g["metric"], g.get("value")),
+        f"{esc(g['op'])} {metric_value(g['metric'], g.get('threshold'))}",
+        _origin(g) or "–",
+    ]
 
 
 def _stages(v: SuiteView) -> str:

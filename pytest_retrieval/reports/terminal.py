@@ -223,6 +223,18 @@ def _reference_lines(s: Mapping[str, Any]) -> List[str]:
     return lines
 
 
+def _max_drop_origin(reg: Mapping[str, Any]) -> str:
+    """``, max_drop set at teams/ranking.yaml:6, owner @org/ranking`` of a baseline verdict."""
+    parts = [f"max_drop set at {reg['origin']}"] if reg.get("origin") else []
+    if owners_of(reg):
+        parts.append("owner " + " ".join(owners_of(reg)))
+    return "".join(f", {p}" for p in parts)
+
+
+def _team(gate: Mapping[str, Any]) -> str:
+    return f"{gate['team']} :: " if gate.get("team") else ""
+
+
 def _regression_lines(reg: Mapping[str, Any]) -> List[str]:
     """A baseline verdict, with judged@10 then and now beside it (unjudged documents that
     entered), the metric on judged documents only when judged@10 fell, and its strata."""
@@ -230,7 +242,7 @@ def _regression_lines(reg: Mapping[str, Any]) -> List[str]:
     mark = "PASS" if reg.get("passed") else "FAIL"
     judged = reg.get("judged@10")
     lines = [
-        f"    {mark}  {reg['retriever']} {reg['metric']}: mean diff {_f(o.get('mean_diff')):+.4f} "
+        f"    {mark}  {_team(reg)}{reg['retriever']} {reg['metric']}: mean diff {_f(o.get('mean_diff')):+.4f} "
         f"(lower bound {_f(o.get('ci_low')):+.4f} at {_f(o.get('confidence')):.0%}, margin -{reg['max_drop']:g}), "
         f"won/lost/tied {o.get('won')}/{o.get('lost')}/{o.get('tied')}, p={_f(o.get('p_randomization')):.3g}, "
         + (
@@ -238,6 +250,7 @@ def _regression_lines(reg: Mapping[str, Any]) -> List[str]:
             if judged
             else "judged@10 not in the baseline"
         )
+        + _max_drop_origin(reg)
     ]
     judged_only = _judged_only(reg)
     if judged_only is not None:

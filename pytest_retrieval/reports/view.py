@@ -258,7 +258,7 @@ class SuiteView:
     def team_gates(self) -> List[Tuple[str, List[Dict[str, Any]]]]:
         """(team, its gates) of every team threshold file, in the report's order (config/teams.py)."""
         out: Dict[str, List[Dict[str, Any]]] = {}
-        for g in self.s.get("gates", []):
+        for g in [*self.s.get("gates", []), *self.s.get("regressions", [])]:  # floors, then baseline gates
             if g.get("team"):
                 out.setdefault(str(g["team"]), []).append(g)
         return list(out.items())
@@ -276,7 +276,7 @@ class SuiteView:
 
     def regression(self, retriever: str, metric: str) -> Optional[Dict[str, Any]]:
         for r in self.s.get("regressions", []):
-            if r["retriever"] == retriever and r["metric"] == metric:
+            if r["retriever"] == retriever and r["metric"] == metric and not r.get("team"):
                 return r
         return None
 

@@ -39,6 +39,7 @@ ENV = {
     "SEARCH_PASSWORD": "secret",
     "ES_API_KEY": "a2V5OnNlY3JldA==",
     "SEARCH_TOKEN": "token",
+    "SEARCH_URL": "http://127.0.0.1:9200",
 }
 
 

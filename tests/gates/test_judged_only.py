@@ -347,7 +347,9 @@ def test_end_to_end_unjudged_documents_then_a_real_drop(pytester: pytest.Pyteste
     (reg,) = report["suites"][0]["regressions"]
     assert not reg["passed"] and reg["judged_only"]["current"] == reg["judged_only"]["baseline"] == 1.0
     # the Markdown cell (an "@" after a quote gets a zero-width space: no @mention)
-    assert "judged@10 Δ −0.4000 · ndcg'@&#8203;10 Δ +0.0000 |" in markdown
+    assert (
+        "judged@10 Δ −0.4000 · ndcg'@&#8203;10 Δ +0.0000<br><sub>retrieval" in markdown
+    )  # then where max_drop was set
     assert "  judged only (ndcg'@10 over the current judgments): 1.0000 -> 1.0000 (+0.0000)" in markdown
 
     # the titles instead, where the judged order is reversed: the drop holds on judged documents

@@ -47,7 +47,8 @@ def test_kinds_and_parameters_of_floor_keys():
         _ = Floor("r", "ndcg@10", ">=", 0.5).percentile
     gate = BaselineGate("bm25", "ndcg@10", 0.01)
     assert gate.kind is GateKind.BASELINE and gate.name == "baseline:ndcg@10"
-    assert tuple(gate) == ("bm25", "ndcg@10", 0.01)  # unpacks like the (retriever, metric, drop) it was
+    assert tuple(gate)[:3] == ("bm25", "ndcg@10", 0.01)  # (retriever, metric, drop), then its origin and team
+    assert (gate.origin, gate.team, gate.owners, gate.mention) == ("", "", (), False)
 
 
 def test_suite_floors_are_typed(result):
@@ -133,7 +134,8 @@ def test_point_verdict_is_what_assert_floor_checks(result):
 
 def test_baseline_gate_needs_the_baseline(result):
     gate = result.suite.regression[0]
-    assert gate == BaselineGate("bm25", "ndcg@10", 0.0) and len(result.suite.regression) == 3
+    assert tuple(gate)[:3] == ("bm25", "ndcg@10", 0.0) and len(result.suite.regression) == 3
+    assert gate.origin.endswith("retrieval_tiny.yaml:34")  # where its max_drop was written
     with pytest.raises(ValueError, match="needs the baseline"):
         evaluate(result, gate)
     out = evaluate(result, gate, baseline=baseline_from_result(result))

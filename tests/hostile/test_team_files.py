@@ -27,6 +27,18 @@ TEAM_CASES = [
     ("team:floors", {"floors": [["\u202e"]]}, "floors"),
     ("team:floors.*", {"floors": {"bm25": [["x"]]}}, "floors.bm25"),
     ("team:floors.*.*", {"floors": {"bm25": {"ndcg@10": float("nan")}}}, "floors.bm25.ndcg@10"),
+    ("team:regression", {"regression": [["\u202e"]]}, "regression"),
+    ("team:regression.max_drop", {"regression": {"max_drop": [["x"]]}}, "regression.max_drop"),
+    (
+        "team:regression.max_drop.*",
+        {"regression": {"max_drop": {"ndcg@10": float("nan")}}},
+        "regression.max_drop.ndcg@10",
+    ),
+    (
+        "team:regression.retrievers",
+        {"regression": {"max_drop": {"ndcg@10": 0.01}, "retrievers": "bm25"}},
+        "regression.retrievers",
+    ),
 ]
 
 
@@ -64,7 +76,41 @@ HOSTILE_TEAMS = [
     ("a right-to-left name", 'team: "a\\u202eb"\nfloors: {bm25: {ndcg@10: 0.1}}\n', "not a name"),
     ("mention as text", "mention: 'yes please'\nfloors: {bm25: {ndcg@10: 0.1}}\n", "mention"),
     ("not a mapping", "- a\n- b\n", "YAML mapping"),
+    # regression gates (the suite of these cases has no regression block, then one)
+    (
+        "regression without the suite's",
+        "regression: {max_drop: {ndcg@10: 0.01}}\n",
+        "suite has no regression block",
+    ),
+    ("regression of nothing", "regression: {max_drop: {}}\n", "regression.max_drop"),
+    (
+        "a baseline setting",
+        "regression: {max_drop: {ndcg@10: 0.01}, baseline: x.json}\n",
+        "regression.baseline",
+    ),
+    ("a statistics setting", "regression: {max_drop: {ndcg@10: 0.01}, confidence: 0.6}\n", "confidence"),
+    ("a margin past 1", "regression: {max_drop: {ndcg@10: 2}}\n", "regression.max_drop.ndcg@10"),
+    ("a margin as text", "regression: {max_drop: {ndcg@10: '0.01'}}\n", "regression.max_drop.ndcg@10"),
 ]
+
+SUITE_REGRESSION = "regression:\n  max_drop: {ndcg@10: 0.05}\n"
+HOSTILE_TEAM_REGRESSION = [
+    (
+        "an unknown retriever",
+        "regression: {max_drop: {ndcg@10: 0.01}, retrievers: [bm2]}\n",
+        "unknown retriever",
+    ),
+    ("an unknown metric", "regression: {max_drop: {ndgc@10: 0.01}}\n", "ndgc@10"),
+    ("a metric twice", "regression: {max_drop: {ndcg@10: 0.01, ndcg_cut_10: 0.02}}\n", "same metric"),
+    ("a latency metric", "regression: {max_drop: {p95_ms: 0.01}}\n", "p95_ms"),
+]
+
+
+@pytest.mark.parametrize(
+    "case,text,fragment", HOSTILE_TEAM_REGRESSION, ids=[c[0] for c in HOSTILE_TEAM_REGRESSION]
+)
+def test_a_hostile_team_regression_block_is_one_clear_line(tmp_path, case, text, fragment):
+    _refused(_suite(tmp_path, text, SUITE_REGRESSION + "teams: [ranking.yaml]\n"), "ranking.yaml", fragment)
 
 
 @pytest.mark.parametrize("case,text,fragment", HOSTILE_TEAMS, ids=[c[0] for c in HOSTILE_TEAMS])

@@ -5,6 +5,7 @@ floor names the file and line it was set at, passed or not."""
 from __future__ import annotations
 
 import json
+import re
 
 from tests.tiny import TINY_SUITE
 
@@ -53,3 +54,74 @@ def test_two_team_files_gate_one_run_with_their_own_items_and_owners(pytester) -
     junit = (pytester.path / "j.xml").read_text(encoding="utf-8")
     assert 'name="retrieval_team" value="ranking"' in junit
     assert 'name="retrieval_origin" value="teams/ranking.yaml:4"' in junit
+
+
+TEAM_REGRESSION = "owner: '@org/ranking'\nregression:\n  max_drop: {ndcg@10: 0.01}\n  retrievers: [rrf]\n"
+
+
+def test_a_team_files_baseline_gates_compare_with_the_suites_one_baseline(pytester) -> None:
+    """A team file's ``regression.max_drop`` gates are the team's own items over the suite's one
+    run and one baseline; every baseline verdict (the suite's too) names where its max_drop was
+    set in the PASS line, the JSON report, the Markdown and JUnit."""
+    pytester.mkdir("teams")
+    (pytester.path / "teams" / "ranking.yaml").write_text(TEAM_REGRESSION, encoding="utf-8")
+    suite = (
+        TINY_SUITE
+        + "regression:\n  max_drop: {ndcg@10: 0.05}\n  retrievers: [bm25]\nteams: [teams/ranking.yaml]\n"
+    )
+    pytester.makefile(".yaml", retrieval_tiny=suite)
+    first = pytester.runpytest(
+        "-p", "no:cacheprovider", "--retrieval-no-latency", "--retrieval-baseline-update"
+    )
+    assert (pytester.path / "retrieval_tiny.baseline.json").exists(), first.stdout.str()[-2000:]
+    out, md = pytester.path / "r.json", pytester.path / "r.md"
+    res = pytester.runpytest(
+        "-p", "no:cacheprovider", "-rA", "--retrieval-no-latency", f"--retrieval-report={out}",
+        f"--retrieval-markdown={md}", f"--junitxml={pytester.path / 'j.xml'}",
+    )  # fmt: skip
+    text = res.stdout.str()
+    assert "PASSED retrieval_tiny.yaml::ranking::rrf::baseline:ndcg@10" in text, text[-3000:]
+    assert "PASSED retrieval_tiny.yaml::bm25::baseline:ndcg@10" in text
+    assert "retrieval_tiny.yaml::rrf::baseline:ndcg@10" not in text.replace("::ranking::rrf", "")
+    assert "PASS  ranking :: rrf ndcg@10: mean diff +0.0000" in text
+    assert "max_drop set at teams/ranking.yaml:3, owner @org/ranking" in text
+    assert "PASS  bm25 ndcg@10: mean diff" in text and "max_drop set at retrieval_tiny.yaml:" in text
+
+    (s,) = json.loads(out.read_text(encoding="utf-8"))["suites"]
+    assert s["runs"] == 1
+    regs = {(r.get("team"), r["retriever"]): r for r in s["regressions"]}
+    assert regs[("ranking", "rrf")]["origin"] == "teams/ranking.yaml:3"
+    assert (
+        regs[("ranking", "rrf")]["owners"] == ["@org/ranking"]
+        and regs[("ranking", "rrf")]["max_drop"] == 0.01
+    )
+    assert regs[(None, "bm25")]["origin"].startswith("retrieval_tiny.yaml:")
+    gated = [g for g in s["gated"] if g["kind"] == "regression"]
+    assert {(g.get("team"), g["retriever"], g["origin"].split(":")[0]) for g in gated} == {
+        (None, "bm25", "retrieval_tiny.yaml"),
+        ("ranking", "rrf", "teams/ranking.yaml"),
+    }
+    item = next(it for it in s["items"] if it.get("team") == "ranking")
+    assert item["gate"] == "baseline:ndcg@10" and item["owners"] == ["@org/ranking"]
+
+    summary = md.read_text(encoding="utf-8")
+    assert "**Team `ranking`** (owner `@org/ranking`)" in summary
+    assert (
+        "`rrf::baseline:ndcg@10`" in summary
+        and "max_drop 0.01" in summary
+        and "teams/ranking.yaml:3" in summary
+    )
+    junit = (pytester.path / "j.xml").read_text(encoding="utf-8")
+    assert 'name="retrieval_origin" value="teams/ranking.yaml:3"' in junit
+
+
+def test_a_team_baseline_gate_needs_the_suites_regression_block(pytester) -> None:
+    pytester.mkdir("teams")
+    (pytester.path / "teams" / "ranking.yaml").write_text(TEAM_REGRESSION, encoding="utf-8")
+    pytester.makefile(".yaml", retrieval_tiny=TINY_SUITE + "teams: [teams/ranking.yaml]\n")
+    res = pytester.runpytest("-p", "no:cacheprovider", "--retrieval-no-latency")
+    text = res.stdout.str()
+    assert re.search(
+        r"ranking\.yaml:\d+: regression: a team's regression gates compare with the suite's baseline", text
+    )
+    assert "Traceback" not in text

@@ -42,4 +42,6 @@ def test_regression_properties(state):
         ("retrieval_mean_diff", "0.0"),
         ("retrieval_ci_low", "0.0"),
         ("retrieval_max_drop", "0.0"),
+        ("retrieval_origin", reg.origin),  # where the max_drop was written
     ]
+    assert reg.origin.endswith(".yaml:34"), reg.origin
