@@ -2,7 +2,8 @@
 includes the suite replaced a floor with a lower one (a ceiling with a higher one). Each such
 floor names the stricter value it replaced and where (the PASS line, the JSON report, the
 Markdown), and a file whose ``overrides.may_lower`` is ``false`` refuses the file that lowers
-one of its floors, naming both files and lines (issue #36)."""
+one of its floors or raises one of its ``regression.max_drop`` margins, naming both files and
+lines (issue #36)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,19 @@ class FloorGuard:
             for m, value in per_metric.items():
                 if m in before:
                     self._compare(base, base_pos, over_pos, (r_name, m), before[m], value)
+        self._check_margins(base, base_pos, over, over_pos)
+
+    def _check_margins(self, base: Any, base_pos: Positions, over: Any, over_pos: Positions) -> None:
+        """A larger ``regression.max_drop`` loosens a baseline gate as a lower floor does:
+        refused under ``overrides.may_lower: false`` the same way."""
+        if _may_lower(base) is not False:
+            return
+        before, after = _margins(base), _margins(over)
+        for m, value in after.items():
+            old_v, new_v = _number(before.get(m)), _number(value)
+            if old_v is not None and new_v is not None and new_v > old_v:
+                key = ("regression", "max_drop", m)
+                raise _refused(base_pos, over_pos, key, old_v, new_v, "max_drop")
 
     def _compare(
         self, base: Any, base_pos: Positions, over_pos: Positions, rm: Tuple[Any, Any], old: Any, new: Any
@@ -85,6 +99,12 @@ def _floors(data: Any) -> Dict[Any, Any]:
     return floors if isinstance(floors, dict) else {}
 
 
+def _margins(data: Any) -> Dict[Any, Any]:
+    reg = data.get("regression") if isinstance(data, dict) else None
+    margins = reg.get("max_drop") if isinstance(reg, dict) else None
+    return margins if isinstance(margins, dict) else {}
+
+
 def _may_lower(data: Any) -> Any:
     rule = data.get("overrides") if isinstance(data, dict) else None
     return rule.get("may_lower") if isinstance(rule, dict) else None
@@ -96,7 +116,7 @@ def _refused(
     """The one line of a floor lowered against its file's ``overrides.may_lower: false``."""
     file, line = _where(over_pos, key)
     rule = _origin(base_pos, ("overrides", "may_lower")) or "the file that sets the floor"
-    what = "lowers the floor" if op == ">=" else "raises the ceiling"
+    what = {">=": "lowers the floor", "max_drop": "raises the max_drop"}.get(op, "raises the ceiling")
     return ConfigError(
         f"{what} {old:g} set at {_origin(base_pos, key)} to {new:g}, and {rule} forbids it "
         f"(overrides.may_lower: false): keep {old:g} or stricter, or change the rule there",

@@ -181,6 +181,19 @@ def test_a_raised_latency_ceiling_counts_as_lowered(tmp_path):
     _refused(suite, "ov.yaml:1", "raises the ceiling 50", overrides=(ov,))
 
 
+def test_a_raised_protected_max_drop_is_refused_and_a_tighter_one_is_not(tmp_path):
+    suite = _suite(
+        tmp_path,
+        "floors: {bm25: {ndcg@10: 0.1}}\n",
+        PROTECTED + "regression:\n  max_drop: {ndcg@10: 0.01}\n",
+    )
+    ov = tmp_path / "ov.yaml"
+    ov.write_text("regression:\n  max_drop:\n    ndcg@10: 0.05\n", encoding="utf-8")
+    _refused(suite, "ov.yaml:3", "regression.max_drop.ndcg@10", "raises the max_drop 0.01", overrides=(ov,))
+    ov.write_text("regression:\n  max_drop:\n    ndcg@10: 0.005\n", encoding="utf-8")
+    assert load_suite(suite, overrides=(ov,)).regression
+
+
 def test_an_override_cannot_unset_the_rule_it_breaks(tmp_path):
     suite = _suite(tmp_path, "floors: {bm25: {ndcg@10: 0.1}}\n", PROTECTED)
     ov = tmp_path / "ov.yaml"
