@@ -1,0 +1,51 @@
+"""The one number rule of every config model (suite file, backends, models): never a boolean,
+a float is finite.
+
+pydantic's lax mode reads ``true`` as 1 and ``false`` as 0 where a field expects a number, so a
+YAML ``yes``/``on``/``true`` would silently become a batch size of 1 or a ``b`` of 1.0; and a
+float field takes ``.nan`` and ``.inf``, which are no parameter. ``NUMBER``, the last item of a
+number field's ``Annotated`` (after its ``Field`` constraints, so the published JSON Schema keeps
+its ``minimum``/``maximum``), refuses both with one sentence. A string that spells a number is
+still read (a whole-value ``${VAR}`` is text: ``config/yamlio.py``). Gate numbers are stricter
+still (``config/gate_models.GateNumber``: written as numbers).
+
+    batch_size: Annotated[int, Field(ge=1), NUMBER] = 100
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import GetCoreSchemaHandler
+from pydantic_core import core_schema
+
+__all__ = ["NUMBER", "not_boolean"]
+
+
+def not_boolean(value: Any) -> Any:
+    """``value``, or ``ValueError`` (one sentence) for a boolean."""
+    if isinstance(value, bool):
+        raise ValueError(
+            f"expected a number, got the boolean {str(value).lower()} "
+            "(YAML reads yes/no/on/off/true/false as booleans)"
+        )
+    return value
+
+
+class _Number:
+    """The marker: the field's schema (its constraints applied) behind a boolean check, its
+    float schema made finite."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        schema = handler(source)
+        if schema.get("type") == "float":
+            schema["allow_inf_nan"] = False  # type: ignore[typeddict-unknown-key]
+        return core_schema.no_info_before_validator_function(not_boolean, schema)
+
+    def __repr__(self) -> str:
+        return "NUMBER"
+
+
+NUMBER = _Number()
