@@ -298,6 +298,27 @@ floors:
 """
 
 
+@pytest.fixture(scope="module", autouse=True)
+def plots_drawn_once() -> Any:
+    """The HTML report's plots memoised by their whole input (the suite's report entry and the
+    history section a ``SuiteView`` is made of): the same SVGs, drawn once per distinct input
+    instead of once per rendering (matplotlib was 3 s of each of the markup cases' renderings)."""
+    from pytest_retrieval.reports import plots
+
+    drawn: Dict[str, Any] = {}
+    draw = plots.suite_plots
+
+    def memo(v: Any) -> Any:
+        key = json.dumps([v.s, v.history], sort_keys=True, default=repr)
+        if key not in drawn:
+            drawn[key] = draw(v)
+        return drawn[key]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plots, "suite_plots", memo)
+        yield
+
+
 @pytest.fixture(scope="module")
 def work(tmp_path_factory) -> Path:
     """A folder holding a folder, a FIFO, the inputs of every command line, and the JSON report
