@@ -15,7 +15,7 @@ still (``config/gate_models.GateNumber``: written as numbers).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
@@ -51,7 +51,7 @@ class _Number:
     ) -> core_schema.CoreSchema:
         schema = handler(source)
         if schema.get("type") == "float":
-            schema["allow_inf_nan"] = False  # type: ignore[typeddict-unknown-key]
+            schema = cast(core_schema.CoreSchema, {**schema, "allow_inf_nan": False})  # a copy: never shared
         elif schema.get("type") == "int":
             schema = core_schema.no_info_after_validator_function(fits_int64, schema)
         return core_schema.no_info_before_validator_function(not_boolean, schema)
