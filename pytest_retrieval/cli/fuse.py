@@ -70,13 +70,26 @@ def _check_method_options(args: argparse.Namespace) -> None:
     for opt, value, allowed in (
         ("--rank-constant", args.rank_constant, "rrf"),
         ("--combine", args.combine, "weighted"),
+        ("--norm", args.norm, "weighted or linear"),
     ):
-        if value is not None and args.method != allowed:
+        if value is not None and args.method not in allowed.split(" or "):
             raise RetrievalError(f"{opt} applies to --method {allowed} only")
     if args.method == "weighted" and args.semantics not in (None, "opensearch"):
         raise RetrievalError(
             "weighted fusion is OpenSearch's normalization-processor: use --semantics opensearch"
         )
+
+
+def _norm(value: str) -> str:
+    """A ``--norm`` value is one of the spellings fusion knows, whatever ``--method`` is (the
+    method's own check then refuses one it does not take)."""
+    from ..fusion.config import NORMALIZATION_ALIASES
+
+    if value not in NORMALIZATION_ALIASES:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is no normalization (one of: {', '.join(NORMALIZATION_ALIASES)})"
+        )
+    return value
 
 
 def register(sub: Any) -> None:
@@ -92,7 +105,9 @@ def register(sub: Any) -> None:
     )
     f.add_argument("--rank-constant", type=number(int, ge=1), default=None, help="rrf only (default 60)")
     f.add_argument("--window", type=number(int, ge=1), default=100)
-    f.add_argument("--norm", default=None, help="min_max | l2 (weighted); minmax | l2_norm | none (linear)")
+    f.add_argument(
+        "--norm", type=_norm, default=None, help="min_max | l2 (weighted); minmax | l2_norm | none (linear)"
+    )
     f.add_argument("--combine", default=None, choices=("arithmetic_mean", "geometric_mean", "harmonic_mean"))
     f.add_argument(
         "--weights", type=number_list(float, ge=0), default=None, help="comma-separated, one per run"

@@ -9,6 +9,8 @@ import math
 import re
 from typing import Any, List, NoReturn, Optional
 
+from ..numbers import INT64_MAX, fits_int64
+
 
 class Parser(argparse.ArgumentParser):
     """argparse, but a mistake is one line (``prog: error: ...``), not the usage block too."""
@@ -42,6 +44,12 @@ def number(
             ) from None
         if not finite:
             raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        if kind is int:
+            try:
+                fits_int64(value)  # numpy and the engines hold no more (a 29-digit --windows)
+            except ValueError:
+                shown = repr(text) if len(text) <= 30 else f"{text[:20]!r}... ({len(text)} characters)"
+                raise argparse.ArgumentTypeError(f"{shown} is too large (at most {INT64_MAX})") from None
         for bound, ok, word in (
             (ge, lambda b: value >= b, ">="),
             (gt, lambda b: value > b, ">"),

@@ -9,6 +9,8 @@ from typing import Dict, List, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import Annotated
 
+from ..numbers import NUMBER
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -45,9 +47,9 @@ class RegressionConfig(_Strict):
     )
     retrievers: Optional[List[str]] = Field(None, description="Retrievers compared (default: all).")
     strata: bool = Field(False, description="Also one gate per query tag, Holm-corrected across tags.")
-    confidence: Annotated[float, Field(gt=0.5, lt=1)] = 0.95
-    resamples: Annotated[int, Field(ge=100)] = 10000
-    seed: int = 0
+    confidence: Annotated[float, Field(gt=0.5, lt=1), NUMBER] = 0.95
+    resamples: Annotated[int, Field(ge=100), NUMBER] = 10000
+    seed: Annotated[int, NUMBER] = 0
     min_compared: Annotated[float, Field(gt=0, le=1, strict=True, allow_inf_nan=False)] = Field(
         0.8,
         description="The share of the baseline's queries that must be unchanged (text and "

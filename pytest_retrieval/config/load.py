@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
@@ -14,6 +15,7 @@ from pydantic import ValidationError
 
 from ..errors import ConfigError
 from ..gates.floors import BaselineGate, Floor, ReferenceGate, parse_floors
+from ..safe_names import one_line
 from .backend_checks import check_backend
 from .lowering import FloorGuard
 from .ownership import owners_of
@@ -157,11 +159,7 @@ class Suite:
         try:
             return make_reranker(self.rerank_config(name).reranker, base)
         except RetrievalError as exc:
-            detail = getattr(exc, "detail", None) or str(exc)
-            file_ = getattr(exc, "file", None)
-            if file_:
-                detail += f" ({file_})"
-            raise self.error(key, detail) from None
+            raise self.error(key, _model_problem(exc)) from None
 
     def sparse_encoder(self, name: str):
         """The sparse encoder of a ``sparse`` retriever (``models.sparse``), built once; relative
@@ -177,11 +175,7 @@ class Suite:
                 config = self.model.retrievers[name].sparse_encoder  # type: ignore[union-attr]
                 self.built_encoders[name] = make_sparse_encoder(config, base)
             except RetrievalError as exc:
-                detail = str(getattr(exc, "detail", None) or exc)
-                file_ = getattr(exc, "file", None)
-                if file_:
-                    detail += f" ({file_})"
-                raise self.error(key, detail) from None
+                raise self.error(key, _model_problem(exc)) from None
         return self.built_encoders[name]
 
     def bm25_fields(self, name: str) -> Tuple[Tuple[str, float], ...]:
@@ -198,10 +192,10 @@ class Suite:
                 value = float(boost) if boost else 1.0
             except ValueError:
                 value = -1.0
-            if not field_ or value < 0:
+            if not field_ or not math.isfinite(value) or value < 0:
                 raise self.error(
                     ("retrievers", name, "fields", i),
-                    f"bad field {self.shown(text)} (expected name or name^boost, boost >= 0)",
+                    f"bad field {self.shown(text)} (expected name or name^boost, boost a finite number >= 0)",
                 )
             out.append((field_, value))
         if not out:
@@ -212,6 +206,14 @@ class Suite:
         file, line = locate(self.positions, key)
         message = conceal(message, self.interpolated)
         return ConfigError(message, file=file or str(self.path), key=format_path(key), line=line)
+
+
+def _model_problem(exc: Exception) -> str:
+    """A model's error (its detail and file) as one line of a suite's message: a model path
+    holding a newline stays one line (``safe_names.one_line``)."""
+    detail = str(getattr(exc, "detail", None) or exc)
+    file_ = getattr(exc, "file", None)
+    return one_line(f"{detail} ({file_})" if file_ else detail)
 
 
 def _fusion_config(

@@ -63,7 +63,11 @@ def pydantic_error(exc: ValidationError, data: Any, positions: Positions, path: 
     errors = exc.errors(include_url=False)
     # the most telling problem first: a misspelt key also shows up as a missing one
     order = {"extra_forbidden": 0, "union_tag_invalid": 1, "union_tag_not_found": 2, "missing": 9}
-    errors.sort(key=lambda e: order.get(e.get("type", ""), 5))
+    # then the one reaching deepest into the data: of a union's branches, the one the value's
+    # shape matched ({title: -1} is a bad boost, not "not a list")
+    errors.sort(
+        key=lambda e: (order.get(e.get("type", ""), 5), -len(_data_path(data, tuple(e.get("loc", ())))))
+    )
     key, msg = _problem(errors[0], data)
     more = f" (+{len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     file, line = locate(positions, key)

@@ -34,6 +34,7 @@ from ..models.embedders import OnnxEmbedderConfig as OnnxEmbedderConfig
 from ..models.embedders import PrecomputedEmbedderConfig as PrecomputedEmbedderConfig
 from ..models.rerankers import RerankerConfig
 from ..models.sparse import SparseEncoderConfig
+from ..numbers import NUMBER
 from .gate_models import FloorValue, RegressionConfig, StabilityGates
 from .gate_models import GateNumber as GateNumber
 from .gate_models import Margin as Margin
@@ -142,7 +143,7 @@ class JudgmentsConfig(_Strict):
     )
     inline: Optional[List[InlineQuery]] = None
     documents: Optional[List[InlineDocument]] = None
-    relevance_threshold: Annotated[int, Field(ge=1)] = Field(
+    relevance_threshold: Annotated[int, Field(ge=1), NUMBER] = Field(
         1, description="Binary metrics (MRR, recall, MAP, ...) count grade >= this as relevant."
     )
     grades: GradesConfig = Field(default_factory=GradesConfig)
@@ -152,7 +153,7 @@ class JudgmentsConfig(_Strict):
         "score 0, as trec_eval counts them) or drop (left out; a query left without a "
         "relevant document leaves the averages, listed).",
     )
-    max_missing_documents: Annotated[float, Field(ge=0, le=1)] = Field(
+    max_missing_documents: Annotated[float, Field(ge=0, le=1), NUMBER] = Field(
         0.01,
         description="Above this share of relevant judgments naming missing documents the "
         "suite is an error (wrong corpus, index or id scheme).",
@@ -220,7 +221,7 @@ class BackendConfig(_Strict):
         default=None,
         description="type http/python: queries asked at a time in the quality pass (http: 4, python: 1).",
     )
-    timeout: Optional[Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]] = Field(
+    timeout: Optional[Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False), NUMBER]] = Field(
         default=None,
         description="type python: seconds per call of function or batch_function (default 60), then an error.",
     )
@@ -257,14 +258,15 @@ class BackendConfig(_Strict):
 
 class BM25RetrieverConfig(_Strict):
     type: Literal["bm25"]
-    fields: Union[List[str], Dict[str, float]] = Field(
+    # a boost is finite and >= 0 (Elasticsearch and OpenSearch refuse a negative one)
+    fields: Union[List[str], Dict[str, Annotated[float, Field(ge=0), NUMBER]]] = Field(
         default_factory=lambda: [name for name, _ in BM25Spec.fields],
-        description="Fields to search: ['title^2', 'text'] or {title: 2, text: 1}.",
+        description="Fields to search: ['title^2', 'text'] or {title: 2, text: 1} (boosts >= 0).",
     )
     multi_match_type: MultiMatchType = BM25Spec.multi_match_type
-    tie_breaker: Annotated[float, Field(ge=0, le=1)] = BM25Spec.tie_breaker
-    k1: Annotated[float, Field(ge=0)] = BM25Spec.k1
-    b: Annotated[float, Field(ge=0, le=1)] = BM25Spec.b
+    tie_breaker: Annotated[float, Field(ge=0, le=1), NUMBER] = BM25Spec.tie_breaker
+    k1: Annotated[float, Field(ge=0), NUMBER] = BM25Spec.k1
+    b: Annotated[float, Field(ge=0, le=1), NUMBER] = BM25Spec.b
     stopwords: Optional[Stopwords] = BM25Spec.stopwords
     analyzer: Optional[Union[AnalyzerName, Dict[str, AnalyzerName]]] = None  # docs/how-to/languages.md
 
@@ -272,7 +274,7 @@ class BM25RetrieverConfig(_Strict):
 class KnnRetrieverConfig(_Strict):
     type: Literal["knn"]
     similarity: Similarity = KnnSpec.similarity
-    num_candidates: Optional[Annotated[int, Field(gt=0)]] = KnnSpec.num_candidates
+    num_candidates: Optional[Annotated[int, Field(gt=0), NUMBER]] = KnnSpec.num_candidates
     field: Optional[str] = None
     filter: Optional[Dict[str, Any]] = None
 
@@ -332,8 +334,8 @@ class ServiceRetrieverConfig(_Strict):
 class RRFRetrieverConfig(_Strict):
     type: Literal["rrf"]
     of: List[str] = Field(min_length=2)
-    rank_constant: Annotated[int, Field(ge=1)] = 60
-    window: Optional[Annotated[int, Field(ge=1)]] = None
+    rank_constant: Annotated[int, Field(ge=1), NUMBER] = 60
+    window: Optional[Annotated[int, Field(ge=1), NUMBER]] = None
     semantics: Optional[Literal["elasticsearch", "opensearch"]] = None
 
 
@@ -342,16 +344,16 @@ class WeightedRetrieverConfig(_Strict):
     of: List[str] = Field(min_length=2)
     normalization: Literal["min_max", "l2"] = "min_max"
     combination: Literal["arithmetic_mean", "geometric_mean", "harmonic_mean"] = "arithmetic_mean"
-    weights: Optional[List[Annotated[float, Field(ge=0, le=1)]]] = None
-    window: Optional[Annotated[int, Field(ge=1)]] = None
+    weights: Optional[List[Annotated[float, Field(ge=0, le=1), NUMBER]]] = None
+    window: Optional[Annotated[int, Field(ge=1), NUMBER]] = None
 
 
 class LinearRetrieverConfig(_Strict):
     type: Literal["linear"]
     of: List[str] = Field(min_length=2)
     normalizer: Literal["minmax", "l2_norm", "none"] = "minmax"
-    weights: Optional[List[Annotated[float, Field(ge=0)]]] = None
-    window: Optional[Annotated[int, Field(ge=1)]] = None
+    weights: Optional[List[Annotated[float, Field(ge=0), NUMBER]]] = None
+    window: Optional[Annotated[int, Field(ge=1), NUMBER]] = None
 
 
 class RerankRetrieverConfig(_Strict):
@@ -359,19 +361,19 @@ class RerankRetrieverConfig(_Strict):
     of: List[str] = Field(
         min_length=1, max_length=1, description="The one retriever whose candidates are reranked."
     )
-    window: Annotated[int, Field(ge=1)] = Field(
+    window: Annotated[int, Field(ge=1), NUMBER] = Field(
         100, description="Candidates re-scored per query (the reranked ranking holds only these)."
     )
     reranker: RerankerConfig = Field(
         description="type: onnx-cross-encoder | onnx-bi-encoder | sentence-transformers | "
         "cohere | callable, plus its options (docs/how-to/hybrid.md, A reranker)."
     )
-    min_lift: Annotated[float, Field(ge=-1, le=1)] = Field(
+    min_lift: Annotated[float, Field(ge=-1, le=1), NUMBER] = Field(
         0.01,
         description="Verdict: the reranker earns its cost when it lifts nDCG@10 over its "
         "input by at least this much ...",
     )
-    p95_budget_ms: Optional[Annotated[float, Field(gt=0)]] = Field(
+    p95_budget_ms: Optional[Annotated[float, Field(gt=0), NUMBER]] = Field(
         None, description="... and its p95 stays within this budget (default: its p95_ms floor)."
     )
 
@@ -409,7 +411,7 @@ class EvaluationConfig(_Strict):
     ties: Literal["engine", "trec"] = Field(
         default="engine", description="engine = keep the engine's order; trec = score desc, docid desc."
     )
-    depth: Annotated[int, Field(ge=1)] = Field(default=100, description="Hits fetched per query.")
+    depth: Annotated[int, Field(ge=1), NUMBER] = Field(default=100, description="Hits fetched per query.")
     average_over: Optional[Literal["relevant", "judged", "run"]] = Field(
         default=None,
         description="Queries the means are over: relevant = those with a relevant judgment (default "
@@ -437,13 +439,15 @@ MAX_LATENCY_REPETITIONS = 10_000
 
 class LatencyConfig(_Strict):
     enabled: bool = True
-    warmup: Annotated[int, Field(ge=0, le=MAX_LATENCY_WARMUP)] = 5
-    repetitions: Union[Annotated[int, Field(ge=1, le=MAX_LATENCY_REPETITIONS)], Literal["auto"]] = Field(
-        default="auto",
-        description="Passes over the queries; auto = enough for 20 samples above the "
-        "gated percentile (p95: 400 samples, p99: 2000).",
+    warmup: Annotated[int, Field(ge=0, le=MAX_LATENCY_WARMUP), NUMBER] = 5
+    repetitions: Union[Annotated[int, Field(ge=1, le=MAX_LATENCY_REPETITIONS), NUMBER], Literal["auto"]] = (
+        Field(
+            default="auto",
+            description="Passes over the queries; auto = enough for 20 samples above the "
+            "gated percentile (p95: 400 samples, p99: 2000).",
+        )
     )
-    max_queries: Union[Annotated[int, Field(ge=1)], Literal["all"], None] = Field(
+    max_queries: Union[Annotated[int, Field(ge=1), NUMBER], Literal["all"], None] = Field(
         default=None,
         description="Queries timed. Default: a seeded sample, enough for the gated percentile's "
         "interval (at least 400, at most 1,000); all = every query; N = the first N.",
@@ -453,7 +457,7 @@ class LatencyConfig(_Strict):
         description="ci: fail only when the percentile's lower confidence bound is above "
         "the ceiling (does not flake on noise); point: compare the estimate.",
     )
-    confidence: Annotated[float, Field(gt=0.5, lt=1)] = 0.95
+    confidence: Annotated[float, Field(gt=0.5, lt=1), NUMBER] = 0.95
     baseline: Optional[str] = Field(
         default=None,
         description="A/B: the retriever timed interleaved (same machine, same job) with "

@@ -60,7 +60,8 @@ def esc(text: Any, limit: int = TEXT_CHARS) -> str:
     ``@mentions`` and autolinks (``https://``, ``www.``, e-mail addresses) neutralised."""
     s = clip(redact(" ".join(str(text or "").split())), limit)  # before the link breaks split a URL
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    s = _MENTION.sub("@" + _ZWSP, _MD_SPECIAL.sub(r"\\\1", s))
+    # a "(" after a "]" (escaped above) is escaped too: no "](" of a link destination stays raw
+    s = _MENTION.sub("@" + _ZWSP, _MD_SPECIAL.sub(r"\\\1", s).replace("](", "]\\("))
     s = _EMAIL_AT.sub("@" + _ZWSP, s)
     return _WWW.sub(r"\1" + _ZWSP, _SCHEME.sub(":" + _ZWSP, s))
 

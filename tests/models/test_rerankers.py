@@ -195,7 +195,10 @@ def test_callable_reranker_errors(tmp_path):
         ({"type": "onnx-cross-encoder"}, "missing 'model'"),
         ({"type": "callable", "function": "m:f", "extra": 1}, "unknown key(s) 'extra'"),
         ({"type": "onnx-cross-encoder", "model": "x", "batch_size": "8"}, "'batch_size' must be an integer"),
-        ({"type": "onnx-cross-encoder", "model": "x", "batch_size": True}, "'batch_size' must be an integer"),
+        (
+            {"type": "onnx-cross-encoder", "model": "x", "batch_size": True},
+            "'batch_size' expected a number, got the boolean true",
+        ),
         ({"type": "cohere", "timeout": "fast"}, "'timeout' must be a number"),
         ({"type": "onnx-bi-encoder", "model": "x", "cache_documents": "yes"}, "must be true or false"),
         ({"type": "cohere", "base_url": 3}, "'base_url' must be a string"),

@@ -78,6 +78,15 @@ def test_markdown_names_and_texts_are_capped_and_mentions_neutralised() -> None:
     assert code("@octocat") == "`@octocat`"  # a code span notifies no one
 
 
+@pytest.mark.parametrize("text", ["](javascript:alert(1))", "[x](https://e.example)", "a\\](b"])
+def test_markdown_user_text_opens_no_link_destination(text: str) -> None:
+    """A query id ``](javascript:...)`` stayed ``\\](javascript:`` (its "(" raw): both brackets
+    and the "(" after one are escaped, in running text and in a name that is no code span."""
+    for shown in (esc(text), code(text)):
+        assert "](" not in shown, shown
+        assert "[" not in shown.replace("\\[", ""), shown
+
+
 def test_a_long_hostile_suite_name_is_capped_in_the_markdown(doc) -> None:
     bad = copy.deepcopy(doc)
     bad["suites"][0]["suite"] = "@octocat " + "x" * 5000

@@ -15,5 +15,5 @@ def test_owners_are_code_unless_a_mention_was_asked_for():
 
 def test_a_tampered_report_never_renders_markup_as_a_mention():
     shown = markdown._owners({"owners": ["@org/x](https://evil.example)"], "mention": True})
-    assert "\\](" in shown and "@&#8203;org/x" in shown  # escaped: no link, no live mention
+    assert "\\]\\(" in shown and "@&#8203;org/x" in shown  # escaped: no link, no live mention
     assert markdown._owners({"owners": ["@a"], "mention": "yes"}) == " (owner `@a`)"  # only true

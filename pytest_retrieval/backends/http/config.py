@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 from typing_extensions import Annotated
 
 from ...bounds.limits import DEFAULT_MAX_RESPONSE_BYTES
+from ...numbers import NUMBER
 from .template import PLACEHOLDER, misplaced_placeholder, placeholders_in, whole_placeholders
 
 __all__ = [
@@ -95,7 +96,7 @@ class HttpRequestConfig(BaseModel):
         description="JSON body template (POST): a string that is exactly '{k}' or '{query}' "
         "becomes that value as JSON; inside longer strings, its text.",
     )
-    timeout: Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False)] = Field(
+    timeout: Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False), NUMBER] = Field(
         30.0,
         description="Seconds per attempt, in all: from connecting to the answer's last byte (a "
         "service that drips its answer is stopped there too).",
@@ -105,12 +106,12 @@ class HttpRequestConfig(BaseModel):
         description="Largest answer read, in bytes after decompression (a batch's answer too); "
         "a larger one is an error naming the endpoint and this cap, and is not read further.",
     )
-    max_retries: Annotated[int, Field(ge=0, le=100)] = Field(
+    max_retries: Annotated[int, Field(ge=0, le=100), NUMBER] = Field(
         3,
         description="Retries of a request answered 429/502/503/504 or lost (refused, reset, timed "
         "out): exponential backoff with jitter, at least the answer's Retry-After.",
     )
-    retry_deadline: Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)] = Field(
+    retry_deadline: Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False), NUMBER] = Field(
         300.0, description="Seconds after a request's first attempt when no retry starts any more."
     )
 
@@ -197,7 +198,7 @@ class HttpBatchConfig(BaseModel):
         description="JMESPath to the list of the per-query answers, in the queries' order, each read "
         "with response.hits/id/score, e.g. 'responses' ('@': the answer is the list).",
     )
-    timeout: Optional[Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False)]] = Field(
+    timeout: Optional[Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False), NUMBER]] = Field(
         None,
         description="Seconds per attempt of a batch request, from connecting to the last byte "
         "(default request.timeout).",

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from typing_extensions import Annotated
 
 from ...errors import ConfigError, InfrastructureError, QueryRefused
+from ...numbers import NUMBER
 from ...redaction import Redactor, clip, register_basic_auth, secret_forms, split_user_info
 from .retry import RETRY_STATUSES, Retried, RetryPolicy, parse_retry_after
 
@@ -234,14 +235,14 @@ class ConnectionConfig(BaseModel):
     password: Optional[SecretStr] = None
     ca_certs: Optional[str] = None
     verify_certs: bool = True
-    request_timeout: Annotated[float, Field(gt=0)] = 30.0
-    max_retries: Annotated[int, Field(ge=0)] = Field(
+    request_timeout: Annotated[float, Field(gt=0), NUMBER] = 30.0
+    max_retries: Annotated[int, Field(ge=0), NUMBER] = Field(
         3,
         description="Retries of a request answered 429/502/503/504 or lost (refused, reset, "
         "timed out): exponential backoff with jitter, at least the answer's Retry-After.",
     )
     retry_on_timeout: bool = Field(True, description="Also retry a request that timed out.")
-    retry_deadline: Annotated[float, Field(gt=0)] = Field(
+    retry_deadline: Annotated[float, Field(gt=0), NUMBER] = Field(
         300.0, description="Seconds after a request's first attempt when no retry starts any more."
     )
     # reproducible searches: which shard copies answer, and how BM25 statistics are gathered
@@ -258,8 +259,8 @@ class ConnectionConfig(BaseModel):
         "(for multi-shard indexes; one extra round trip per search).",
     )
     # tuning of the quality pass (not credentials, not required)
-    batch_size: Annotated[int, Field(ge=1)] = Field(100, description="Queries per _msearch request.")
-    concurrency: Annotated[int, Field(ge=1)] = Field(3, description="_msearch requests in flight.")
+    batch_size: Annotated[int, Field(ge=1), NUMBER] = Field(100, description="Queries per _msearch request.")
+    concurrency: Annotated[int, Field(ge=1), NUMBER] = Field(3, description="_msearch requests in flight.")
 
 
 def _with_defaults(connection: Optional[Mapping[str, Any]]) -> Dict[str, Any]:

@@ -8,6 +8,8 @@ from typing import Any, Dict, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import Annotated
 
+from ...numbers import NUMBER
+
 __all__ = ["DEFAULT_REAP_AFTER_HOURS", "DEFAULT_VECTOR_FIELD", "INDEX_KEYS", "IndexConfig"]
 
 DEFAULT_VECTOR_FIELD = "embedding"
@@ -38,7 +40,7 @@ class IndexConfig(BaseModel):
         "that Elasticsearch 9's bbq_hnsw default does not apply). int8/int4/bbq = Elasticsearch "
         "int8_hnsw/int4_hnsw/bbq_hnsw; OpenSearch: int8 = Lucene sq 7 bits, bbq = sq 1 bit (3.6+).",
     )
-    reap_after_hours: Annotated[float, Field(gt=0)] = Field(
+    reap_after_hours: Annotated[float, Field(gt=0), NUMBER] = Field(
         default=DEFAULT_REAP_AFTER_HOURS,
         description="Throwaway indexes of crashed runs older than this are deleted.",
     )

@@ -105,6 +105,18 @@ def prices_of(args: argparse.Namespace) -> Optional[Any]:
     return Prices(args.price_input or 0.0, args.price_output or 0.0)
 
 
+def read_template(path: str) -> str:
+    """A prompt template file's UTF-8 text: a regular file (``fileio.read_regular_file``: a
+    FIFO, folder or device is refused, never waited on); else one ``ConfigError`` naming it."""
+    from ...fileio import read_regular_file
+
+    try:
+        return read_regular_file(path).decode("utf-8")
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path, or not UTF-8
+        why = getattr(exc, "strerror", None) or str(exc)
+        raise ConfigError(f"cannot read prompt template ({why})", file=path) from None
+
+
 def prompt_of(args: argparse.Namespace) -> Any:
     """The prompt template: ``--prompt-file`` (versioned by ``--prompt-version`` or its
     hash) or a shipped version."""
@@ -112,10 +124,7 @@ def prompt_of(args: argparse.Namespace) -> Any:
 
     if not args.prompt_file:
         return prompt_template(args.prompt_version)
-    try:
-        text = Path(args.prompt_file).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read prompt template ({exc.strerror})", file=args.prompt_file) from None
+    text = read_template(args.prompt_file)
     try:
         return prompt_template(args.prompt_version, text)
     except ValueError as exc:

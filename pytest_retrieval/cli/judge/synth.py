@@ -21,6 +21,7 @@ from .llm import (
     grading_options,
     judge_options,
     prices_of,
+    read_template,
     setup_logging,
 )
 
@@ -157,11 +158,7 @@ def _generation_prompt(args: argparse.Namespace) -> Any:
 
     if not args.prompt_file:
         return generation_prompt(version=args.prompt_version)
-    try:
-        text = Path(args.prompt_file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = getattr(exc, "strerror", None) or str(exc)
-        raise ConfigError(f"cannot read prompt template ({why})", file=args.prompt_file) from None
+    text = read_template(args.prompt_file)
     try:
         return generation_prompt(text, args.prompt_version)
     except ValueError as exc:

@@ -9,6 +9,7 @@ from pydantic import Field
 from typing_extensions import Annotated
 
 from ...errors import ConfigError
+from ...numbers import NUMBER
 from ..config_parsing import ModelConfig, PathStr
 from ..files import PathLike, read_json, resolve
 from ..onnx_runtime import OnnxModel
@@ -26,15 +27,17 @@ class OnnxEmbeddingOptions(ModelConfig):
 
     type: str  # each kind's Literal
     model: PathStr = Field(description="Folder with model.onnx (or onnx/model.onnx) and tokenizer.json.")
-    max_length: Optional[Annotated[int, Field(gt=0)]] = Field(
+    max_length: Optional[Annotated[int, Field(gt=0), NUMBER]] = Field(
         None, description="Tokens per text (default: the folder's max_seq_length, else 256)."
     )
-    batch_size: Annotated[int, Field(gt=0)] = Field(32, description="Texts per batch at most.")
-    max_batch_tokens: int = Field(2048, description="Padded tokens per batch at most.")
+    batch_size: Annotated[int, Field(gt=0), NUMBER] = Field(32, description="Texts per batch at most.")
+    max_batch_tokens: Annotated[int, NUMBER] = Field(2048, description="Padded tokens per batch at most.")
     pooling: Optional[str] = Field(None, description="mean or cls (default: the folder's 1_Pooling).")
     query_prefix: str = Field("", description="Prepended to queries (E5, BGE...).")
     document_prefix: str = Field("", description="Prepended to documents.")
-    threads: Optional[int] = Field(None, description="onnxruntime threads (default: the usable cores).")
+    threads: Optional[Annotated[int, NUMBER]] = Field(
+        None, description="onnxruntime threads (default: the usable cores)."
+    )
 
 
 class OnnxEmbedder(OnnxModel):

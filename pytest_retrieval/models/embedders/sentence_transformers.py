@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Optional, Sequence
 
 from pydantic import Field
+from typing_extensions import Annotated
 
 from ...errors import InfrastructureError
+from ...numbers import NUMBER
 from ..config_parsing import ModelConfig, PathStr
 from ..digests import options_tag
 from ..files import local_or_hub
@@ -86,7 +88,7 @@ class SentenceTransformersEmbedderConfig(ModelConfig):
     aliases = ("sentence_transformers", "st")
     model: PathStr = Field(description="A model name on the Hugging Face hub, or a local folder.")
     normalize: bool = Field(True, description="L2-normalise the vectors.")
-    batch_size: int = Field(32, description="Texts per batch.")
+    batch_size: Annotated[int, NUMBER] = Field(32, description="Texts per batch.")
     query_prefix: str = Field("", description="Prepended to queries (E5, BGE...).")
     document_prefix: str = Field("", description="Prepended to documents.")
     device: Optional[str] = Field(None, description="cpu, cuda, mps... (default: the package's choice).")

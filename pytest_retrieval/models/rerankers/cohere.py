@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple
 
 from pydantic import Field, SecretStr
+from typing_extensions import Annotated
 
 from ...errors import ConfigError, InfrastructureError
 from ...io.numeric import external_float
+from ...numbers import NUMBER
 from ...redaction import clip, redact
 from ..config_parsing import ModelConfig
 from ..digests import options_tag
@@ -219,10 +221,14 @@ class CohereRerankerConfig(ModelConfig):
     api_key: Optional[SecretStr] = Field(None, description="The key itself (prefer api_key_env).")
     api_key_env: str = Field("COHERE_API_KEY", description="Environment variable holding the key.")
     base_url: Optional[str] = Field(None, description=f"API root (default: {DEFAULT_COHERE_URL}).")
-    timeout: float = Field(30.0, description="Seconds per request.")
-    max_retries: int = Field(2, description="Retries on 408/409/429/5xx and connection errors.")
-    max_documents: int = Field(1000, description="Documents per request at most.")
-    max_tokens_per_doc: Optional[int] = Field(None, description="Passed to Cohere when set.")
+    timeout: Annotated[float, NUMBER] = Field(30.0, description="Seconds per request.")
+    max_retries: Annotated[int, NUMBER] = Field(
+        2, description="Retries on 408/409/429/5xx and connection errors."
+    )
+    max_documents: Annotated[int, NUMBER] = Field(1000, description="Documents per request at most.")
+    max_tokens_per_doc: Optional[Annotated[int, NUMBER]] = Field(
+        None, description="Passed to Cohere when set."
+    )
     id: Optional[str] = Field(None, description="Version of the reranker (default: model and host).")
 
     def build(self, base_dir: Path) -> Reranker:

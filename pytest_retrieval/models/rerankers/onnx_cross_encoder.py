@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, List, Literal, Optional, Sequence
 
 from pydantic import Field
+from typing_extensions import Annotated
 
 from ...errors import ConfigError, InfrastructureError
+from ...numbers import NUMBER
 from ..config_parsing import ModelConfig, PathStr
 from ..files import PathLike, read_json, resolve
 from ..onnx_runtime import OnnxModel
@@ -114,13 +116,15 @@ class OnnxCrossEncoderRerankerConfig(ModelConfig):
     type: Literal["onnx-cross-encoder"]
     aliases = ("cross-encoder", "onnx_cross_encoder")
     model: PathStr = Field(description="Folder with model.onnx (or onnx/model.onnx) and tokenizer.json.")
-    max_length: Optional[int] = Field(
+    max_length: Optional[Annotated[int, NUMBER]] = Field(
         None, description="Tokens per pair (default: the tokenizer's model_max_length, else 512)."
     )
-    batch_size: int = Field(32, description="Pairs per batch at most.")
-    max_batch_tokens: int = Field(8192, description="Padded tokens per batch at most.")
+    batch_size: Annotated[int, NUMBER] = Field(32, description="Pairs per batch at most.")
+    max_batch_tokens: Annotated[int, NUMBER] = Field(8192, description="Padded tokens per batch at most.")
     activation: Optional[str] = Field(None, description="none (raw logits) or sigmoid.")
-    threads: Optional[int] = Field(None, description="onnxruntime threads (default: the usable cores).")
+    threads: Optional[Annotated[int, NUMBER]] = Field(
+        None, description="onnxruntime threads (default: the usable cores)."
+    )
 
     def build(self, base_dir: Path) -> Reranker:
         return OnnxCrossEncoderReranker(resolve(base_dir, self.model), **self.options("model"))

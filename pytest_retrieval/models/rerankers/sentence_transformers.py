@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import Any, Dict, List, Literal, Optional, Sequence
 
 from pydantic import Field
+from typing_extensions import Annotated
 
 from ...errors import InfrastructureError
+from ...numbers import NUMBER
 from ..config_parsing import ModelConfig, PathStr
 from ..digests import options_tag
 from ..files import local_or_hub
@@ -89,8 +91,10 @@ class SentenceTransformersRerankerConfig(ModelConfig):
     type: Literal["sentence-transformers"]
     aliases = ("sentence_transformers", "st")
     model: PathStr = Field(description="A cross-encoder on the Hugging Face hub, or a local folder.")
-    max_length: Optional[int] = Field(None, description="Tokens per pair (default: the model's).")
-    batch_size: int = Field(32, description="Pairs per batch.")
+    max_length: Optional[Annotated[int, NUMBER]] = Field(
+        None, description="Tokens per pair (default: the model's)."
+    )
+    batch_size: Annotated[int, NUMBER] = Field(32, description="Pairs per batch.")
     device: Optional[str] = Field(None, description="cpu, cuda, mps... (default: the package's choice).")
     activation: Optional[str] = Field(None, description="none (raw scores) or sigmoid.")
     id: Optional[str] = Field(None, description="Version of the model (default: its name).")

@@ -12,6 +12,7 @@ from pydantic import Field
 from typing_extensions import Annotated
 
 from ...errors import ConfigError
+from ...numbers import NUMBER
 from ..config_parsing import ModelConfig, PathStr
 from ..files import PathLike, resolve
 from ..onnx_runtime import OnnxModel
@@ -99,12 +100,12 @@ class OnnxSparseEncoder(OnnxModel):
 class OnnxSparseEncoderConfig(ModelConfig):
     type: Literal["onnx"]
     model: PathStr = Field(description="Folder with model.onnx (MLM logits output) and tokenizer.json.")
-    max_length: Annotated[int, Field(ge=2)] = Field(256, description="Tokens per text.")
-    batch_size: Annotated[int, Field(gt=0)] = Field(32, description="Texts per batch at most.")
-    max_batch_tokens: Annotated[int, Field(gt=0)] = Field(
+    max_length: Annotated[int, Field(ge=2), NUMBER] = Field(256, description="Tokens per text.")
+    batch_size: Annotated[int, Field(gt=0), NUMBER] = Field(32, description="Texts per batch at most.")
+    max_batch_tokens: Annotated[int, Field(gt=0), NUMBER] = Field(
         512, description="Padded tokens per batch at most (the logits hold tokens x vocabulary floats)."
     )
-    threads: Optional[Annotated[int, Field(gt=0)]] = Field(
+    threads: Optional[Annotated[int, Field(gt=0), NUMBER]] = Field(
         None, description="onnxruntime threads (default: the usable cores)."
     )
     query_prefix: str = Field("", description="Prepended to queries.")

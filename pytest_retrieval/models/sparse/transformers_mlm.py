@@ -17,6 +17,7 @@ from typing_extensions import Annotated
 
 from ...backends.guard import exception_text
 from ...errors import ConfigError, InfrastructureError
+from ...numbers import NUMBER
 from ..config_parsing import ModelConfig, PathStr
 from ..digests import file_digest, options_tag
 from ..files import local_or_hub
@@ -207,12 +208,12 @@ class TransformersSparseEncoderConfig(ModelConfig):
     model: PathStr = Field(
         description="A masked-language model: a local folder (config, weights, tokenizer) or a hub name."
     )
-    max_length: Annotated[int, Field(ge=2)] = Field(256, description="Tokens per text.")
-    batch_size: Annotated[int, Field(gt=0)] = Field(32, description="Texts per batch at most.")
-    max_batch_tokens: Annotated[int, Field(gt=0)] = Field(
+    max_length: Annotated[int, Field(ge=2), NUMBER] = Field(256, description="Tokens per text.")
+    batch_size: Annotated[int, Field(gt=0), NUMBER] = Field(32, description="Texts per batch at most.")
+    max_batch_tokens: Annotated[int, Field(gt=0), NUMBER] = Field(
         512, description="Padded tokens per batch at most (the logits hold tokens x vocabulary floats)."
     )
-    threads: Optional[Annotated[int, Field(gt=0)]] = Field(
+    threads: Optional[Annotated[int, Field(gt=0), NUMBER]] = Field(
         None, description="torch threads while encoding (default: torch's)."
     )
     device: Optional[str] = Field(None, description="cpu (default), cuda, mps...")
