@@ -84,14 +84,15 @@ def _check_against(config: pytest.Config, location: Any) -> None:
     against = config.getoption("retrieval_stability_against", None)
     if against is None:
         return
+    label = option_label(config, "retrieval_stability_against")
     problem = _tag_problem(against)  # a run is named as a tag is: a short printable name
     if problem:
         shown = str(against).encode("unicode_escape").decode("ascii")[:80]
         problem = problem.replace("a tag is", "a run's name is").replace("an empty tag", "an empty name")
-        raise pytest.UsageError(f"--retrieval-stability-against {shown!r}: {problem}")
+        raise pytest.UsageError(f"{label} {shown!r}: {problem}")
     if not location:
         raise pytest.UsageError(
-            f"--retrieval-stability-against {against}: no run history to read it from; give "
+            f"{label} {against}: no run history to read it from; give "
             "--retrieval-history PATH|URL (or ini retrieval_history)"
         )
 

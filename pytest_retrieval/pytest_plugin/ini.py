@@ -17,7 +17,7 @@ import pytest
 __all__ = ["INI_KEYS", "add_ini", "apply_ini", "option_label"]
 
 PATH, PATHS, FLAG = "path", "paths", "flag"
-STORE, NAMES = "store", "names"  # a path or an engine URL; names, one a line
+STORE, NAMES, NAME = "store", "names", "name"  # a path or an engine URL; names, one a line; one name
 COUNT = "count"  # a whole number of runs, 0 to MAX_COUNT (``history_view.last_runs``)
 MAX_COUNT = 1000
 # ini key (= the option's dest) -> its kind: a path, a list of paths, a flag or the option's choices
@@ -39,6 +39,7 @@ INI_KEYS: Dict[str, Union[str, Tuple[str, ...]]] = {
     "retrieval_history_tag": NAMES,
     "retrieval_history_strict": FLAG,
     "retrieval_history_last": COUNT,
+    "retrieval_stability_against": NAME,
 }
 _TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
 _FROM_INI = pytest.StashKey[Dict[str, str]]()
@@ -56,6 +57,7 @@ def add_ini(parser: pytest.Parser) -> None:
             FLAG: "true or false",
             STORE: "a path or an elasticsearch+https://... / opensearch+https://... URL",
             NAMES: "names, one a line",
+            NAME: "a name",
             COUNT: "a whole number",
         }.get(kind if isinstance(kind, str) else "", " or ".join(kind))
         if key == "retrieval_baseline_update":
@@ -97,8 +99,8 @@ def _value(config: pytest.Config, key: str, kind: Union[str, Tuple[str, ...]], r
     text = str(raw).strip()
     if kind == PATH or (kind == STORE and "://" not in text):
         return _path(config, key, text)
-    if kind == STORE:
-        return text
+    if kind in (STORE, NAME):
+        return text  # a name is checked where the option's is (an empty one refused, never dropped)
     if kind == COUNT:
         if not (text.isdigit() and int(text) <= MAX_COUNT):
             _refuse(config, key, text, f"expected a whole number from 0 to {MAX_COUNT}")

@@ -470,8 +470,13 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     carries an ``xdist_group``, its module's unless the module names one: ``scripts/test`` runs
     the engine phases on two workers with ``--dist loadgroup``, so a module's items (and its
     module-scoped indexes) stay on one worker, and the modules sharing a session index (the
-    full SciFact one) share a worker too."""
+    full SciFact one) share a worker too. Every item of a 2-node cluster is in one group, so no
+    item searches a cluster while test_clusters has stopped one of its nodes."""
     if ENGINES_DIR in Path(str(item.fspath)).resolve().parents:
         item.add_marker(pytest.mark.engines)
-        if item.get_closest_marker("xdist_group") is None:
+        params = getattr(getattr(item, "callspec", None), "params", {}).values()
+        if any(isinstance(v, Instance) and v.key.endswith("x2") for v in params):
+            # a 2-node cluster's items on one worker: test_clusters stops and restarts its nodes
+            item.add_marker(pytest.mark.xdist_group("clusters"))
+        elif item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(Path(str(item.fspath)).stem))

@@ -13,6 +13,7 @@ import secrets
 from pathlib import Path
 from typing import Dict, Iterator
 
+import numpy as np
 import pytest
 
 from pytest_retrieval.backends.base import BM25Spec, KnnSpec
@@ -48,8 +49,22 @@ def proxied(engine: str, scifact_small: Collection) -> Iterator[tuple]:
             backend.close()
 
 
-def _pairs(run: Run) -> Dict[str, list]:
-    return {q: rk.pairs() for q, rk in run.items()}
+def _ids(run: Run) -> Dict[str, list]:
+    return {q: list(rk.doc_ids) for q, rk in run.items()}
+
+
+def _scores(run: Run) -> Dict[str, np.ndarray]:
+    return {q: np.asarray(rk.scores, dtype=np.float64) for q, rk in run.items()}
+
+
+def _same_run(run: Run, clean: Run) -> bool:
+    """The same documents in the same order, and the same scores to 1e-6 relative: OpenSearch
+    3.6 gave a kNN score one float32 ulp apart for the same document in two identical searches
+    of the same one-segment index (seen once, under load), so only the scores get a tolerance."""
+    if _ids(run) != _ids(clean):
+        return False
+    got, want = _scores(run), _scores(clean)
+    return all(np.allclose(got[q], want[q], rtol=1e-6, atol=0) for q in want)
 
 
 @pytest.mark.parametrize(
@@ -71,7 +86,8 @@ def test_faults_that_heal_give_the_clean_metrics(proxied, scifact_small: Collect
     proxy.inject(fault)
     for name, spec in SPECS.items():
         run = backend.search_batch(spec, scifact_small.queries, K)
-        assert _pairs(run) == _pairs(clean[name]), f"{name}: rankings differ after {fault.kind} faults"
+        assert _ids(run) == _ids(clean[name]), f"{name}: rankings differ after {fault.kind} faults"
+        assert _same_run(run, clean[name]), f"{name}: scores differ after {fault.kind} faults"
         got = evaluate(scifact_small.qrels, run, METRICS).aggregate
         assert got == evaluate(scifact_small.qrels, clean[name], METRICS).aggregate
     assert proxy.fired(fault.kind) >= 2, proxy.log

@@ -46,7 +46,7 @@ def test_fifty_unchanged_runs_are_identical_and_pass(tmp_path: Path) -> None:
         assert numbers(result) == reference, f"run {i + 1} differs"
         baseline, note = load_comparable_baseline(suite, result)
         assert baseline is not None, note
-        for retriever, metric, max_drop in suite.regression:
+        for retriever, metric, max_drop, *_ in suite.regression:
             outcome = judge_against_baseline(result, baseline, retriever, metric, max_drop)
             # max_drop 0 and identical numbers: every query ties, nothing regressed
             assert outcome.passed, outcome.message

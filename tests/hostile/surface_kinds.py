@@ -360,6 +360,7 @@ INI_KINDS: Dict[str, Tuple[str, ...]] = {
     "retrieval_history_last": ("number",),
     "retrieval_history_strict": ("choice",),
     "retrieval_history_tag": ("text",),
+    "retrieval_stability_against": ("text",),
 }
 
 # --- files and formats: each declared --------------------------------------------------------

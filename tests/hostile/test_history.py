@@ -109,6 +109,16 @@ INI_CASES = [
         ["retrieval_history_tag in pyproject.toml", "format characters"],
     ),
     ('retrieval_history_strict = "maybe"', (4,), ["retrieval_history_strict", "expected true or false"]),
+    (
+        'retrieval_stability_against = "v1"',
+        (4,),
+        ["retrieval_stability_against in pyproject.toml v1", "no run history"],
+    ),
+    (
+        'retrieval_history = "h.sqlite"\nretrieval_stability_against = " "',
+        (4,),
+        ["retrieval_stability_against in pyproject.toml", "empty name"],
+    ),
 ]
 
 
