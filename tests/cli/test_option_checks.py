@@ -10,6 +10,7 @@ import pytest
 
 from pytest_retrieval.cli.app import main
 from pytest_retrieval.errors import ConfigError
+from tests.ci import needs_fifos
 
 
 @pytest.fixture
@@ -43,7 +44,7 @@ def test_an_integer_option_beyond_64_bits_is_one_line(runs, capsys, value: str) 
     assert "too large" in err and "Traceback" not in err and err.count("\n") == 1
 
 
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+@needs_fifos
 def test_a_prompt_template_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
     from pytest_retrieval.cli.judge.llm import read_template
 
